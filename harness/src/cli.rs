@@ -1,0 +1,214 @@
+//! Command-line interface (clap derive). `main_with_args` is the whole program: parse, dispatch,
+//! print an error as one sentence, return the exit code.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+const EXAMPLES: &str = "\
+Examples:
+  pinscope scenarios/quick.toml                 run a scenario (same as `pinscope run ...`)
+  pinscope plan scenarios/ollama-like.toml      show the cases a scenario expands to, no GPU needed
+  pinscope info                                 this machine, its GPU and which memory observers work
+  pinscope compare windows.csv wsl2.csv         the same scenario on two machines, side by side
+  pinscope report results/*.csv -o reports/my-machine/index.html";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pinscope",
+    version,
+    about = "Measures host<->GPU transfer strategies and what each costs in memory (Windows WDDM, WSL2, Linux).",
+    after_help = EXAMPLES
+)]
+pub struct Cli {
+    /// Print only errors and the final summary.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run scenarios on the GPU and write results (CSV + samples CSV + JSON + HTML report).
+    Run(RunArgs),
+    /// Validate scenarios and print the cases they expand to, with memory needs and a time estimate.
+    Plan(PlanArgs),
+    /// Describe this machine: platform, GPU, driver, memory observers.
+    Info(InfoArgs),
+    /// Put results from several runs (machines) side by side with statistics.
+    Compare(CompareArgs),
+    /// Render a self-contained HTML report from results files.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// Scenario files (TOML).
+    #[arg(required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// Directory for the results files (default: results/).
+    #[arg(long, short, default_value = "results")]
+    pub out: PathBuf,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub device: u32,
+    /// Replace the host name with a stable hash in every output.
+    #[arg(long)]
+    pub anonymize: bool,
+    /// Largest fraction of physical RAM a case may pin (up to 0.9).
+    #[arg(long, default_value_t = 0.5)]
+    pub allow_pinned: f64,
+    /// Cap for the pinned-ceiling probe (e.g. `16GiB`; default min(50% of RAM, 16 GiB)).
+    #[arg(long)]
+    pub pinned_cap: Option<String>,
+    /// Run sweeps larger than the case limit without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Give up on a case after this long (e.g. `10m`).
+    #[arg(long, default_value = "10m")]
+    pub case_timeout: String,
+    /// Allow managed-memory oversubscription cases (can hang the GPU on some machines).
+    #[arg(long)]
+    pub allow_oversubscription: bool,
+    /// Do not write the HTML report next to the CSV.
+    #[arg(long)]
+    pub no_report: bool,
+    /// Run only cases whose label contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct PlanArgs {
+    #[arg(required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// Largest fraction of physical RAM a case may pin (as for `run`).
+    #[arg(long, default_value_t = 0.5)]
+    pub allow_pinned: f64,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct InfoArgs {
+    #[arg(long, default_value_t = 0)]
+    pub device: u32,
+    #[arg(long)]
+    pub anonymize: bool,
+    /// Also run the probes (max allocatable device memory, pinned ceiling).
+    #[arg(long)]
+    pub probe: bool,
+    /// Cap for the pinned-ceiling probe.
+    #[arg(long)]
+    pub pinned_cap: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CompareArgs {
+    /// Results CSVs; the first is the baseline.
+    #[arg(required = true, num_args = 2..)]
+    pub results: Vec<PathBuf>,
+    /// Relative change below which a difference is "no change" (0.02 = 2%).
+    #[arg(long, default_value_t = 0.02)]
+    pub noise: f64,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+    /// Also write the comparison as a self-contained HTML page.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// Results CSVs (their .json and .samples.csv are read from beside them).
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// Output HTML file.
+    #[arg(long, short, default_value = "report/index.html")]
+    pub output: PathBuf,
+    /// nvbandwidth `-j` output to show as a reference series.
+    #[arg(long)]
+    pub nvbandwidth: Vec<PathBuf>,
+    /// Page title.
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+const SUBCOMMANDS: &[&str] = &["run", "plan", "info", "compare", "report", "help"];
+
+/// `pinscope scenarios/x.toml` means `pinscope run scenarios/x.toml`.
+fn insert_implicit_run(mut args: Vec<OsString>) -> Vec<OsString> {
+    let first = args
+        .iter()
+        .skip(1)
+        .position(|a| !a.to_string_lossy().starts_with('-'))
+        .map(|i| i + 1);
+    if let Some(i) = first {
+        let a = args[i].to_string_lossy();
+        if !SUBCOMMANDS.contains(&a.as_ref()) {
+            args.insert(i, OsString::from("run"));
+        }
+    }
+    args
+}
+
+/// Parses `args` (including the program name), runs, and returns the process exit code.
+pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let args = insert_implicit_run(args.into_iter().collect());
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match dispatch(&cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
+    match &cli.command {
+        Command::Run(a) => crate::runner::run_command(a, cli.quiet),
+        Command::Plan(a) => crate::scenario::plan_command(a),
+        Command::Info(a) => crate::runner::info_command(a),
+        Command::Compare(a) => crate::compare::compare_command(a, cli.quiet),
+        Command::Report(a) => crate::report::report_command(a, cli.quiet),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn bare_path_means_run() {
+        let a = insert_implicit_run(os(&["pinscope", "scenarios/quick.toml"]));
+        assert_eq!(a, os(&["pinscope", "run", "scenarios/quick.toml"]));
+        let a = insert_implicit_run(os(&["pinscope", "-q", "x.toml"]));
+        assert_eq!(a, os(&["pinscope", "-q", "run", "x.toml"]));
+        let a = insert_implicit_run(os(&["pinscope", "plan", "x.toml"]));
+        assert_eq!(a, os(&["pinscope", "plan", "x.toml"]));
+        let a = insert_implicit_run(os(&["pinscope", "--version"]));
+        assert_eq!(a, os(&["pinscope", "--version"]));
+    }
+}

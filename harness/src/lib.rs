@@ -1,0 +1,23 @@
+//! pinscope: measures host↔GPU transfer strategies and what each costs in memory, on native
+//! Windows (WDDM), WSL2 and Linux.
+//!
+//! Read top-down: [`cli`] → [`scenario`] → [`runner`] ([`strategy`], [`measure`], [`cuda`]) →
+//! [`probe`] → [`results`] → [`stats`] / [`compare`] / [`report`].
+
+pub mod claims;
+pub mod cli;
+pub mod compare;
+pub mod cuda;
+pub mod error;
+pub mod measure;
+pub mod platform;
+pub mod probe;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod scenario;
+pub mod stats;
+pub mod strategy;
+pub mod units;
+
+pub use error::Error;

@@ -1,0 +1,101 @@
+//! Who and what this machine is: OS, Linux vs WSL2 vs WSL1 vs Windows, kernel, CPU, RAM, host
+//! name, and (filled by the CUDA layer) the GPU and its driver.
+
+use serde::{Deserialize, Serialize};
+
+mod detect;
+pub use detect::*;
+
+/// The platform families pinscope tells apart; they observe memory differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Platform {
+    Linux,
+    Wsl2,
+    Wsl1,
+    Windows,
+    Other,
+}
+
+impl Platform {
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Linux => "linux",
+            Platform::Wsl2 => "wsl2",
+            Platform::Wsl1 => "wsl1",
+            Platform::Windows => "windows",
+            Platform::Other => "other",
+        }
+    }
+}
+
+/// The GPU a run used, as the CUDA driver (and NVML, where present) describe it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuInfo {
+    /// CUDA device ordinal.
+    pub index: u32,
+    pub name: String,
+    /// `GPU-xxxxxxxx-...` as nvidia-smi prints it.
+    pub uuid: String,
+    /// e.g. `9.0`.
+    pub compute_capability: String,
+    pub total_memory_bytes: u64,
+    /// NVIDIA display driver version (NVML), e.g. `580.159.04`.
+    pub driver_version: String,
+    /// CUDA version the driver supports (`cuDriverGetVersion`), e.g. `13.0`.
+    pub cuda_driver_version: String,
+    /// `0000:17:00.0`.
+    pub pci_bus_id: String,
+    /// `wddm`, `tcc`, `mcdm` on Windows, `linux` elsewhere.
+    pub driver_model: String,
+    pub integrated: bool,
+    pub can_map_host_memory: bool,
+    /// Windows adapter LUID (hex), where the platform has one.
+    pub luid: Option<String>,
+    pub pcie_gen_current: Option<u32>,
+    pub pcie_width_current: Option<u32>,
+    pub pcie_gen_max: Option<u32>,
+    pub pcie_width_max: Option<u32>,
+    pub multiprocessors: u32,
+    pub async_engines: u32,
+}
+
+/// This machine, as recorded in every results file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// Host name, or `anonymous-<hash>` with `--anonymize`.
+    pub host_name: String,
+    pub platform: String,
+    /// Distribution / edition and version, e.g. `Ubuntu 24.04.1 LTS`.
+    pub os: String,
+    pub kernel: String,
+    pub cpu: String,
+    pub cpu_threads: u32,
+    pub ram_bytes: u64,
+    /// Why the platform was classified as it was (`osrelease contains microsoft-standard-WSL2`).
+    pub platform_evidence: Vec<String>,
+    pub gpu: Option<GpuInfo>,
+}
+
+impl Machine {
+    /// The fields repeated in each CSV row.
+    pub fn key(&self) -> crate::results::MachineKey {
+        let gpu = self.gpu.as_ref();
+        crate::results::MachineKey {
+            host_name: self.host_name.clone(),
+            platform: self.platform.clone(),
+            os: self.os.clone(),
+            driver_model: gpu.map(|g| g.driver_model.clone()).unwrap_or_default(),
+            gpu: gpu.map(|g| g.name.clone()).unwrap_or_default(),
+            driver_version: gpu.map(|g| g.driver_version.clone()).unwrap_or_default(),
+            pcie_link: gpu
+                .and_then(|g| {
+                    Some(format!(
+                        "gen{}x{}",
+                        g.pcie_gen_current?, g.pcie_width_current?
+                    ))
+                })
+                .unwrap_or_default(),
+        }
+    }
+}

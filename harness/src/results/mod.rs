@@ -1,0 +1,9 @@
+//! Results files: schema, writers (flushed per case, sidecar written atomically) and readers.
+
+mod csvio;
+mod schema;
+mod sidecar;
+
+pub use csvio::*;
+pub use schema::*;
+pub use sidecar::*;

@@ -1,0 +1,185 @@
+//! The results file format (versioned): one CSV row per case and lane, a long-form samples CSV,
+//! and a JSON sidecar with the machine and the scenario text.
+//!
+//! Bump [`SCHEMA_VERSION`] whenever a column changes meaning or disappears; adding a column at the
+//! end is compatible (readers look columns up by name).
+
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What a case ended as.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Status {
+    Ok,
+    /// The case ran into an error; the text is the driver's error name and where it happened.
+    Failed(String),
+    /// The case was not run; the text says why (guard, unsupported on this machine, interrupted).
+    Skipped(String),
+}
+
+impl Status {
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Status::Ok)
+    }
+    /// `ok`, `failed: <reason>`, `skipped: <reason>` — the CSV form.
+    pub fn to_field(&self) -> String {
+        match self {
+            Status::Ok => "ok".into(),
+            Status::Failed(r) => format!("failed: {r}"),
+            Status::Skipped(r) => format!("skipped: {r}"),
+        }
+    }
+    pub fn from_field(s: &str) -> Option<Status> {
+        if s == "ok" {
+            Some(Status::Ok)
+        } else if let Some(r) = s.strip_prefix("failed: ") {
+            Some(Status::Failed(r.into()))
+        } else {
+            s.strip_prefix("skipped: ")
+                .map(|r| Status::Skipped(r.into()))
+        }
+    }
+}
+
+/// Which way the bytes of one row went. A bidirectional case gives three rows: h2d, d2h, sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lane {
+    H2d,
+    D2h,
+    Sum,
+}
+
+impl Lane {
+    pub fn name(self) -> &'static str {
+        match self {
+            Lane::H2d => "h2d",
+            Lane::D2h => "d2h",
+            Lane::Sum => "sum",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Lane> {
+        [Lane::H2d, Lane::D2h, Lane::Sum]
+            .into_iter()
+            .find(|l| l.name() == s)
+    }
+}
+
+/// Machine fields repeated in every CSV row so one CSV alone can be compared.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineKey {
+    pub host_name: String,
+    /// `linux`, `wsl2`, `wsl1`, `windows`, `macos`, `other`.
+    pub platform: String,
+    /// e.g. `Ubuntu 24.04`, `Windows 11 Pro 23H2`.
+    pub os: String,
+    /// `wddm`, `tcc`, `mcdm`, or `linux` (no Windows driver model).
+    pub driver_model: String,
+    pub gpu: String,
+    pub driver_version: String,
+    /// PCIe link as `gen5x16` (current), empty when unknown.
+    pub pcie_link: String,
+}
+
+/// Accounting metrics carried as columns (MiB, signed deltas against the `before` snapshot).
+/// The long form of every observer at every phase is in the samples file.
+pub const ACCOUNTING_METRICS: &[&str] = &[
+    "cuda_used",     // cuMemGetInfo total - free
+    "nvml_used",     // NVML device memory used
+    "proc_rss",      // VmRSS (Linux/WSL2) or working set (Windows)
+    "mem_available", // /proc/meminfo MemAvailable (negative = host memory taken)
+    "committed",     // Committed_AS (Linux) or private usage (Windows)
+    "dedicated",     // DXGI LOCAL CurrentUsage (Windows)
+    "shared",        // DXGI NON_LOCAL CurrentUsage (Windows) — Task Manager's "shared GPU memory"
+    "ledger_pinned", // pinscope's own count of page-locked bytes
+];
+
+/// Phases at which the CSV carries deltas: after allocation+first touch, and at the end of the
+/// hold after free.
+pub const ACCOUNTING_PHASES: &[&str] = &["alloc", "free"];
+
+/// One row of the results CSV.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub run_id: String,
+    pub started_at: String,
+    pub machine: MachineKey,
+    pub scenario: String,
+    pub case_label: String,
+    pub case_index: usize,
+    /// [`crate::scenario::Case::key`]: the identity used to match runs.
+    pub case_key: String,
+    pub lane: Lane,
+    pub host: String,
+    pub flags: String,
+    pub engine: String,
+    pub direction: String,
+    pub mode: String,
+    pub size_bytes: u64,
+    pub chunk_bytes: u64,
+    pub ring: u32,
+    pub streams: u32,
+    pub threads: u32,
+    /// Transfers timed together as one sample.
+    pub batch: u32,
+    /// `key=value;...` of the sweep axes, values as written.
+    pub axes: String,
+    pub status: Status,
+    pub samples: u32,
+    /// Samples more than 3 scaled MADs from the median (flagged, kept).
+    pub outliers: u32,
+    /// GB/s = 1e9 B/s, from CUDA event time.
+    pub bw_median_gbs: Option<f64>,
+    pub bw_min_gbs: Option<f64>,
+    pub bw_max_gbs: Option<f64>,
+    /// 100 × MAD / median of the bandwidth samples.
+    pub bw_spread_pct: Option<f64>,
+    /// Event time per transfer (ms).
+    pub time_median_ms: Option<f64>,
+    pub time_min_ms: Option<f64>,
+    pub time_max_ms: Option<f64>,
+    /// Host wall time per transfer (ms), including CPU work such as staging memcpy.
+    pub wall_median_ms: Option<f64>,
+    /// `yes`, `no`, or `off`.
+    pub verified: String,
+    /// Setup costs (ms): allocation, registration, unregistration and free of the host memory.
+    pub alloc_ms: Option<f64>,
+    pub register_ms: Option<f64>,
+    pub unregister_ms: Option<f64>,
+    pub free_ms: Option<f64>,
+    /// Page-locked host bytes held by the case (ledger).
+    pub pinned_bytes: u64,
+    pub device_bytes: u64,
+    /// `(phase, metric) -> MiB delta`; phases from [`ACCOUNTING_PHASES`], metrics from
+    /// [`ACCOUNTING_METRICS`]. Missing = observer unavailable.
+    pub accounting: Vec<(String, String, f64)>,
+    /// Largest device allocation (MiB) with the case's host memory held / after it was freed.
+    pub max_alloc_held_mib: Option<f64>,
+    pub max_alloc_free_mib: Option<f64>,
+}
+
+impl Row {
+    pub fn accounting_value(&self, phase: &str, metric: &str) -> Option<f64> {
+        self.accounting
+            .iter()
+            .find(|(p, m, _)| p == phase && m == metric)
+            .map(|(_, _, v)| *v)
+    }
+}
+
+/// One raw value for the samples file: a bandwidth sample, or an accounting value at a phase or
+/// a point of the hold-after-free timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleRow {
+    pub case_key: String,
+    pub lane: String,
+    /// `bw_gbs`, `event_ms`, `wall_ms`, `phase:<observer>.<metric>`, `timeline:<observer>.<metric>`,
+    /// or `setup:<what>`.
+    pub series: String,
+    /// Sample number, or phase name for `phase:` series.
+    pub index: String,
+    /// Milliseconds since the series started (timelines), else empty.
+    pub t_ms: Option<f64>,
+    pub value: f64,
+}

@@ -1,0 +1,126 @@
+//! The JSON sidecar: machine metadata, scenario text, observers, claims; written atomically.
+
+use crate::platform::Machine;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// An observer's availability on the machine that ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObserverStatus {
+    pub name: String,
+    pub available: bool,
+    /// Why not, when unavailable.
+    pub reason: Option<String>,
+}
+
+/// A scenario as it was run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioRecord {
+    pub name: String,
+    pub description: String,
+    pub path: String,
+    pub text: String,
+}
+
+/// One claim's verdict after the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimVerdict {
+    pub scenario: String,
+    pub text: String,
+    /// `held`, `not held`, `not applicable here`.
+    pub verdict: String,
+    /// Measured value and bound, or why it does not apply.
+    pub detail: String,
+}
+
+/// A probe result not tied to one case (e.g. the pinned-ceiling probe).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    pub scenario: String,
+    pub case_key: String,
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    pub detail: String,
+}
+
+/// Everything about a run that is not a per-case number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sidecar {
+    pub schema_version: u32,
+    pub pinscope_version: String,
+    pub run_id: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// True when the run was interrupted or ended early: the CSV holds only finished cases.
+    pub partial: bool,
+    pub command_line: Vec<String>,
+    pub machine: Machine,
+    pub scenarios: Vec<ScenarioRecord>,
+    pub observers: Vec<ObserverStatus>,
+    #[serde(default)]
+    pub claims: Vec<ClaimVerdict>,
+    #[serde(default)]
+    pub probes: Vec<ProbeRecord>,
+    /// Free-form derived results (e.g. "model load time") in display order.
+    #[serde(default)]
+    pub derived: Vec<(String, String)>,
+}
+
+impl Sidecar {
+    /// Writes the sidecar atomically: a temporary file beside it, then a rename, so a reader never
+    /// sees half a file even if the process dies mid-write.
+    pub fn write_atomic(&self, path: &Path) -> Result<(), crate::Error> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| crate::Error::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e),
+        })?;
+        write_atomic(path, text.as_bytes())
+    }
+
+    pub fn read(path: &Path) -> Result<Sidecar, crate::Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| crate::Error::io(path, e))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| crate::Error::BadResults {
+                path: path.to_path_buf(),
+                reason: format!("it is not valid JSON ({e})"),
+            })?;
+        let version = v.get("schema_version").and_then(|v| v.as_u64());
+        if version != Some(u64::from(super::SCHEMA_VERSION)) {
+            return Err(crate::Error::BadResults {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "its schema_version is {}, this pinscope reads version {}",
+                    version.map_or("missing".to_string(), |v| v.to_string()),
+                    super::SCHEMA_VERSION
+                ),
+            });
+        }
+        serde_json::from_value(v).map_err(|e| crate::Error::BadResults {
+            path: path.to_path_buf(),
+            reason: format!("it is not a pinscope sidecar ({e})"),
+        })
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), crate::Error> {
+    let tmp: PathBuf = {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".tmp");
+        path.with_file_name(name)
+    };
+    std::fs::write(&tmp, bytes).map_err(|e| crate::Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| crate::Error::io(path, e))
+}
+
+/// The sidecar that belongs to a results CSV (`x.csv` → `x.json`).
+pub fn sidecar_path(csv: &Path) -> PathBuf {
+    csv.with_extension("json")
+}
+
+/// The samples file that belongs to a results CSV (`x.csv` → `x.samples.csv`).
+pub fn samples_path(csv: &Path) -> PathBuf {
+    let stem = csv.file_stem().unwrap_or_default().to_string_lossy();
+    csv.with_file_name(format!("{stem}.samples.csv"))
+}

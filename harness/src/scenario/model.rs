@@ -1,0 +1,357 @@
+//! The validated scenario and the expanded cases the runner executes.
+//!
+//! `raw.rs` reads TOML into loosely typed tables with source spans, `validate.rs` turns that into a
+//! [`Scenario`], and `expand.rs` takes the cartesian product of its sweeps into [`Case`]s.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::time::Duration;
+
+/// Where the host side of a transfer lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostKind {
+    /// Ordinary `malloc`-style memory (page-aligned, touched before timing).
+    Pageable,
+    /// `cuMemHostAlloc` / `cudaMallocHost`: page-locked by the driver.
+    Alloc,
+    /// Pageable memory page-locked with `cuMemHostRegister`.
+    Register,
+    /// `cuMemAllocManaged`: unified memory, migrated on demand.
+    Managed,
+}
+
+impl HostKind {
+    pub const ALL: [HostKind; 4] = [Self::Pageable, Self::Alloc, Self::Register, Self::Managed];
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pageable => "pageable",
+            Self::Alloc => "alloc",
+            Self::Register => "register",
+            Self::Managed => "managed",
+        }
+    }
+    /// True when the memory is page-locked for the whole case.
+    pub fn is_pinned(self) -> bool {
+        matches!(self, Self::Alloc | Self::Register)
+    }
+}
+
+/// Flags of `cuMemHostAlloc` / `cuMemHostRegister`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct HostFlags {
+    /// `CU_MEMHOSTALLOC_PORTABLE` / `CU_MEMHOSTREGISTER_PORTABLE`.
+    pub portable: bool,
+    /// `CU_MEMHOSTALLOC_DEVICEMAP` / `CU_MEMHOSTREGISTER_DEVICEMAP`: mapped into the GPU's address space.
+    pub mapped: bool,
+    /// `CU_MEMHOSTALLOC_WRITECOMBINED` (alloc only).
+    pub write_combined: bool,
+}
+
+impl HostFlags {
+    pub const NAMES: [&'static str; 3] = ["portable", "mapped", "write-combined"];
+    pub fn is_empty(&self) -> bool {
+        !(self.portable || self.mapped || self.write_combined)
+    }
+    /// `portable+mapped`, or `none`.
+    pub fn label(&self) -> String {
+        let mut v = Vec::new();
+        if self.portable {
+            v.push("portable");
+        }
+        if self.mapped {
+            v.push("mapped");
+        }
+        if self.write_combined {
+            v.push("write-combined");
+        }
+        if v.is_empty() {
+            "none".into()
+        } else {
+            v.join("+")
+        }
+    }
+    /// Inverse of [`HostFlags::label`].
+    pub fn from_label(s: &str) -> Option<Self> {
+        let mut f = Self::default();
+        if s == "none" || s.is_empty() {
+            return Some(f);
+        }
+        for part in s.split('+') {
+            match part {
+                "portable" => f.portable = true,
+                "mapped" => f.mapped = true,
+                "write-combined" => f.write_combined = true,
+                _ => return None,
+            }
+        }
+        Some(f)
+    }
+}
+
+/// What moves the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// The DMA copy engines (`cuMemcpyAsync`).
+    Copy,
+    /// A copy kernel on the SMs; with mapped host memory this is zero-copy access.
+    Kernel,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Copy => "copy",
+            Self::Kernel => "kernel",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    H2d,
+    D2h,
+    /// H2D and D2H at the same time on two streams.
+    Bidirectional,
+}
+
+impl Direction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::H2d => "h2d",
+            Self::D2h => "d2h",
+            Self::Bidirectional => "bidirectional",
+        }
+    }
+}
+
+/// How the transfer is organised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// One transfer straight from/to the host buffer.
+    Direct,
+    /// Pageable data through a ring of small pinned staging buffers ("small buffers, reused often").
+    Staged,
+    /// Register a slice of pageable memory, copy it, unregister it — timed including registration.
+    RegisterPerCopy,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Direct => "direct",
+            Self::Staged => "staged",
+            Self::RegisterPerCopy => "register-per-copy",
+        }
+    }
+}
+
+macro_rules! parse_by_name {
+    ($t:ty, [$($v:expr),*]) => {
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                [$($v),*].into_iter().find(|v: &$t| v.name() == s).ok_or_else(|| {
+                    let names: Vec<&str> = [$($v),*].iter().map(|v: &$t| v.name()).collect();
+                    format!("`{s}` is not one of {}", names.join(", "))
+                })
+            }
+        }
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+parse_by_name!(
+    HostKind,
+    [
+        HostKind::Pageable,
+        HostKind::Alloc,
+        HostKind::Register,
+        HostKind::Managed
+    ]
+);
+parse_by_name!(Engine, [Engine::Copy, Engine::Kernel]);
+parse_by_name!(
+    Direction,
+    [Direction::H2d, Direction::D2h, Direction::Bidirectional]
+);
+parse_by_name!(Mode, [Mode::Direct, Mode::Staged, Mode::RegisterPerCopy]);
+
+/// How long and how often a case is sampled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measure {
+    /// Untimed transfers before the first sample.
+    pub warmup: u32,
+    pub min_samples: u32,
+    pub max_samples: u32,
+    /// Stop once the relative spread (MAD / median) of the samples is at or below this.
+    pub target_spread: f64,
+    /// Stop sampling after this much wall time (once `min_samples` are in).
+    pub time_limit: Duration,
+    /// Check the data after the transfers.
+    pub verify: bool,
+    /// Transfers timed together as one sample; 0 means "choose so a sample moves >= 256 MiB".
+    pub batch: u32,
+}
+
+impl Default for Measure {
+    fn default() -> Self {
+        Self {
+            warmup: 2,
+            min_samples: 5,
+            max_samples: 30,
+            target_spread: 0.01,
+            time_limit: Duration::from_secs(10),
+            verify: true,
+            batch: 0,
+        }
+    }
+}
+
+/// What is observed around the transfers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probes {
+    /// Snapshot every memory observer at every phase.
+    pub accounting: bool,
+    /// Binary-search the largest device allocation with and without the case's host memory held.
+    pub max_alloc: bool,
+    /// Allocate pinned chunks until failure or the cap.
+    pub pinned_ceiling: bool,
+    /// Keep observing this long after the free (WDDM releases shared memory lazily).
+    pub hold_after_free: Duration,
+    pub hold_interval: Duration,
+}
+
+impl Default for Probes {
+    fn default() -> Self {
+        Self {
+            accounting: true,
+            max_alloc: false,
+            pinned_ceiling: false,
+            hold_after_free: Duration::from_secs(2),
+            hold_interval: Duration::from_millis(100),
+        }
+    }
+}
+
+/// One fully specified transfer experiment: a point of a scenario's sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Case {
+    pub scenario: String,
+    /// The `label` of the `[[case]]` block it came from.
+    pub label: String,
+    /// Position in the scenario's expanded case list, from 0.
+    pub index: usize,
+    pub host: HostKind,
+    pub flags: HostFlags,
+    pub engine: Engine,
+    pub direction: Direction,
+    pub mode: Mode,
+    /// Bytes moved per transfer (per direction).
+    pub size: u64,
+    /// Staging chunk / registered slice size for `staged` and `register-per-copy`.
+    pub chunk: Option<u64>,
+    /// Staging buffers in the ring (`staged`).
+    pub ring: u32,
+    /// CUDA streams used.
+    pub streams: u32,
+    /// Host threads for the staging memcpy.
+    pub threads: u32,
+    pub measure: Measure,
+    pub probes: Probes,
+    /// Sweep axes of this case: (key, value as the user wrote it).
+    pub axes: Vec<(String, String)>,
+}
+
+impl Case {
+    /// The canonical identity used to match cases between runs: scenario, label and every
+    /// parameter that changes what is measured (not the sampling settings).
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}/host={},flags={},engine={},direction={},mode={},size={},chunk={},ring={},streams={},threads={}",
+            self.scenario,
+            self.label,
+            self.host,
+            self.flags.label(),
+            self.engine,
+            self.direction,
+            self.mode,
+            self.size,
+            self.chunk.unwrap_or(0),
+            self.ring,
+            self.streams,
+            self.threads
+        )
+    }
+
+    /// Page-locked host bytes this case holds at its peak (host buffer and staging ring).
+    pub fn pinned_bytes(&self) -> u64 {
+        let dirs = if self.direction == Direction::Bidirectional {
+            2
+        } else {
+            1
+        };
+        match self.mode {
+            Mode::Direct if self.host.is_pinned() => self.size * dirs,
+            Mode::Direct => 0,
+            Mode::Staged => self.chunk.unwrap_or(self.size) * u64::from(self.ring.max(1)) * dirs,
+            Mode::RegisterPerCopy => self.chunk.unwrap_or(self.size) * dirs,
+        }
+    }
+
+    /// Host bytes of any kind this case allocates.
+    pub fn host_bytes(&self) -> u64 {
+        let dirs = if self.direction == Direction::Bidirectional {
+            2
+        } else {
+            1
+        };
+        let staging = match self.mode {
+            Mode::Staged => self.chunk.unwrap_or(self.size) * u64::from(self.ring.max(1)) * dirs,
+            _ => 0,
+        };
+        self.size * dirs + staging
+    }
+
+    /// Device bytes this case allocates (managed memory counts as host here).
+    pub fn device_bytes(&self) -> u64 {
+        let dirs = if self.direction == Direction::Bidirectional {
+            2
+        } else {
+            1
+        };
+        self.size * dirs
+    }
+
+    /// A short human label: `alloc/mapped copy h2d 64 MiB`.
+    pub fn title(&self) -> String {
+        let mut s = format!("{} {}", self.label, self.direction);
+        for (k, v) in &self.axes {
+            if k != "direction" {
+                s.push_str(&format!(" {k}={v}"));
+            }
+        }
+        s
+    }
+}
+
+/// A validated scenario file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    pub name: String,
+    /// The question the scenario answers.
+    pub description: String,
+    /// Where it was read from (for messages and the report).
+    pub path: String,
+    /// The file's text, kept for the JSON sidecar and the report.
+    pub text: String,
+    pub cases: Vec<Case>,
+    /// Expectations checked after the run (see `claims`).
+    pub claims: Vec<crate::claims::Claim>,
+}
