@@ -1,0 +1,857 @@
+//! Safe RAII wrappers over the raw CUDA driver calls. Every `unsafe` block says why it is sound.
+
+use super::CudaError;
+use crate::scenario::HostFlags;
+use cudarc::driver::sys;
+use std::alloc::Layout;
+use std::ptr::NonNull;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Host page size assumed for alignment (4 KiB on every platform CUDA supports for x86-64).
+pub const PAGE: usize = 4096;
+
+static DROP_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn record_drop_error(what: &str, e: CudaError) {
+    if let Ok(mut v) = DROP_ERRORS.lock() {
+        v.push(format!("{what}: {e}"));
+    }
+}
+
+/// Errors raised while freeing memory in `Drop`, collected since the last call.
+pub fn take_drop_errors() -> Vec<String> {
+    DROP_ERRORS
+        .lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default()
+}
+
+fn check(call: &'static str, r: sys::CUresult) -> Result<(), CudaError> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(CudaError::new(call, format!("{r:?}")))
+    }
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// True when the CUDA driver library (libcuda / nvcuda.dll) can be loaded. Must be checked before
+/// any other CUDA call: cudarc panics when the library is missing.
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the driver library by name; no CUDA function is called.
+    unsafe { sys::is_culib_present() }
+}
+
+/// Why a GPU could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenError {
+    NoDriver,
+    NoDevice(String),
+    BadOrdinal { asked: u32, count: u32 },
+    Cuda(CudaError),
+}
+
+impl OpenError {
+    /// One sentence for the user.
+    pub fn sentence(&self) -> String {
+        match self {
+            OpenError::NoDriver => "no NVIDIA driver found: the CUDA driver library (libcuda.so.1 on Linux and WSL2, nvcuda.dll on Windows) could not be loaded; pinscope needs an NVIDIA GPU with its driver installed (on Linux, put the driver's library folder in LD_LIBRARY_PATH)".into(),
+            OpenError::NoDevice(code) => format!("the NVIDIA driver is installed but reports no usable CUDA device ({code}); check that the GPU is present and visible (CUDA_VISIBLE_DEVICES, the driver's state) and run `pinscope info`"),
+            OpenError::BadOrdinal { asked, count } => format!("--device {asked} does not exist: this machine has {count} CUDA device{} (0..{})", if *count == 1 { "" } else { "s" }, count.saturating_sub(1)),
+            OpenError::Cuda(e) => format!("the CUDA driver could not open the GPU: {e}"),
+        }
+    }
+}
+
+/// An opened GPU: its device handle and retained primary context, current on this thread.
+pub struct Gpu {
+    dev: sys::CUdevice,
+    ctx: sys::CUcontext,
+    ordinal: u32,
+}
+
+/// Facts the CUDA driver gives about a device.
+#[derive(Debug, Clone, Default)]
+pub struct CudaDeviceFacts {
+    pub name: String,
+    pub uuid: String,
+    pub compute_capability: String,
+    pub total_memory: u64,
+    pub cuda_driver_version: String,
+    pub pci_bus_id: String,
+    pub tcc: bool,
+    pub integrated: bool,
+    pub can_map_host_memory: bool,
+    pub concurrent_managed_access: bool,
+    pub multiprocessors: u32,
+    pub async_engines: u32,
+    pub luid: Option<[u8; 8]>,
+}
+
+impl Gpu {
+    /// Loads the driver, initialises CUDA and makes device `ordinal`'s primary context current.
+    pub fn open(ordinal: u32) -> Result<Gpu, OpenError> {
+        if !driver_present() {
+            return Err(OpenError::NoDriver);
+        }
+        // SAFETY: the driver library is present (checked above); cuInit has no preconditions.
+        let r = unsafe { sys::cuInit(0) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Err(OpenError::NoDevice(format!("{r:?}")));
+        }
+        let mut count = 0i32;
+        // SAFETY: `count` is a valid out-pointer.
+        check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })
+            .map_err(OpenError::Cuda)?;
+        if count <= 0 {
+            return Err(OpenError::NoDevice("no devices".into()));
+        }
+        if ordinal >= count as u32 {
+            return Err(OpenError::BadOrdinal {
+                asked: ordinal,
+                count: count as u32,
+            });
+        }
+        let mut dev: sys::CUdevice = 0;
+        // SAFETY: valid out-pointer; ordinal < count.
+        check("cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, ordinal as i32) })
+            .map_err(OpenError::Cuda)?;
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and device handle.
+        check("cuDevicePrimaryCtxRetain", unsafe {
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
+        })
+        .map_err(OpenError::Cuda)?;
+        let gpu = Gpu { dev, ctx, ordinal };
+        gpu.make_current().map_err(OpenError::Cuda)?;
+        Ok(gpu)
+    }
+
+    pub fn ordinal(&self) -> u32 {
+        self.ordinal
+    }
+
+    /// Makes this GPU's context current on the calling thread.
+    pub fn make_current(&self) -> Result<(), CudaError> {
+        // SAFETY: `ctx` is a primary context retained by `open` and not yet released.
+        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.ctx) })
+    }
+
+    fn attr(&self, a: sys::CUdevice_attribute) -> i32 {
+        let mut v = 0i32;
+        // SAFETY: valid out-pointer and device handle; failure leaves v = 0.
+        let _ = unsafe { sys::cuDeviceGetAttribute(&mut v, a, self.dev) };
+        v
+    }
+
+    /// Name, UUID, capability, driver version, PCIe bus id, TCC/WDDM, LUID …
+    pub fn facts(&self) -> CudaDeviceFacts {
+        use sys::CUdevice_attribute as A;
+        let mut name = [0i8; 256];
+        // SAFETY: buffer of the stated length.
+        let _ = unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, self.dev) };
+        let mut uuid = sys::CUuuid { bytes: [0; 16] };
+        // SAFETY: valid out-pointer.
+        let uuid_ok = unsafe { sys::cuDeviceGetUuid(&mut uuid, self.dev) } == sys::CUresult::CUDA_SUCCESS;
+        let mut total = 0usize;
+        // SAFETY: valid out-pointer.
+        let _ = unsafe { sys::cuDeviceTotalMem_v2(&mut total, self.dev) };
+        let mut ver = 0i32;
+        // SAFETY: valid out-pointer.
+        let _ = unsafe { sys::cuDriverGetVersion(&mut ver) };
+        let mut bus = [0i8; 64];
+        // SAFETY: buffer of the stated length.
+        let _ = unsafe { sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as i32, self.dev) };
+        let mut luid = [0i8; 8];
+        let mut mask = 0u32;
+        // SAFETY: 8-byte LUID buffer and a valid mask pointer; fails on non-Windows platforms.
+        let luid_ok = unsafe { sys::cuDeviceGetLuid(luid.as_mut_ptr(), &mut mask, self.dev) }
+            == sys::CUresult::CUDA_SUCCESS
+            && mask != 0;
+        let cstr = |b: &[i8]| -> String {
+            let bytes: Vec<u8> = b.iter().take_while(|c| **c != 0).map(|c| *c as u8).collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        let u = uuid.bytes.map(|b| b as u8);
+        let uuid_s = if uuid_ok {
+            format!(
+                "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+                u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]
+            )
+        } else {
+            String::new()
+        };
+        CudaDeviceFacts {
+            name: cstr(&name),
+            uuid: uuid_s,
+            compute_capability: format!(
+                "{}.{}",
+                self.attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                self.attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+            ),
+            total_memory: total as u64,
+            cuda_driver_version: format!("{}.{}", ver / 1000, (ver % 1000) / 10),
+            pci_bus_id: cstr(&bus).to_lowercase(),
+            tcc: self.attr(A::CU_DEVICE_ATTRIBUTE_TCC_DRIVER) != 0,
+            integrated: self.attr(A::CU_DEVICE_ATTRIBUTE_INTEGRATED) != 0,
+            can_map_host_memory: self.attr(A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) != 0,
+            concurrent_managed_access: self.attr(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0,
+            multiprocessors: self.attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).max(1) as u32,
+            async_engines: self.attr(A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT).max(0) as u32,
+            luid: luid_ok.then(|| luid.map(|b| b as u8)),
+        }
+    }
+
+    /// `cuMemGetInfo`: (free, total) device bytes.
+    pub fn mem_info(&self) -> Result<(u64, u64), CudaError> {
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: valid out-pointers; the context is current on this thread (set by `open`).
+        check("cuMemGetInfo", unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) })?;
+        Ok((free as u64, total as u64))
+    }
+
+    /// Waits for all work on the device.
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        // SAFETY: no pointers; context is current.
+        check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // SAFETY: releases the reference `open` retained, exactly once.
+        if let Err(e) = check("cuDevicePrimaryCtxRelease", unsafe {
+            sys::cuDevicePrimaryCtxRelease_v2(self.dev)
+        }) {
+            record_drop_error("releasing the GPU context", e);
+        }
+    }
+}
+
+/// How a host buffer was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostMem {
+    Pageable,
+    Pinned(HostFlags),
+    Registered(HostFlags),
+    Managed,
+}
+
+/// Host-side memory of any kind pinscope measures, freed (unregistered) on drop.
+pub struct HostBuffer {
+    ptr: NonNull<u8>,
+    len: usize,
+    mem: HostMem,
+    /// Device-side address (mapped pinned memory, managed memory).
+    device_ptr: Option<u64>,
+    registered: bool,
+    /// Milliseconds the allocation took (and the registration, for `Registered`).
+    pub alloc_ms: f64,
+    pub register_ms: Option<f64>,
+}
+
+// SAFETY: the buffer owns its memory exclusively; CUDA host memory may be used from any thread.
+unsafe impl Send for HostBuffer {}
+// SAFETY: shared references only give `&[u8]` access.
+unsafe impl Sync for HostBuffer {}
+
+fn page_layout(len: usize) -> Result<Layout, CudaError> {
+    Layout::from_size_align(len.max(1).div_ceil(PAGE) * PAGE, PAGE)
+        .map_err(|_| CudaError::new("malloc", "size too large for the host"))
+}
+
+fn alloc_flags(f: HostFlags) -> u32 {
+    let mut v = 0;
+    if f.portable {
+        v |= sys::CU_MEMHOSTALLOC_PORTABLE;
+    }
+    if f.mapped {
+        v |= sys::CU_MEMHOSTALLOC_DEVICEMAP;
+    }
+    if f.write_combined {
+        v |= sys::CU_MEMHOSTALLOC_WRITECOMBINED;
+    }
+    v
+}
+
+fn register_flags(f: HostFlags) -> u32 {
+    let mut v = 0;
+    if f.portable {
+        v |= sys::CU_MEMHOSTREGISTER_PORTABLE;
+    }
+    if f.mapped {
+        v |= sys::CU_MEMHOSTREGISTER_DEVICEMAP;
+    }
+    v
+}
+
+fn mapped_pointer(ptr: *mut u8) -> Result<u64, CudaError> {
+    let mut d: sys::CUdeviceptr = 0;
+    // SAFETY: `ptr` is page-locked host memory allocated/registered with DEVICEMAP; valid out-pointer.
+    check("cuMemHostGetDevicePointer", unsafe {
+        sys::cuMemHostGetDevicePointer_v2(&mut d, ptr.cast(), 0)
+    })?;
+    Ok(d)
+}
+
+impl HostBuffer {
+    /// Page-aligned ordinary memory (not touched: call `as_mut_slice` and write to touch it).
+    pub fn pageable(len: usize) -> Result<HostBuffer, CudaError> {
+        let layout = page_layout(len)?;
+        let t = Instant::now();
+        // SAFETY: layout has non-zero size.
+        let p = unsafe { std::alloc::alloc(layout) };
+        let ptr = NonNull::new(p).ok_or_else(|| CudaError::new("malloc", "out of host memory"))?;
+        Ok(HostBuffer {
+            ptr,
+            len,
+            mem: HostMem::Pageable,
+            device_ptr: None,
+            registered: false,
+            alloc_ms: ms_since(t),
+            register_ms: None,
+        })
+    }
+
+    /// `cuMemHostAlloc` with exactly these flags.
+    pub fn pinned(len: usize, flags: HostFlags) -> Result<HostBuffer, CudaError> {
+        let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
+        let t = Instant::now();
+        // SAFETY: valid out-pointer; the flags are CU_MEMHOSTALLOC_* bits.
+        check("cuMemHostAlloc", unsafe {
+            sys::cuMemHostAlloc(&mut p, len.max(1), alloc_flags(flags))
+        })?;
+        let alloc_ms = ms_since(t);
+        let ptr = NonNull::new(p.cast::<u8>())
+            .ok_or_else(|| CudaError::new("cuMemHostAlloc", "returned a null pointer"))?;
+        let mut b = HostBuffer {
+            ptr,
+            len,
+            mem: HostMem::Pinned(flags),
+            device_ptr: None,
+            registered: false,
+            alloc_ms,
+            register_ms: None,
+        };
+        if flags.mapped {
+            b.device_ptr = Some(mapped_pointer(b.ptr.as_ptr())?);
+        }
+        Ok(b)
+    }
+
+    /// Pageable memory, touched, then page-locked with `cuMemHostRegister`.
+    pub fn registered(len: usize, flags: HostFlags) -> Result<HostBuffer, CudaError> {
+        let mut b = HostBuffer::pageable(len)?;
+        b.as_mut_slice().fill(0);
+        b.register(flags)?;
+        Ok(b)
+    }
+
+    /// Registers this (pageable) buffer; records the time it took.
+    pub fn register(&mut self, flags: HostFlags) -> Result<(), CudaError> {
+        let t = Instant::now();
+        // SAFETY: ptr/len describe memory this buffer owns; registration is undone in `unregister`/Drop.
+        check("cuMemHostRegister", unsafe {
+            sys::cuMemHostRegister_v2(self.ptr.as_ptr().cast(), self.len.max(1), register_flags(flags))
+        })?;
+        self.register_ms = Some(ms_since(t));
+        self.registered = true;
+        self.mem = HostMem::Registered(flags);
+        if flags.mapped {
+            self.device_ptr = Some(mapped_pointer(self.ptr.as_ptr())?);
+        }
+        Ok(())
+    }
+
+    /// `cuMemAllocManaged(CU_MEM_ATTACH_GLOBAL)`.
+    pub fn managed(len: usize) -> Result<HostBuffer, CudaError> {
+        let mut d: sys::CUdeviceptr = 0;
+        let t = Instant::now();
+        // SAFETY: valid out-pointer; ATTACH_GLOBAL is a valid flag.
+        check("cuMemAllocManaged", unsafe {
+            sys::cuMemAllocManaged(&mut d, len.max(1), sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32)
+        })?;
+        let ptr = NonNull::new(d as usize as *mut u8)
+            .ok_or_else(|| CudaError::new("cuMemAllocManaged", "returned a null pointer"))?;
+        Ok(HostBuffer {
+            ptr,
+            len,
+            mem: HostMem::Managed,
+            device_ptr: Some(d),
+            registered: false,
+            alloc_ms: ms_since(t),
+            register_ms: None,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn mem(&self) -> HostMem {
+        self.mem
+    }
+    /// The address kernels use to reach this memory (mapped or managed), if any.
+    pub fn device_ptr(&self) -> Option<u64> {
+        self.device_ptr
+    }
+    /// True when DMA engines can read it asynchronously (page-locked).
+    pub fn is_page_locked(&self) -> bool {
+        matches!(self.mem, HostMem::Pinned(_) | HostMem::Registered(_))
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len bytes for the buffer's lifetime; every kind of memory here
+        // is host-accessible. Callers synchronise with the GPU before reading.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and `&mut self` gives exclusive access on the host side.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    fn raw_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Unregisters (if registered) and frees, returning (unregister ms, free ms).
+    pub fn free(self) -> Result<(Option<f64>, f64), CudaError> {
+        let mut me = std::mem::ManuallyDrop::new(self);
+        me.release()
+    }
+
+    fn release(&mut self) -> Result<(Option<f64>, f64), CudaError> {
+        let mut unregister_ms = None;
+        let mut first_err = None;
+        if self.registered {
+            let t = Instant::now();
+            // SAFETY: the range was registered by `register` and not yet unregistered.
+            let r = check("cuMemHostUnregister", unsafe {
+                sys::cuMemHostUnregister(self.ptr.as_ptr().cast())
+            });
+            unregister_ms = Some(ms_since(t));
+            self.registered = false;
+            if let Err(e) = r {
+                first_err = Some(e);
+            }
+        }
+        let t = Instant::now();
+        let r = match self.mem {
+            HostMem::Pageable | HostMem::Registered(_) => {
+                match page_layout(self.len) {
+                    // SAFETY: allocated by `pageable` with this same layout.
+                    Ok(layout) => {
+                        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            // SAFETY: allocated by cuMemHostAlloc, freed once.
+            HostMem::Pinned(_) => check("cuMemFreeHost", unsafe {
+                sys::cuMemFreeHost(self.ptr.as_ptr().cast())
+            }),
+            // SAFETY: allocated by cuMemAllocManaged, freed once.
+            HostMem::Managed => check("cuMemFree", unsafe {
+                sys::cuMemFree_v2(self.ptr.as_ptr() as usize as sys::CUdeviceptr)
+            }),
+        };
+        let free_ms = ms_since(t);
+        match (first_err, r) {
+            (Some(e), _) | (None, Err(e)) => Err(e),
+            (None, Ok(())) => Ok((unregister_ms, free_ms)),
+        }
+    }
+
+    /// Page-locks `len` bytes at `offset` until the returned guard is dropped or unregistered.
+    pub fn register_range(
+        &self,
+        offset: usize,
+        len: usize,
+    ) -> Result<Registration<'_>, CudaError> {
+        if offset.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(CudaError::new("cuMemHostRegister", "range outside the buffer"));
+        }
+        // SAFETY: offset+len is within the buffer (checked above).
+        let p = unsafe { self.ptr.as_ptr().add(offset) };
+        let t = Instant::now();
+        // SAFETY: [p, p+len) is memory this buffer owns; the guard unregisters it.
+        check("cuMemHostRegister", unsafe { sys::cuMemHostRegister_v2(p.cast(), len.max(1), 0) })?;
+        Ok(Registration {
+            ptr: p,
+            len,
+            register_ms: ms_since(t),
+            active: true,
+            _buf: std::marker::PhantomData,
+        })
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        if let Err(e) = self.release() {
+            record_drop_error("freeing host memory", e);
+        }
+    }
+}
+
+/// A slice of a pageable buffer, registered for the duration of one copy.
+pub struct Registration<'a> {
+    ptr: *mut u8,
+    len: usize,
+    pub register_ms: f64,
+    active: bool,
+    _buf: std::marker::PhantomData<&'a HostBuffer>,
+}
+
+impl Registration<'_> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Unregisters now and returns how long it took (ms).
+    pub fn unregister(mut self) -> Result<f64, CudaError> {
+        self.active = false;
+        let t = Instant::now();
+        // SAFETY: registered in `register_range`, unregistered once (active is now false).
+        check("cuMemHostUnregister", unsafe { sys::cuMemHostUnregister(self.ptr.cast()) })?;
+        Ok(ms_since(t))
+    }
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        if self.active {
+            // SAFETY: still registered (active), unregistered once.
+            if let Err(e) = check("cuMemHostUnregister", unsafe {
+                sys::cuMemHostUnregister(self.ptr.cast())
+            }) {
+                record_drop_error("unregistering host memory", e);
+            }
+        }
+    }
+}
+
+/// Device memory from `cuMemAlloc`, freed on drop.
+pub struct DeviceBuffer {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    pub alloc_ms: f64,
+}
+
+impl DeviceBuffer {
+    pub fn new(len: usize) -> Result<DeviceBuffer, CudaError> {
+        let mut d: sys::CUdeviceptr = 0;
+        let t = Instant::now();
+        // SAFETY: valid out-pointer.
+        check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut d, len.max(1)) })?;
+        Ok(DeviceBuffer {
+            ptr: d,
+            len,
+            alloc_ms: ms_since(t),
+        })
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+    /// Sets every byte to `value` (asynchronously on `stream`).
+    pub fn memset(&self, stream: &Stream, value: u8) -> Result<(), CudaError> {
+        // SAFETY: ptr is valid for len bytes; stream is a live stream.
+        check("cuMemsetD8Async", unsafe {
+            sys::cuMemsetD8Async(self.ptr, value, self.len, stream.raw)
+        })
+    }
+    /// Copies `len` bytes at `offset` to `dst` synchronously (small read-backs).
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), CudaError> {
+        if offset.checked_add(dst.len()).is_none_or(|e| e > self.len) {
+            return Err(CudaError::new("cuMemcpyDtoH", "range outside the buffer"));
+        }
+        // SAFETY: source range inside the allocation, destination is a valid host slice.
+        check("cuMemcpyDtoH", unsafe {
+            sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), self.ptr + offset as u64, dst.len())
+        })
+    }
+    /// Copies `src` to `offset` synchronously (small uploads).
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<(), CudaError> {
+        if offset.checked_add(src.len()).is_none_or(|e| e > self.len) {
+            return Err(CudaError::new("cuMemcpyHtoD", "range outside the buffer"));
+        }
+        // SAFETY: destination range inside the allocation, source is a valid host slice.
+        check("cuMemcpyHtoD", unsafe {
+            sys::cuMemcpyHtoD_v2(self.ptr + offset as u64, src.as_ptr().cast(), src.len())
+        })
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAlloc, freed once.
+        if let Err(e) = check("cuMemFree", unsafe { sys::cuMemFree_v2(self.ptr) }) {
+            record_drop_error("freeing device memory", e);
+        }
+    }
+}
+
+/// Tries to allocate `len` device bytes and frees them at once: true when it succeeded.
+pub fn try_device_alloc(len: usize) -> Result<bool, CudaError> {
+    match DeviceBuffer::new(len) {
+        Ok(b) => {
+            drop(b);
+            Ok(true)
+        }
+        Err(e) if e.is_out_of_memory() => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// A non-blocking CUDA stream.
+pub struct Stream {
+    raw: sys::CUstream,
+}
+
+/// Bounds check for an async copy.
+fn in_bounds(off: usize, len: usize, total: usize) -> bool {
+    off.checked_add(len).is_some_and(|e| e <= total)
+}
+
+impl Stream {
+    pub fn new() -> Result<Stream, CudaError> {
+        let mut s: sys::CUstream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; NON_BLOCKING is a valid flag.
+        check("cuStreamCreate", unsafe {
+            sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+        })?;
+        Ok(Stream { raw: s })
+    }
+
+    /// Queues a host→device copy (`cuMemcpyHtoDAsync`). From pageable memory the driver stages it
+    /// and the call may return only after the data left the buffer.
+    pub fn copy_h2d(
+        &self,
+        dst: &DeviceBuffer,
+        dst_off: usize,
+        src: &HostBuffer,
+        src_off: usize,
+        len: usize,
+    ) -> Result<(), CudaError> {
+        if !in_bounds(dst_off, len, dst.len) || !in_bounds(src_off, len, src.len) {
+            return Err(CudaError::new("cuMemcpyHtoDAsync", "range outside a buffer"));
+        }
+        // SAFETY: both ranges are inside live allocations (checked above); the caller keeps the
+        // host buffer alive and unmodified until the stream has passed this copy.
+        check("cuMemcpyHtoDAsync", unsafe {
+            sys::cuMemcpyHtoDAsync_v2(
+                dst.ptr + dst_off as u64,
+                src.raw_ptr().add(src_off).cast(),
+                len,
+                self.raw,
+            )
+        })
+    }
+
+    /// Queues a device→host copy (`cuMemcpyDtoHAsync`).
+    pub fn copy_d2h(
+        &self,
+        dst: &HostBuffer,
+        dst_off: usize,
+        src: &DeviceBuffer,
+        src_off: usize,
+        len: usize,
+    ) -> Result<(), CudaError> {
+        if !in_bounds(dst_off, len, dst.len) || !in_bounds(src_off, len, src.len) {
+            return Err(CudaError::new("cuMemcpyDtoHAsync", "range outside a buffer"));
+        }
+        // SAFETY: both ranges are inside live allocations; the caller does not read the host range
+        // until the stream has passed this copy (it synchronises first).
+        check("cuMemcpyDtoHAsync", unsafe {
+            sys::cuMemcpyDtoHAsync_v2(
+                dst.raw_ptr().add(dst_off).cast(),
+                src.ptr + src_off as u64,
+                len,
+                self.raw,
+            )
+        })
+    }
+
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        // SAFETY: live stream.
+        check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(self.raw) })
+    }
+
+    /// Makes this stream wait for `event`.
+    pub fn wait(&self, event: &Event) -> Result<(), CudaError> {
+        // SAFETY: live stream and event.
+        check("cuStreamWaitEvent", unsafe { sys::cuStreamWaitEvent(self.raw, event.raw, 0) })
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: created by cuStreamCreate, destroyed once.
+        if let Err(e) = check("cuStreamDestroy", unsafe { sys::cuStreamDestroy_v2(self.raw) }) {
+            record_drop_error("destroying a stream", e);
+        }
+    }
+}
+
+/// A timing event (created with default flags, so it can time).
+pub struct Event {
+    raw: sys::CUevent,
+}
+
+impl Event {
+    pub fn new() -> Result<Event, CudaError> {
+        let mut e: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; DEFAULT flags keep timing enabled.
+        check("cuEventCreate", unsafe {
+            sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as u32)
+        })?;
+        Ok(Event { raw: e })
+    }
+    pub fn record(&self, stream: &Stream) -> Result<(), CudaError> {
+        // SAFETY: live event and stream.
+        check("cuEventRecord", unsafe { sys::cuEventRecord(self.raw, stream.raw) })
+    }
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        // SAFETY: live event.
+        check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(self.raw) })
+    }
+    /// Milliseconds from `self` to `end` (both recorded and complete).
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f64, CudaError> {
+        let mut ms = 0f32;
+        // SAFETY: live events, valid out-pointer.
+        check("cuEventElapsedTime", unsafe {
+            sys::cuEventElapsedTime(&mut ms, self.raw, end.raw)
+        })?;
+        Ok(f64::from(ms))
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: created by cuEventCreate, destroyed once.
+        if let Err(e) = check("cuEventDestroy", unsafe { sys::cuEventDestroy_v2(self.raw) }) {
+            record_drop_error("destroying an event", e);
+        }
+    }
+}
+
+/// Memory a kernel can address: a device buffer, or mapped / managed host memory.
+pub trait DeviceAccessible {
+    /// Device address, or `None` when the memory is not reachable from kernels.
+    fn kernel_ptr(&self) -> Option<u64>;
+    fn byte_len(&self) -> usize;
+}
+
+impl DeviceAccessible for DeviceBuffer {
+    fn kernel_ptr(&self) -> Option<u64> {
+        Some(self.ptr)
+    }
+    fn byte_len(&self) -> usize {
+        self.len
+    }
+}
+
+impl DeviceAccessible for HostBuffer {
+    fn kernel_ptr(&self) -> Option<u64> {
+        self.device_ptr
+    }
+    fn byte_len(&self) -> usize {
+        self.len
+    }
+}
+
+/// Volatile access to a word of host memory shared with a running kernel (the spin gate).
+pub(super) fn volatile_store(buf: &HostBuffer, word: usize, value: u32) {
+    if (word + 1) * 4 <= buf.len {
+        // SAFETY: in bounds (checked); page-aligned buffer so the word is 4-byte aligned; volatile
+        // because a kernel reads it concurrently through the mapped pointer.
+        unsafe { std::ptr::write_volatile(buf.raw_ptr().cast::<u32>().add(word), value) }
+    }
+}
+
+pub(super) fn volatile_load(buf: &HostBuffer, word: usize) -> u32 {
+    if (word + 1) * 4 <= buf.len {
+        // SAFETY: as for `volatile_store`.
+        unsafe { std::ptr::read_volatile(buf.raw_ptr().cast::<u32>().add(word)) }
+    } else {
+        0
+    }
+}
+
+/// Launches `f` with the given parameters.
+pub(super) fn launch(
+    f: sys::CUfunction,
+    grid: u32,
+    block: u32,
+    stream: &Stream,
+    params: &mut [*mut std::ffi::c_void],
+) -> Result<(), CudaError> {
+    // SAFETY: `f` comes from the loaded module; `params` points at values whose types match the
+    // kernel's parameter list (each caller in kernels.rs builds them for one entry point), and the
+    // pointers inside were bounds-checked against live allocations by the caller.
+    check("cuLaunchKernel", unsafe {
+        sys::cuLaunchKernel(
+            f,
+            grid,
+            1,
+            1,
+            block,
+            1,
+            1,
+            0,
+            stream.raw,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    })
+}
+
+/// A loaded PTX module.
+pub(super) struct Module {
+    raw: sys::CUmodule,
+}
+
+impl Module {
+    pub(super) fn load(ptx: &str) -> Result<Module, CudaError> {
+        let text = std::ffi::CString::new(ptx)
+            .map_err(|_| CudaError::new("cuModuleLoadData", "PTX contains a NUL byte"))?;
+        let mut m: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: NUL-terminated PTX text, valid out-pointer; the context is current.
+        check("cuModuleLoadData", unsafe { sys::cuModuleLoadData(&mut m, text.as_ptr().cast()) })?;
+        Ok(Module { raw: m })
+    }
+    pub(super) fn function(&self, name: &str) -> Result<sys::CUfunction, CudaError> {
+        let c = std::ffi::CString::new(name)
+            .map_err(|_| CudaError::new("cuModuleGetFunction", "bad name"))?;
+        let mut f: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: live module, NUL-terminated name, valid out-pointer.
+        check("cuModuleGetFunction", unsafe {
+            sys::cuModuleGetFunction(&mut f, self.raw, c.as_ptr())
+        })?;
+        Ok(f)
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: loaded by cuModuleLoadData, unloaded once.
+        if let Err(e) = check("cuModuleUnload", unsafe { sys::cuModuleUnload(self.raw) }) {
+            record_drop_error("unloading the PTX module", e);
+        }
+    }
+}
