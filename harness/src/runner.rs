@@ -1,16 +1,823 @@
-//! Runs scenarios: for each case, allocate, observe, transfer, verify, free, record.
+//! Runs scenarios: for each case — guard, allocate, observe, touch, transfer, verify, free, hold —
+//! and writes one row per lane as soon as the case ends. A failed case is a row, not a crash.
 
 use crate::Error;
 use crate::cli::{InfoArgs, RunArgs};
+use crate::cuda::{self, CudaError, Gate, Gpu as CudaGpu, Kernels};
+use crate::platform::{GpuInfo, Machine};
+use crate::probe::{self, Category, GpuContext, Ledger, Observers, Snapshot};
+use crate::results::{
+    Lane, ProbeRecord, ResultsWriter, Row, SampleRow, ScenarioRecord, Sidecar, Status,
+};
+use crate::scenario::{Case, Scenario};
+use crate::strategy::{self, Footprint, Verified};
+use crate::units::{MIB, format_size};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// Everything a run needs from the GPU, opened once.
+pub struct Session {
+    pub gpu: CudaGpu,
+    pub kernels: Kernels,
+    pub gate: Gate,
+    pub machine: Machine,
+    pub ledger: Ledger,
+    pub observers: Observers,
+}
+
+/// Opens the GPU, loads the kernels and sets up the observers; one sentence on failure.
+pub fn open_session(device: u32, anonymize: bool) -> Result<Session, Error> {
+    let gpu = CudaGpu::open(device).map_err(|e| Error::NoGpu(e.sentence()))?;
+    let kernels = Kernels::load(&gpu).map_err(|e| Error::Cuda {
+        call: "loading kernels/pinscope.ptx",
+        code: e.to_string(),
+        context: String::new(),
+    })?;
+    let gate = Gate::new().map_err(|e| Error::Cuda {
+        call: "allocating the spin-gate flag",
+        code: e.to_string(),
+        context: String::new(),
+    })?;
+    let mut machine = crate::platform::this_machine(anonymize);
+    machine.gpu = Some(gpu_info(&gpu));
+    let ledger = Ledger::new();
+    let facts = gpu.facts();
+    let observers = Observers::for_this_machine(GpuContext {
+        uuid: (!facts.uuid.is_empty()).then(|| facts.uuid.clone()),
+        luid: facts.luid,
+        cuda_mem: Some(Box::new(|| {
+            cuda::cuda_mem_info().map_err(|e| e.to_string())
+        })),
+        ledger: ledger.clone(),
+    });
+    Ok(Session {
+        gpu,
+        kernels,
+        gate,
+        machine,
+        ledger,
+        observers,
+    })
+}
+
+fn gpu_info(gpu: &CudaGpu) -> GpuInfo {
+    let f = gpu.facts();
+    let nv = probe::nvml_facts((!f.uuid.is_empty()).then_some(f.uuid.as_str()));
+    let mut g = GpuInfo {
+        index: gpu.ordinal(),
+        name: f.name.clone(),
+        uuid: f.uuid.clone(),
+        compute_capability: f.compute_capability.clone(),
+        total_memory_bytes: f.total_memory,
+        driver_version: String::new(),
+        cuda_driver_version: f.cuda_driver_version.clone(),
+        pci_bus_id: f.pci_bus_id.clone(),
+        driver_model: if cfg!(windows) {
+            if f.tcc { "tcc" } else { "wddm" }.into()
+        } else {
+            "linux".into()
+        },
+        integrated: f.integrated,
+        can_map_host_memory: f.can_map_host_memory,
+        luid: f
+            .luid
+            .map(|l| l.iter().map(|b| format!("{b:02x}")).collect()),
+        multiprocessors: f.multiprocessors,
+        async_engines: f.async_engines,
+        ..Default::default()
+    };
+    crate::probe::apply_nvml_facts(&mut g, nv);
+    g
+}
 
 /// `pinscope run`.
 pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
-    let _ = (args, quiet);
-    Err(Error::NoGpu("the GPU runner is not built yet".into()))
+    if !(0.0..=0.9).contains(&args.allow_pinned) {
+        return Err(Error::Usage(format!(
+            "--allow-pinned {} is out of range: give a fraction of physical RAM between 0 and 0.9",
+            args.allow_pinned
+        )));
+    }
+    let case_timeout = crate::units::parse_duration(&args.case_timeout)
+        .map_err(|e| Error::Usage(format!("--case-timeout: {e}")))?;
+    let mut scenarios = Vec::new();
+    for p in &args.scenarios {
+        scenarios.push(crate::scenario::load(p)?);
+    }
+    let total: usize = scenarios.iter().map(|s| s.cases.len()).sum();
+    if total > SWEEP_LIMIT && !args.yes {
+        return Err(Error::Refused(format!(
+            "these scenarios expand to {total} cases, more than {SWEEP_LIMIT}: check with `pinscope plan`, then pass --yes to run them all"
+        )));
+    }
+    let mut session = open_session(args.device, args.anonymize)?;
+    let stop = install_interrupt_handler();
+    let opts = RunOptions {
+        allow_pinned: args.allow_pinned,
+        only: args.only.clone(),
+        quiet,
+        case_timeout,
+        write_report: !args.no_report,
+    };
+    let mut interrupted = false;
+    for s in &scenarios {
+        let out = run_scenario(&mut session, s, &args.out, &opts, &stop)?;
+        if !quiet || out.partial {
+            eprintln!("{}", out.summary);
+        }
+        println!("results: {}", out.csv.display());
+        if out.partial {
+            interrupted = true;
+            break;
+        }
+    }
+    if interrupted {
+        return Err(Error::Interrupted(
+            "partial results were written above; every finished case is in them".into(),
+        ));
+    }
+    Ok(0)
+}
+
+/// More cases than this need `--yes`.
+pub const SWEEP_LIMIT: usize = 2000;
+
+fn install_interrupt_handler() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let presses = Arc::new(AtomicU32::new(0));
+    let (s, p) = (stop.clone(), presses.clone());
+    // A second handler cannot be installed (e.g. in tests calling this twice): then Ctrl-C keeps
+    // its default behaviour, which is acceptable.
+    let _ = ctrlc::set_handler(move || {
+        if p.fetch_add(1, Ordering::SeqCst) >= 1 {
+            eprintln!("\nsecond interrupt: exiting now");
+            std::process::exit(130);
+        }
+        eprintln!(
+            "\ninterrupt: finishing the current sample, then writing what was measured (Ctrl-C again to quit at once)"
+        );
+        s.store(true, Ordering::SeqCst);
+    });
+    stop
+}
+
+pub struct RunOptions {
+    pub allow_pinned: f64,
+    pub only: Option<String>,
+    pub quiet: bool,
+    pub case_timeout: std::time::Duration,
+    pub write_report: bool,
+}
+
+pub struct ScenarioOutcome {
+    pub csv: PathBuf,
+    pub partial: bool,
+    pub summary: String,
+    pub rows: Vec<Row>,
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Runs every case of one scenario and writes its results files.
+pub fn run_scenario(
+    session: &mut Session,
+    scenario: &Scenario,
+    out_dir: &Path,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+) -> Result<ScenarioOutcome, Error> {
+    let started = chrono::Local::now();
+    let stamp = started.format("%Y%m%d-%H%M%S").to_string();
+    let run_id = format!("{stamp}-{}", std::process::id());
+    let csv = out_dir.join(format!(
+        "{stamp}-{}-{}.csv",
+        sanitize(&scenario.name),
+        sanitize(&session.machine.host_name)
+    ));
+    let mut writer = ResultsWriter::create(&csv)?;
+    let mut sidecar = Sidecar {
+        schema_version: crate::results::SCHEMA_VERSION,
+        pinscope_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: run_id.clone(),
+        started_at: started.to_rfc3339(),
+        finished_at: None,
+        partial: true,
+        command_line: std::env::args().collect(),
+        machine: session.machine.clone(),
+        scenarios: vec![ScenarioRecord {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            path: scenario.path.clone(),
+            text: scenario.text.clone(),
+        }],
+        observers: session.observers.statuses(),
+        claims: vec![],
+        probes: vec![],
+        derived: vec![],
+    };
+    let json = crate::results::sidecar_path(&csv);
+    sidecar.write_atomic(&json)?;
+
+    let ram = session.machine.ram_bytes;
+    let cases: Vec<&Case> = scenario
+        .cases
+        .iter()
+        .filter(|c| {
+            opts.only
+                .as_ref()
+                .is_none_or(|o| c.label.contains(o.as_str()))
+        })
+        .collect();
+    let bar = progress_bar(cases.len(), opts.quiet);
+    let mut all_rows = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        bar.set_message(case.title());
+        let outcome = match guard(case, ram, opts.allow_pinned, &session.gpu) {
+            Some(reason) => CaseOutcome::skipped(case, reason),
+            None => run_case(session, case, stop),
+        };
+        let ctx = RowContext {
+            run_id: &run_id,
+            started_at: &sidecar.started_at,
+            machine: &session.machine,
+        };
+        let (rows, samples) = outcome.into_rows(&ctx, case);
+        writer.write_case(&rows, &samples)?;
+        sidecar.probes.extend(outcome_probes(case, &rows));
+        all_rows.extend(rows);
+        bar.set_position(i as u64 + 1);
+    }
+    bar.finish_and_clear();
+    let partial = stop.load(Ordering::SeqCst);
+    sidecar.partial = partial;
+    sidecar.finished_at = Some(chrono::Local::now().to_rfc3339());
+    sidecar.claims = crate::claims::evaluate(scenario, &all_rows, &session.machine);
+    let drop_errors = cuda::take_drop_errors();
+    for e in &drop_errors {
+        sidecar
+            .derived
+            .push(("error while freeing".into(), e.clone()));
+    }
+    sidecar.write_atomic(&json)?;
+    let summary = summary_text(scenario, &all_rows, &sidecar, &csv);
+    if opts.write_report {
+        if let Err(e) = write_report_next_to(&csv, &scenario.name) {
+            eprintln!("warning: the HTML report could not be written: {e}");
+        }
+    }
+    Ok(ScenarioOutcome {
+        csv,
+        partial,
+        summary,
+        rows: all_rows,
+    })
+}
+
+fn write_report_next_to(csv: &Path, title: &str) -> Result<(), Error> {
+    let set = crate::results::ResultSet::load(csv)?;
+    let html = csv.with_extension("html");
+    crate::report::write_report(&[set], &html, title)
+}
+
+fn outcome_probes(case: &Case, rows: &[Row]) -> Vec<ProbeRecord> {
+    let _ = (case, rows);
+    Vec::new()
+}
+
+fn progress_bar(n: usize, quiet: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(n as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{prefix}[{bar:30}] case {pos}/{len} eta {eta} {wide_msg}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// Why a case must not run here, decided before anything is allocated.
+pub fn guard(case: &Case, ram: u64, allow_pinned: f64, gpu: &CudaGpu) -> Option<String> {
+    let pinned = case.pinned_bytes();
+    let cap = (ram as f64 * allow_pinned) as u64;
+    if ram > 0 && pinned > cap {
+        return Some(format!(
+            "it would pin {}, more than the cap of {} ({:.0}% of RAM; raise it with --allow-pinned)",
+            format_size(pinned),
+            format_size(cap),
+            allow_pinned * 100.0
+        ));
+    }
+    if ram > 0 && case.host_bytes() > ram.saturating_mul(9) / 10 {
+        return Some(format!(
+            "it needs {} of host memory, more than 90% of this machine's {}",
+            format_size(case.host_bytes()),
+            format_size(ram)
+        ));
+    }
+    if let Ok((free, _)) = gpu.mem_info() {
+        let need = case.device_bytes();
+        if need > free {
+            return Some(format!(
+                "it needs {} of device memory and only {} is free",
+                format_size(need),
+                format_size(free)
+            ));
+        }
+    }
+    None
+}
+
+/// What happened to one case.
+struct CaseOutcome {
+    status: Status,
+    lanes: Vec<(Lane, u64)>,
+    measured: crate::measure::Measured,
+    verified: String,
+    setup: strategy::SetupTimes,
+    footprint: Footprint,
+    snapshots: Vec<Snapshot>,
+    timeline: Vec<Snapshot>,
+    max_alloc_held: Option<u64>,
+    max_alloc_free: Option<u64>,
+}
+
+impl CaseOutcome {
+    fn skipped(case: &Case, reason: String) -> Self {
+        Self::empty(case, Status::Skipped(reason))
+    }
+    fn empty(case: &Case, status: Status) -> Self {
+        let lanes = match case.direction {
+            crate::scenario::Direction::H2d => vec![(Lane::H2d, case.size)],
+            crate::scenario::Direction::D2h => vec![(Lane::D2h, case.size)],
+            crate::scenario::Direction::Bidirectional => vec![
+                (Lane::H2d, case.size),
+                (Lane::D2h, case.size),
+                (Lane::Sum, 2 * case.size),
+            ],
+        };
+        CaseOutcome {
+            status,
+            lanes,
+            measured: Default::default(),
+            verified: "off".into(),
+            setup: Default::default(),
+            footprint: Default::default(),
+            snapshots: vec![],
+            timeline: vec![],
+            max_alloc_held: None,
+            max_alloc_free: None,
+        }
+    }
+}
+
+fn ledger_add(l: &Ledger, f: &Footprint) {
+    l.add(Category::PinnedAlloc, f.pinned_alloc);
+    l.add(Category::Registered, f.registered);
+    l.add(Category::Managed, f.managed);
+    l.add(Category::Staging, f.staging);
+    l.add(Category::Device, f.device);
+}
+
+fn ledger_sub(l: &Ledger, f: &Footprint) {
+    l.sub(Category::PinnedAlloc, f.pinned_alloc);
+    l.sub(Category::Registered, f.registered);
+    l.sub(Category::Managed, f.managed);
+    l.sub(Category::Staging, f.staging);
+    l.sub(Category::Device, f.device);
+}
+
+fn failed(e: &CudaError, phase: &str) -> Status {
+    Status::Failed(format!("{} ({phase})", e))
+}
+
+/// Largest device allocation that succeeds, to 64 MiB (binary search, each released at once).
+pub fn max_allocatable(gpu: &CudaGpu) -> Result<u64, CudaError> {
+    let step = 64 * MIB;
+    let (_, total) = gpu.mem_info()?;
+    let mut lo = 0u64; // known to succeed (in steps)
+    let mut hi = total / step + 1; // known to fail
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if cuda::try_device_alloc((mid * step) as usize)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo * step)
+}
+
+fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcome {
+    let gpu = strategy::Gpu {
+        kernels: &session.kernels,
+        gate: &session.gate,
+    };
+    let mut out = CaseOutcome::empty(case, Status::Ok);
+    let accounting = case.probes.accounting;
+    let obs = &mut session.observers;
+    let snap = |obs: &mut Observers, out: &mut CaseOutcome, phase: &str| {
+        if accounting {
+            out.snapshots.push(obs.snapshot(phase));
+        }
+    };
+    snap(obs, &mut out, "before");
+    let mut transfer = match strategy::allocate(case, &gpu) {
+        Ok(t) => t,
+        Err(e) => {
+            out.status = failed(&e, "allocation");
+            return out;
+        }
+    };
+    out.footprint = transfer.footprint();
+    ledger_add(&session.ledger, &out.footprint);
+    snap(obs, &mut out, "alloc");
+    let mut status = transfer
+        .touch(&gpu)
+        .map_err(|e| failed(&e, "first touch"))
+        .err();
+    snap(obs, &mut out, "touch");
+    if status.is_none() && case.probes.max_alloc {
+        match max_allocatable(&session.gpu) {
+            Ok(v) => out.max_alloc_held = Some(v),
+            Err(e) => status = Some(failed(&e, "max-alloc probe")),
+        }
+    }
+    if status.is_none() {
+        let batch = strategy::batch_for(case);
+        match crate::measure::run(transfer.as_mut(), &gpu, &case.measure, batch, stop) {
+            Ok(m) => out.measured = m,
+            Err((e, m)) => {
+                out.measured = m;
+                status = Some(failed(&e, "transfer"));
+            }
+        }
+    }
+    snap(obs, &mut out, "transfer");
+    if status.is_none() && case.measure.verify {
+        match transfer.verify(&gpu) {
+            Ok(Verified::Yes) => out.verified = "yes".into(),
+            Ok(Verified::Mismatch {
+                lane,
+                bad_words,
+                first,
+            }) => {
+                out.verified = "no".into();
+                status = Some(Status::Failed(format!(
+                    "data mismatch: {bad_words} of {} words wrong after {} (first at word {})",
+                    case.size / 4,
+                    lane.name(),
+                    first.map_or("?".into(), |f| f.to_string())
+                )));
+            }
+            Err(e) => status = Some(failed(&e, "verification")),
+        }
+    }
+    out.setup = transfer.setup();
+    match transfer.free() {
+        Ok(t) => out.setup = t,
+        Err(e) => {
+            status.get_or_insert(failed(&e, "free"));
+        }
+    }
+    ledger_sub(&session.ledger, &out.footprint);
+    snap(obs, &mut out, "free");
+    if accounting && !case.probes.hold_after_free.is_zero() {
+        out.timeline = probe::timeline(
+            obs,
+            case.probes.hold_after_free,
+            case.probes.hold_interval,
+            stop,
+        );
+    }
+    if case.probes.max_alloc {
+        if let Ok(v) = max_allocatable(&session.gpu) {
+            out.max_alloc_free = Some(v);
+        }
+    }
+    if let Some(s) = status {
+        out.status = s;
+    } else if out.measured.stopped_by == "interrupted" && out.measured.samples.is_empty() {
+        out.status = Status::Skipped("interrupted".into());
+    }
+    out
+}
+
+struct RowContext<'a> {
+    run_id: &'a str,
+    started_at: &'a str,
+    machine: &'a Machine,
+}
+
+fn stat(v: &[f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let med = crate::measure::median(v);
+    let min = v.iter().copied().reduce(f64::min);
+    let max = v.iter().copied().reduce(f64::max);
+    (med, min, max)
+}
+
+fn outliers(v: &[f64]) -> u32 {
+    let Some(m) = crate::measure::median(v) else {
+        return 0;
+    };
+    let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    let mad = crate::measure::median(&dev).unwrap_or(0.0) * 1.4826;
+    if mad == 0.0 {
+        return 0;
+    }
+    v.iter().filter(|x| (*x - m).abs() > 3.0 * mad).count() as u32
+}
+
+impl CaseOutcome {
+    fn into_rows(&self, ctx: &RowContext, case: &Case) -> (Vec<Row>, Vec<SampleRow>) {
+        let key = case.key();
+        let mut rows = Vec::new();
+        let mut samples = Vec::new();
+        let before = self.snapshots.iter().find(|s| s.phase == "before");
+        let after_touch = self.snapshots.iter().find(|s| s.phase == "touch");
+        let end = self
+            .timeline
+            .last()
+            .or_else(|| self.snapshots.iter().find(|s| s.phase == "free"));
+        let mut accounting = Vec::new();
+        if let Some(b) = before {
+            for (phase, snap) in [("alloc", after_touch), ("free", end)] {
+                if let Some(a) = snap {
+                    for (m, v) in probe::column_values(b, a) {
+                        accounting.push((phase.to_string(), m, v));
+                    }
+                }
+            }
+        }
+        for (lane, bytes) in &self.lanes {
+            let bw = self.measured.bandwidth(*lane, *bytes);
+            let times = self.measured.times(*lane);
+            let (bmed, bmin, bmax) = stat(&bw);
+            let (tmed, tmin, tmax) = stat(&times);
+            let spread = crate::measure::relative_spread(&bw).map(|s| s * 100.0);
+            let wall = self.measured.wall_times();
+            let reg = self
+                .measured
+                .samples
+                .iter()
+                .filter_map(|s| s.register_ms)
+                .collect::<Vec<_>>();
+            let unreg = self
+                .measured
+                .samples
+                .iter()
+                .filter_map(|s| s.unregister_ms)
+                .collect::<Vec<_>>();
+            rows.push(Row {
+                run_id: ctx.run_id.into(),
+                started_at: ctx.started_at.into(),
+                machine: ctx.machine.key(),
+                scenario: case.scenario.clone(),
+                case_label: case.label.clone(),
+                case_index: case.index,
+                case_key: key.clone(),
+                lane: *lane,
+                host: case.host.to_string(),
+                flags: case.flags.label(),
+                engine: case.engine.to_string(),
+                direction: case.direction.to_string(),
+                mode: case.mode.to_string(),
+                size_bytes: case.size,
+                chunk_bytes: case.chunk.unwrap_or(0),
+                ring: case.ring,
+                streams: case.streams,
+                threads: case.threads,
+                batch: self.measured.batch,
+                axes: case
+                    .axes
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(";"),
+                status: self.status.clone(),
+                samples: bw.len() as u32,
+                outliers: outliers(&bw),
+                bw_median_gbs: bmed,
+                bw_min_gbs: bmin,
+                bw_max_gbs: bmax,
+                bw_spread_pct: spread,
+                time_median_ms: tmed,
+                time_min_ms: tmin,
+                time_max_ms: tmax,
+                wall_median_ms: crate::measure::median(&wall),
+                verified: self.verified.clone(),
+                alloc_ms: self.setup.alloc_ms,
+                register_ms: crate::measure::median(&reg).or(self.setup.register_ms),
+                unregister_ms: crate::measure::median(&unreg).or(self.setup.unregister_ms),
+                free_ms: self.setup.free_ms,
+                pinned_bytes: self.footprint.pinned_alloc
+                    + self.footprint.registered
+                    + self.footprint.staging,
+                device_bytes: self.footprint.device,
+                accounting: accounting.clone(),
+                max_alloc_held_mib: self.max_alloc_held.map(|v| v as f64 / MIB as f64),
+                max_alloc_free_mib: self.max_alloc_free.map(|v| v as f64 / MIB as f64),
+            });
+            let l = lane.name().to_string();
+            for (i, v) in bw.iter().enumerate() {
+                samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: l.clone(),
+                    series: "bw_gbs".into(),
+                    index: i.to_string(),
+                    t_ms: None,
+                    value: *v,
+                });
+            }
+            for (i, v) in self.measured.event_times(*lane).iter().enumerate() {
+                samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: l.clone(),
+                    series: "event_ms".into(),
+                    index: i.to_string(),
+                    t_ms: None,
+                    value: *v,
+                });
+            }
+            for (i, v) in wall.iter().enumerate() {
+                samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: l.clone(),
+                    series: "wall_ms".into(),
+                    index: i.to_string(),
+                    t_ms: None,
+                    value: *v,
+                });
+            }
+        }
+        // Accounting: every observer's absolute reading at every phase, and the hold timeline.
+        for s in &self.snapshots {
+            for (o, r) in &s.readings {
+                samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: String::new(),
+                    series: format!("phase:{o}.{}", r.metric),
+                    index: s.phase.clone(),
+                    t_ms: Some(s.t_ms),
+                    value: r.value,
+                });
+            }
+        }
+        let t0 = self
+            .snapshots
+            .iter()
+            .find(|s| s.phase == "free")
+            .map_or(0.0, |s| s.t_ms);
+        for (i, s) in self.timeline.iter().enumerate() {
+            for (o, r) in &s.readings {
+                samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: String::new(),
+                    series: format!("timeline:{o}.{}", r.metric),
+                    index: i.to_string(),
+                    t_ms: Some(s.t_ms - t0),
+                    value: r.value,
+                });
+            }
+        }
+        (rows, samples)
+    }
+}
+
+fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar, csv: &Path) -> String {
+    let mut s = format!("\n{} — {}\n", scenario.name, scenario.description);
+    s.push_str(&format!(
+        "{:<4} {:<34} {:<5} {:>10} {:>10} {:>7} {:>4} {:>8}  {}\n",
+        "#", "case", "lane", "size", "GB/s", "spread", "n", "verified", "status"
+    ));
+    for r in rows {
+        let title = if r.axes.is_empty() {
+            r.case_label.clone()
+        } else {
+            format!("{} {}", r.case_label, r.axes.replace(';', " "))
+        };
+        s.push_str(&format!(
+            "{:<4} {:<34} {:<5} {:>10} {:>10} {:>7} {:>4} {:>8}  {}\n",
+            r.case_index,
+            truncate(&title, 34),
+            r.lane.name(),
+            format_size(r.size_bytes),
+            r.bw_median_gbs.map_or("-".into(), |v| format!("{v:.2}")),
+            r.bw_spread_pct.map_or("-".into(), |v| format!("{v:.1}%")),
+            r.samples,
+            r.verified,
+            r.status.to_field()
+        ));
+    }
+    if !sidecar.claims.is_empty() {
+        s.push_str("\nclaims:\n");
+        for c in &sidecar.claims {
+            s.push_str(&format!("  [{}] {} — {}\n", c.verdict, c.text, c.detail));
+        }
+    }
+    if sidecar.partial {
+        s.push_str("\nthe run was interrupted: the files hold every case that finished\n");
+    }
+    s.push_str(&format!("\nresults: {}\n", csv.display()));
+    s
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let t: String = s.chars().take(n - 1).collect();
+        format!("{t}…")
+    }
 }
 
 /// `pinscope info`.
 pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
-    let _ = args;
-    Err(Error::NoGpu("`info` is not built yet".into()))
+    let mut machine = crate::platform::this_machine(args.anonymize);
+    let session = match open_session(args.device, args.anonymize) {
+        Ok(s) => Some(s),
+        Err(Error::NoGpu(why)) => {
+            println!("GPU: none usable — {why}");
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(s) = &session {
+        machine = s.machine.clone();
+    }
+    if args.json {
+        let v = serde_json::json!({
+            "machine": machine,
+            "observers": session.as_ref().map(|s| s.observers.statuses()),
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(0);
+    }
+    println!("host:      {}", machine.host_name);
+    println!(
+        "platform:  {} ({})",
+        machine.platform,
+        machine.platform_evidence.join("; ")
+    );
+    println!("os:        {}", machine.os);
+    println!("kernel:    {}", machine.kernel);
+    println!(
+        "cpu:       {} ({} threads)",
+        machine.cpu, machine.cpu_threads
+    );
+    println!("ram:       {}", format_size(machine.ram_bytes));
+    if let Some(g) = &machine.gpu {
+        println!(
+            "gpu:       {} [{}] cc {} {}",
+            g.name,
+            g.uuid,
+            g.compute_capability,
+            format_size(g.total_memory_bytes)
+        );
+        println!(
+            "driver:    {} (CUDA {}), model {}",
+            g.driver_version, g.cuda_driver_version, g.driver_model
+        );
+        println!(
+            "pci:       {} link {}",
+            g.pci_bus_id,
+            machine.key().pcie_link
+        );
+        println!(
+            "maps host memory: {}, integrated: {}, copy engines: {}, SMs: {}",
+            g.can_map_host_memory, g.integrated, g.async_engines, g.multiprocessors
+        );
+    }
+    if let Some(s) = &session {
+        println!("observers:");
+        for o in s.observers.statuses() {
+            match o.reason {
+                None if o.available => println!("  {:<8} available", o.name),
+                r => println!("  {:<8} unavailable: {}", o.name, r.unwrap_or_default()),
+            }
+        }
+        if args.probe {
+            match max_allocatable(&s.gpu) {
+                Ok(v) => println!("max allocatable device memory: {}", format_size(v)),
+                Err(e) => println!("max allocatable device memory: probe failed: {e}"),
+            }
+        }
+    }
+    Ok(if session.is_some() { 0 } else { 3 })
 }

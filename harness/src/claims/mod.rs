@@ -59,3 +59,136 @@ pub struct Claim {
     /// Platforms where the claim applies (`linux`, `wsl2`, `windows-wddm`, `windows-tcc`); empty = all.
     pub platforms: Vec<String>,
 }
+
+use crate::platform::Machine;
+use crate::results::{ClaimVerdict, Row};
+use crate::scenario::Scenario;
+
+/// The value of a named metric in a result row (`None` when not measured or not observable).
+pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
+    match metric {
+        "bw_median_gbs" => row.bw_median_gbs,
+        "time_median_ms" => row.time_median_ms,
+        "wall_median_ms" => row.wall_median_ms,
+        "alloc_ms" => row.alloc_ms,
+        "register_ms" => row.register_ms,
+        "unregister_ms" => row.unregister_ms,
+        "free_ms" => row.free_ms,
+        "max_alloc_held_mib" => row.max_alloc_held_mib,
+        "max_alloc_free_mib" => row.max_alloc_free_mib,
+        "max_alloc_drop_mib" => Some(row.max_alloc_free_mib? - row.max_alloc_held_mib?),
+        m => {
+            let rest = m.strip_prefix("d_")?.strip_suffix("_mib")?;
+            let (phase, name) = rest.split_once('_')?;
+            row.accounting_value(phase, name)
+        }
+    }
+}
+
+/// The platform names a claim can be restricted to that describe this machine.
+pub fn platform_tags(machine: &Machine) -> Vec<String> {
+    let mut v = vec![machine.platform.clone()];
+    if machine.platform == "windows" {
+        if let Some(g) = &machine.gpu {
+            v.push(format!("windows-{}", g.driver_model));
+        }
+    }
+    v
+}
+
+fn rows_of<'a>(rows: &'a [Row], label: &str) -> Vec<&'a Row> {
+    let mut v: Vec<&Row> = rows.iter().filter(|r| r.case_label == label).collect();
+    // One lane per case: the first (h2d, d2h, or h2d of a bidirectional case).
+    v.dedup_by(|a, b| a.case_key == b.case_key);
+    v
+}
+
+/// Checks every claim of `scenario` against the rows of a run on `machine`.
+pub fn evaluate(scenario: &Scenario, rows: &[Row], machine: &Machine) -> Vec<ClaimVerdict> {
+    let tags = platform_tags(machine);
+    scenario
+        .claims
+        .iter()
+        .map(|c| {
+            let (verdict, detail) = judge(c, rows, &tags);
+            ClaimVerdict {
+                scenario: scenario.name.clone(),
+                text: c.text.clone(),
+                verdict: verdict.into(),
+                detail,
+            }
+        })
+        .collect()
+}
+
+fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (&'static str, String) {
+    const NA: &str = "not applicable here";
+    if !c.platforms.is_empty() && !c.platforms.iter().any(|p| tags.contains(p)) {
+        return (
+            NA,
+            format!(
+                "applies to {}; this machine is {}",
+                c.platforms.join(", "),
+                tags.join("/")
+            ),
+        );
+    }
+    let subject = rows_of(rows, &c.case);
+    if subject.is_empty() {
+        return (NA, format!("case `{}` did not run", c.case));
+    }
+    let mut worst: Option<(f64, f64)> = None;
+    for r in &subject {
+        if !r.status.is_ok() {
+            return (NA, format!("case `{}` {}", c.case, r.status.to_field()));
+        }
+        let Some(v) = metric_value(r, &c.metric) else {
+            return (
+                NA,
+                format!("{} was not observable here for `{}`", c.metric, c.case),
+            );
+        };
+        let reference = match c.relative_to.as_deref() {
+            None => 1.0,
+            Some("pinned_bytes") | Some("size") => {
+                let bytes = if c.relative_to.as_deref() == Some("size") {
+                    r.size_bytes
+                } else {
+                    r.pinned_bytes
+                } as f64;
+                if c.metric.ends_with("_mib") {
+                    bytes / (1u64 << 20) as f64
+                } else {
+                    bytes
+                }
+            }
+            Some(other) => {
+                let Some((label, metric)) = other.split_once('.') else {
+                    return (NA, format!("bad reference `{other}`"));
+                };
+                let refs = rows_of(rows, label);
+                match refs
+                    .first()
+                    .filter(|r| r.status.is_ok())
+                    .and_then(|r| metric_value(r, metric))
+                {
+                    Some(v) => v,
+                    None => return (NA, format!("reference `{other}` was not measured")),
+                }
+            }
+        };
+        let bound = c.factor * reference;
+        if !c.op.holds(v, bound) {
+            return (
+                "not held",
+                format!("{} = {v:.3}, needs {} {bound:.3}", c.metric, c.op.symbol()),
+            );
+        }
+        worst = Some((v, bound));
+    }
+    let (v, bound) = worst.unwrap_or((0.0, 0.0));
+    (
+        "held",
+        format!("{} = {v:.3} {} {bound:.3}", c.metric, c.op.symbol()),
+    )
+}

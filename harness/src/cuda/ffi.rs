@@ -105,8 +105,10 @@ impl Gpu {
         }
         let mut count = 0i32;
         // SAFETY: `count` is a valid out-pointer.
-        check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })
-            .map_err(OpenError::Cuda)?;
+        check("cuDeviceGetCount", unsafe {
+            sys::cuDeviceGetCount(&mut count)
+        })
+        .map_err(OpenError::Cuda)?;
         if count <= 0 {
             return Err(OpenError::NoDevice("no devices".into()));
         }
@@ -118,8 +120,10 @@ impl Gpu {
         }
         let mut dev: sys::CUdevice = 0;
         // SAFETY: valid out-pointer; ordinal < count.
-        check("cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, ordinal as i32) })
-            .map_err(OpenError::Cuda)?;
+        check("cuDeviceGet", unsafe {
+            sys::cuDeviceGet(&mut dev, ordinal as i32)
+        })
+        .map_err(OpenError::Cuda)?;
         let mut ctx: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: valid out-pointer and device handle.
         check("cuDevicePrimaryCtxRetain", unsafe {
@@ -156,7 +160,8 @@ impl Gpu {
         let _ = unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, self.dev) };
         let mut uuid = sys::CUuuid { bytes: [0; 16] };
         // SAFETY: valid out-pointer.
-        let uuid_ok = unsafe { sys::cuDeviceGetUuid(&mut uuid, self.dev) } == sys::CUresult::CUDA_SUCCESS;
+        let uuid_ok =
+            unsafe { sys::cuDeviceGetUuid(&mut uuid, self.dev) } == sys::CUresult::CUDA_SUCCESS;
         let mut total = 0usize;
         // SAFETY: valid out-pointer.
         let _ = unsafe { sys::cuDeviceTotalMem_v2(&mut total, self.dev) };
@@ -173,14 +178,33 @@ impl Gpu {
             == sys::CUresult::CUDA_SUCCESS
             && mask != 0;
         let cstr = |b: &[i8]| -> String {
-            let bytes: Vec<u8> = b.iter().take_while(|c| **c != 0).map(|c| *c as u8).collect();
+            let bytes: Vec<u8> = b
+                .iter()
+                .take_while(|c| **c != 0)
+                .map(|c| *c as u8)
+                .collect();
             String::from_utf8_lossy(&bytes).into_owned()
         };
         let u = uuid.bytes.map(|b| b as u8);
         let uuid_s = if uuid_ok {
             format!(
                 "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
-                u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]
+                u[0],
+                u[1],
+                u[2],
+                u[3],
+                u[4],
+                u[5],
+                u[6],
+                u[7],
+                u[8],
+                u[9],
+                u[10],
+                u[11],
+                u[12],
+                u[13],
+                u[14],
+                u[15]
             )
         } else {
             String::new()
@@ -199,8 +223,11 @@ impl Gpu {
             tcc: self.attr(A::CU_DEVICE_ATTRIBUTE_TCC_DRIVER) != 0,
             integrated: self.attr(A::CU_DEVICE_ATTRIBUTE_INTEGRATED) != 0,
             can_map_host_memory: self.attr(A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) != 0,
-            concurrent_managed_access: self.attr(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0,
-            multiprocessors: self.attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).max(1) as u32,
+            concurrent_managed_access: self.attr(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)
+                != 0,
+            multiprocessors: self
+                .attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .max(1) as u32,
             async_engines: self.attr(A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT).max(0) as u32,
             luid: luid_ok.then(|| luid.map(|b| b as u8)),
         }
@@ -210,7 +237,9 @@ impl Gpu {
     pub fn mem_info(&self) -> Result<(u64, u64), CudaError> {
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: valid out-pointers; the context is current on this thread (set by `open`).
-        check("cuMemGetInfo", unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) })?;
+        check("cuMemGetInfo", unsafe {
+            sys::cuMemGetInfo_v2(&mut free, &mut total)
+        })?;
         Ok((free as u64, total as u64))
     }
 
@@ -356,7 +385,11 @@ impl HostBuffer {
         let t = Instant::now();
         // SAFETY: ptr/len describe memory this buffer owns; registration is undone in `unregister`/Drop.
         check("cuMemHostRegister", unsafe {
-            sys::cuMemHostRegister_v2(self.ptr.as_ptr().cast(), self.len.max(1), register_flags(flags))
+            sys::cuMemHostRegister_v2(
+                self.ptr.as_ptr().cast(),
+                self.len.max(1),
+                register_flags(flags),
+            )
         })?;
         self.register_ms = Some(ms_since(t));
         self.registered = true;
@@ -373,7 +406,11 @@ impl HostBuffer {
         let t = Instant::now();
         // SAFETY: valid out-pointer; ATTACH_GLOBAL is a valid flag.
         check("cuMemAllocManaged", unsafe {
-            sys::cuMemAllocManaged(&mut d, len.max(1), sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32)
+            sys::cuMemAllocManaged(
+                &mut d,
+                len.max(1),
+                sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32,
+            )
         })?;
         let ptr = NonNull::new(d as usize as *mut u8)
             .ok_or_else(|| CudaError::new("cuMemAllocManaged", "returned a null pointer"))?;
@@ -470,19 +507,20 @@ impl HostBuffer {
     }
 
     /// Page-locks `len` bytes at `offset` until the returned guard is dropped or unregistered.
-    pub fn register_range(
-        &self,
-        offset: usize,
-        len: usize,
-    ) -> Result<Registration<'_>, CudaError> {
+    pub fn register_range(&self, offset: usize, len: usize) -> Result<Registration<'_>, CudaError> {
         if offset.checked_add(len).is_none_or(|end| end > self.len) {
-            return Err(CudaError::new("cuMemHostRegister", "range outside the buffer"));
+            return Err(CudaError::new(
+                "cuMemHostRegister",
+                "range outside the buffer",
+            ));
         }
         // SAFETY: offset+len is within the buffer (checked above).
         let p = unsafe { self.ptr.as_ptr().add(offset) };
         let t = Instant::now();
         // SAFETY: [p, p+len) is memory this buffer owns; the guard unregisters it.
-        check("cuMemHostRegister", unsafe { sys::cuMemHostRegister_v2(p.cast(), len.max(1), 0) })?;
+        check("cuMemHostRegister", unsafe {
+            sys::cuMemHostRegister_v2(p.cast(), len.max(1), 0)
+        })?;
         Ok(Registration {
             ptr: p,
             len,
@@ -522,7 +560,9 @@ impl Registration<'_> {
         self.active = false;
         let t = Instant::now();
         // SAFETY: registered in `register_range`, unregistered once (active is now false).
-        check("cuMemHostUnregister", unsafe { sys::cuMemHostUnregister(self.ptr.cast()) })?;
+        check("cuMemHostUnregister", unsafe {
+            sys::cuMemHostUnregister(self.ptr.cast())
+        })?;
         Ok(ms_since(t))
     }
 }
@@ -552,7 +592,9 @@ impl DeviceBuffer {
         let mut d: sys::CUdeviceptr = 0;
         let t = Instant::now();
         // SAFETY: valid out-pointer.
-        check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut d, len.max(1)) })?;
+        check("cuMemAlloc", unsafe {
+            sys::cuMemAlloc_v2(&mut d, len.max(1))
+        })?;
         Ok(DeviceBuffer {
             ptr: d,
             len,
@@ -649,7 +691,10 @@ impl Stream {
         len: usize,
     ) -> Result<(), CudaError> {
         if !in_bounds(dst_off, len, dst.len) || !in_bounds(src_off, len, src.len) {
-            return Err(CudaError::new("cuMemcpyHtoDAsync", "range outside a buffer"));
+            return Err(CudaError::new(
+                "cuMemcpyHtoDAsync",
+                "range outside a buffer",
+            ));
         }
         // SAFETY: both ranges are inside live allocations (checked above); the caller keeps the
         // host buffer alive and unmodified until the stream has passed this copy.
@@ -673,7 +718,10 @@ impl Stream {
         len: usize,
     ) -> Result<(), CudaError> {
         if !in_bounds(dst_off, len, dst.len) || !in_bounds(src_off, len, src.len) {
-            return Err(CudaError::new("cuMemcpyDtoHAsync", "range outside a buffer"));
+            return Err(CudaError::new(
+                "cuMemcpyDtoHAsync",
+                "range outside a buffer",
+            ));
         }
         // SAFETY: both ranges are inside live allocations; the caller does not read the host range
         // until the stream has passed this copy (it synchronises first).
@@ -689,20 +737,26 @@ impl Stream {
 
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: live stream.
-        check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(self.raw) })
+        check("cuStreamSynchronize", unsafe {
+            sys::cuStreamSynchronize(self.raw)
+        })
     }
 
     /// Makes this stream wait for `event`.
     pub fn wait(&self, event: &Event) -> Result<(), CudaError> {
         // SAFETY: live stream and event.
-        check("cuStreamWaitEvent", unsafe { sys::cuStreamWaitEvent(self.raw, event.raw, 0) })
+        check("cuStreamWaitEvent", unsafe {
+            sys::cuStreamWaitEvent(self.raw, event.raw, 0)
+        })
     }
 }
 
 impl Drop for Stream {
     fn drop(&mut self) {
         // SAFETY: created by cuStreamCreate, destroyed once.
-        if let Err(e) = check("cuStreamDestroy", unsafe { sys::cuStreamDestroy_v2(self.raw) }) {
+        if let Err(e) = check("cuStreamDestroy", unsafe {
+            sys::cuStreamDestroy_v2(self.raw)
+        }) {
             record_drop_error("destroying a stream", e);
         }
     }
@@ -724,11 +778,15 @@ impl Event {
     }
     pub fn record(&self, stream: &Stream) -> Result<(), CudaError> {
         // SAFETY: live event and stream.
-        check("cuEventRecord", unsafe { sys::cuEventRecord(self.raw, stream.raw) })
+        check("cuEventRecord", unsafe {
+            sys::cuEventRecord(self.raw, stream.raw)
+        })
     }
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: live event.
-        check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(self.raw) })
+        check("cuEventSynchronize", unsafe {
+            sys::cuEventSynchronize(self.raw)
+        })
     }
     /// Milliseconds from `self` to `end` (both recorded and complete).
     pub fn elapsed_ms(&self, end: &Event) -> Result<f64, CudaError> {
@@ -744,7 +802,9 @@ impl Event {
 impl Drop for Event {
     fn drop(&mut self) {
         // SAFETY: created by cuEventCreate, destroyed once.
-        if let Err(e) = check("cuEventDestroy", unsafe { sys::cuEventDestroy_v2(self.raw) }) {
+        if let Err(e) = check("cuEventDestroy", unsafe {
+            sys::cuEventDestroy_v2(self.raw)
+        }) {
             record_drop_error("destroying an event", e);
         }
     }
@@ -832,7 +892,9 @@ impl Module {
             .map_err(|_| CudaError::new("cuModuleLoadData", "PTX contains a NUL byte"))?;
         let mut m: sys::CUmodule = std::ptr::null_mut();
         // SAFETY: NUL-terminated PTX text, valid out-pointer; the context is current.
-        check("cuModuleLoadData", unsafe { sys::cuModuleLoadData(&mut m, text.as_ptr().cast()) })?;
+        check("cuModuleLoadData", unsafe {
+            sys::cuModuleLoadData(&mut m, text.as_ptr().cast())
+        })?;
         Ok(Module { raw: m })
     }
     pub(super) fn function(&self, name: &str) -> Result<sys::CUfunction, CudaError> {
@@ -854,4 +916,14 @@ impl Drop for Module {
             record_drop_error("unloading the PTX module", e);
         }
     }
+}
+
+/// `cuMemGetInfo` for the context current on this thread: (free, total) bytes.
+pub fn cuda_mem_info() -> Result<(u64, u64), CudaError> {
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: valid out-pointers; fails cleanly with no current context.
+    check("cuMemGetInfo", unsafe {
+        sys::cuMemGetInfo_v2(&mut free, &mut total)
+    })?;
+    Ok((free as u64, total as u64))
 }

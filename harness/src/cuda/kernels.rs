@@ -43,7 +43,10 @@ fn range_ptr(
         .kernel_ptr()
         .ok_or_else(|| CudaError::new(what, "memory is not mapped into the GPU's address space"))?;
     if offset.checked_add(len).is_none_or(|e| e > buf.byte_len()) || len % 16 != 0 {
-        return Err(CudaError::new(what, "range outside the buffer or not a multiple of 16 bytes"));
+        return Err(CudaError::new(
+            what,
+            "range outside the buffer or not a multiple of 16 bytes",
+        ));
     }
     Ok(base + offset as u64)
 }
@@ -84,7 +87,13 @@ impl Kernels {
         let mut s = range_ptr(src, src_off, len, "copy kernel")?;
         let mut d = range_ptr(dst, dst_off, len, "copy kernel")?;
         let mut n = (len / 16) as u64;
-        launch(self.copy, self.blocks, THREADS, stream, &mut [arg(&mut s), arg(&mut d), arg(&mut n)])
+        launch(
+            self.copy,
+            self.blocks,
+            THREADS,
+            stream,
+            &mut [arg(&mut s), arg(&mut d), arg(&mut n)],
+        )
     }
 
     /// Reads `len` bytes (zero-copy read bandwidth); `sink` receives at most one word.
@@ -98,7 +107,13 @@ impl Kernels {
         let mut s = range_ptr(src, 0, len, "read kernel")?;
         let mut k = range_ptr(sink, 0, 16, "read kernel")?;
         let mut n = (len / 16) as u64;
-        launch(self.read, self.blocks, THREADS, stream, &mut [arg(&mut s), arg(&mut n), arg(&mut k)])
+        launch(
+            self.read,
+            self.blocks,
+            THREADS,
+            stream,
+            &mut [arg(&mut s), arg(&mut n), arg(&mut k)],
+        )
     }
 
     /// Writes the verification pattern over `len` bytes.
@@ -112,7 +127,13 @@ impl Kernels {
         let mut d = range_ptr(dst, 0, len, "write kernel")?;
         let mut n = (len / 16) as u64;
         let mut seed = seed;
-        launch(self.write, self.blocks, THREADS, stream, &mut [arg(&mut d), arg(&mut n), arg(&mut seed)])
+        launch(
+            self.write,
+            self.blocks,
+            THREADS,
+            stream,
+            &mut [arg(&mut d), arg(&mut n), arg(&mut seed)],
+        )
     }
 
     /// Counts words of `buf[..len]` that differ from the pattern; result buffer must hold 16 bytes.
@@ -212,7 +233,10 @@ mod tests {
             .lines()
             .find_map(|l| l.trim().strip_prefix(".target sm_"))
             .expect("a .target line");
-        assert!(target.trim().parse::<u32>().unwrap() <= 52, "target sm_{target}");
+        assert!(
+            target.trim().parse::<u32>().unwrap() <= 52,
+            "target sm_{target}"
+        );
         assert!(PTX.contains(".address_size 64"));
     }
 

@@ -43,12 +43,14 @@ pub fn pattern_word(j: u64, seed: u32) -> u32 {
 pub fn fill_pattern(buf: &mut [u8], first_word: u64, seed: u32) {
     use rayon::prelude::*;
     const BLOCK: usize = 1 << 20;
-    buf.par_chunks_mut(BLOCK).enumerate().for_each(|(b, chunk)| {
-        let base = first_word + (b * BLOCK / 4) as u64;
-        for (i, w) in chunk.chunks_exact_mut(4).enumerate() {
-            w.copy_from_slice(&pattern_word(base + i as u64, seed).to_le_bytes());
-        }
-    });
+    buf.par_chunks_mut(BLOCK)
+        .enumerate()
+        .for_each(|(b, chunk)| {
+            let base = first_word + (b * BLOCK / 4) as u64;
+            for (i, w) in chunk.chunks_exact_mut(4).enumerate() {
+                w.copy_from_slice(&pattern_word(base + i as u64, seed).to_le_bytes());
+            }
+        });
 }
 
 /// Counts words of `buf` that differ from the pattern, and the first bad word index.
@@ -108,7 +110,11 @@ mod tests {
         buf[4 * 1000 + 1] ^= 0xff;
         assert_eq!(check_pattern(&buf, 0, 7), (1, Some(1000)));
         let zeros = vec![0u8; 4096];
-        assert_eq!(check_pattern(&zeros, 0, 7).0, 1023, "word 0 of seed 7 is 7, the rest differ");
+        assert_eq!(
+            check_pattern(&zeros, 0, 7).0,
+            1023,
+            "word 0 of seed 7 is 7, the rest differ"
+        );
     }
 
     #[test]
@@ -117,7 +123,11 @@ mod tests {
         assert_eq!(pattern_word(0, 0), 0);
         assert_eq!(pattern_word(1, 0), 0x9E37_79B1);
         assert_eq!(pattern_word(2, 5), 0x9E37_79B1u32.wrapping_mul(2) ^ 5);
-        assert_eq!(pattern_word(1 << 32, 3), 3, "only the low 32 bits of j count");
+        assert_eq!(
+            pattern_word(1 << 32, 3),
+            3,
+            "only the low 32 bits of j count"
+        );
     }
 
     #[test]

@@ -1,1 +1,140 @@
-//! (to be written)
+//! Sampling: warm-up, then samples until the spread target, the sample cap or the time limit.
+//! Every raw sample is kept; nothing is dropped.
+
+use crate::cuda::CudaError;
+use crate::results::Lane;
+use crate::scenario::Measure;
+use crate::strategy::{Gpu, SampleTimes, Transfer};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// All samples of one case.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    pub batch: u32,
+    pub samples: Vec<SampleTimes>,
+    /// Why sampling stopped: `spread`, `max_samples`, `time_limit`, `interrupted`.
+    pub stopped_by: String,
+}
+
+impl Measured {
+    /// Bandwidth samples (GB/s) of a lane, in sample order.
+    pub fn bandwidth(&self, lane: Lane, bytes_per_transfer: u64) -> Vec<f64> {
+        let bytes = bytes_per_transfer as f64 * f64::from(self.batch);
+        self.samples
+            .iter()
+            .filter_map(|s| s.lanes.iter().find(|(l, _)| *l == lane))
+            .map(|(_, ms)| bytes / (ms / 1e3) / crate::units::GB)
+            .collect()
+    }
+    /// Per-transfer times (ms) of a lane: the time bandwidth is computed from.
+    pub fn times(&self, lane: Lane) -> Vec<f64> {
+        let per = f64::from(self.batch.max(1));
+        self.samples
+            .iter()
+            .filter_map(|s| s.lanes.iter().find(|(l, _)| *l == lane))
+            .map(|(_, ms)| ms / per)
+            .collect()
+    }
+    pub fn event_times(&self, lane: Lane) -> Vec<f64> {
+        let per = f64::from(self.batch.max(1));
+        self.samples
+            .iter()
+            .filter_map(|s| s.event_ms.iter().find(|(l, _)| *l == lane))
+            .map(|(_, ms)| ms / per)
+            .collect()
+    }
+    pub fn wall_times(&self) -> Vec<f64> {
+        let per = f64::from(self.batch.max(1));
+        self.samples.iter().map(|s| s.wall_ms / per).collect()
+    }
+}
+
+/// Median of a slice (NaN-free input), `None` when empty.
+pub fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    Some(if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    })
+}
+
+/// MAD / median: the relative spread the stopping rule uses.
+pub fn relative_spread(v: &[f64]) -> Option<f64> {
+    let m = median(v)?;
+    let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    let mad = median(&dev)?;
+    (m > 0.0).then_some(mad / m)
+}
+
+/// Runs warm-up transfers, then samples `transfer` until the stopping rule says enough.
+/// On an error the samples so far are returned with it.
+pub fn run(
+    transfer: &mut dyn Transfer,
+    gpu: &Gpu,
+    m: &Measure,
+    batch: u32,
+    stop: &AtomicBool,
+) -> Result<Measured, (CudaError, Measured)> {
+    let mut out = Measured {
+        batch,
+        ..Default::default()
+    };
+    for _ in 0..m.warmup {
+        if let Err(e) = transfer.sample(gpu, batch) {
+            return Err((e, out));
+        }
+    }
+    let lane = transfer.lanes()[0];
+    let bytes = transfer.bytes(lane);
+    let started = Instant::now();
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            out.stopped_by = "interrupted".into();
+            break;
+        }
+        match transfer.sample(gpu, batch) {
+            Ok(s) => out.samples.push(s),
+            Err(e) => return Err((e, out)),
+        }
+        let n = out.samples.len() as u32;
+        if n < m.min_samples {
+            continue;
+        }
+        if n >= m.max_samples {
+            out.stopped_by = "max_samples".into();
+            break;
+        }
+        if relative_spread(&out.bandwidth(lane, bytes)).is_some_and(|s| s <= m.target_spread) {
+            out.stopped_by = "spread".into();
+            break;
+        }
+        if started.elapsed() >= m.time_limit {
+            out.stopped_by = "time_limit".into();
+            break;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_spread() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        let s = relative_spread(&[10.0, 10.0, 11.0, 9.0, 10.0]).unwrap();
+        assert_eq!(s, 0.0);
+        let s = relative_spread(&[10.0, 12.0, 8.0]).unwrap();
+        assert!((s - 0.2).abs() < 1e-12);
+    }
+}

@@ -1,1 +1,223 @@
-//! (to be written)
+//! Transfer strategies, one file each, behind one trait.
+//!
+//! The runner drives every strategy through the same phases so the memory observers can take a
+//! snapshot between them: [`allocate`] (host, device and staging memory) → [`Transfer::touch`]
+//! (fill with the verification pattern: first touch of every page) → [`Transfer::sample`] ×N →
+//! [`Transfer::verify`] → [`Transfer::free`].
+
+mod bidirectional;
+mod copy_engine;
+mod register_per_copy;
+mod staged;
+mod zero_copy;
+
+use crate::cuda::{CudaError, DeviceBuffer, Gate, HostBuffer, Kernels, Stream};
+use crate::results::Lane;
+use crate::scenario::{Case, Direction, Engine, HostKind, Mode};
+
+/// What a strategy needs from the GPU.
+pub struct Gpu<'a> {
+    pub kernels: &'a Kernels,
+    pub gate: &'a Gate,
+}
+
+/// One sample: per-lane time (ms) and host wall time (ms) for `batch` transfers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleTimes {
+    /// Time used for bandwidth, per lane (event time when gated, else wall time).
+    pub lanes: Vec<(Lane, f64)>,
+    pub wall_ms: f64,
+    /// Event time per lane (for the record, even when wall time is the headline).
+    pub event_ms: Vec<(Lane, f64)>,
+    /// Registration + unregistration time inside the sample (register-per-copy), ms.
+    pub register_ms: Option<f64>,
+    pub unregister_ms: Option<f64>,
+}
+
+/// Result of checking the moved data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verified {
+    Yes,
+    /// Mismatching 32-bit words and the first bad word index.
+    Mismatch {
+        lane: Lane,
+        bad_words: u64,
+        first: Option<u64>,
+    },
+}
+
+/// Setup costs of the host memory (ms).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SetupTimes {
+    pub alloc_ms: Option<f64>,
+    pub register_ms: Option<f64>,
+    pub unregister_ms: Option<f64>,
+    pub free_ms: Option<f64>,
+}
+
+/// Bytes a strategy holds, for the ledger.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Footprint {
+    pub pinned_alloc: u64,
+    pub registered: u64,
+    pub managed: u64,
+    pub staging: u64,
+    pub device: u64,
+    pub pageable: u64,
+}
+
+/// An allocated, ready-to-run transfer.
+pub trait Transfer {
+    /// Lanes this transfer reports (one, or h2d + d2h + sum).
+    fn lanes(&self) -> Vec<Lane>;
+    /// Bytes moved per transfer, per lane.
+    fn bytes(&self, lane: Lane) -> u64;
+    /// First touch: fill sources with the pattern and clear destinations.
+    fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError>;
+    /// Runs `batch` transfers and returns their times.
+    fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError>;
+    /// Checks the destination holds the pattern.
+    fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError>;
+    /// Setup costs so far.
+    fn setup(&self) -> SetupTimes;
+    /// Memory held, by kind.
+    fn footprint(&self) -> Footprint;
+    /// Frees everything, returning the setup costs including unregister/free times.
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError>;
+}
+
+/// Seed of the verification pattern for a case (differs per case so stale data fails).
+pub fn seed_for(case: &Case) -> u32 {
+    0x5EED_0000 ^ (case.index as u32).wrapping_mul(0x0101_0101) ^ case.size as u32
+}
+
+/// Transfers per sample: the case's `batch`, or enough to move >= 256 MiB (at most 256).
+pub fn batch_for(case: &Case) -> u32 {
+    if case.measure.batch > 0 {
+        return case.measure.batch;
+    }
+    let target = 256u64 << 20;
+    target.div_ceil(case.size.max(1)).clamp(1, 256) as u32
+}
+
+/// Allocates the memory a case needs (nothing is touched yet).
+pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
+    let _ = gpu;
+    Ok(match (case.mode, case.engine, case.direction) {
+        (Mode::Staged, _, _) => Box::new(staged::Staged::allocate(case)?),
+        (Mode::RegisterPerCopy, _, _) => {
+            Box::new(register_per_copy::RegisterPerCopy::allocate(case)?)
+        }
+        (Mode::Direct, Engine::Kernel, _) => Box::new(zero_copy::ZeroCopy::allocate(case)?),
+        (Mode::Direct, Engine::Copy, Direction::Bidirectional) => {
+            Box::new(bidirectional::Bidirectional::allocate(case)?)
+        }
+        (Mode::Direct, Engine::Copy, _) => Box::new(copy_engine::CopyEngine::allocate(case)?),
+    })
+}
+
+/// Allocates host memory of the case's kind (registered memory is registered here).
+pub(crate) fn host_buffer(case: &Case, len: usize) -> Result<HostBuffer, CudaError> {
+    match case.host {
+        HostKind::Pageable => HostBuffer::pageable(len),
+        HostKind::Alloc => HostBuffer::pinned(len, case.flags),
+        HostKind::Register => HostBuffer::registered(len, case.flags),
+        HostKind::Managed => HostBuffer::managed(len),
+    }
+}
+
+pub(crate) fn footprint_of(host: &HostBuffer, fp: &mut Footprint) {
+    use crate::cuda::HostMem;
+    let n = host.len() as u64;
+    match host.mem() {
+        HostMem::Pageable => fp.pageable += n,
+        HostMem::Pinned(_) => fp.pinned_alloc += n,
+        HostMem::Registered(_) => fp.registered += n,
+        HostMem::Managed => fp.managed += n,
+    }
+}
+
+/// Frees a host buffer and folds its times into `t`.
+pub(crate) fn free_host(buf: HostBuffer, t: &mut SetupTimes) -> Result<(), CudaError> {
+    let (unreg, free) = buf.free()?;
+    if let Some(u) = unreg {
+        t.unregister_ms = Some(t.unregister_ms.unwrap_or(0.0) + u);
+    }
+    t.free_ms = Some(t.free_ms.unwrap_or(0.0) + free);
+    Ok(())
+}
+
+/// Checks a device buffer holds the pattern.
+pub(crate) fn verify_device(
+    gpu: &Gpu,
+    stream: &Stream,
+    buf: &DeviceBuffer,
+    seed: u32,
+    lane: Lane,
+) -> Result<Verified, CudaError> {
+    let result = DeviceBuffer::new(16)?;
+    let (bad, first) = gpu.kernels.verify(stream, buf, buf.len(), seed, &result)?;
+    Ok(if bad == 0 {
+        Verified::Yes
+    } else {
+        Verified::Mismatch {
+            lane,
+            bad_words: bad,
+            first,
+        }
+    })
+}
+
+/// Checks a host buffer holds the pattern.
+pub(crate) fn verify_host(buf: &HostBuffer, seed: u32, lane: Lane) -> Verified {
+    let (bad, first) = crate::cuda::check_pattern(buf.as_slice(), 0, seed);
+    if bad == 0 {
+        Verified::Yes
+    } else {
+        Verified::Mismatch {
+            lane,
+            bad_words: bad,
+            first,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{HostFlags, Measure, Probes};
+
+    pub(crate) fn test_case() -> Case {
+        Case {
+            scenario: "t".into(),
+            label: "c".into(),
+            index: 0,
+            host: HostKind::Alloc,
+            flags: HostFlags::default(),
+            engine: Engine::Copy,
+            direction: Direction::H2d,
+            mode: Mode::Direct,
+            size: 1 << 20,
+            chunk: None,
+            ring: 3,
+            streams: 1,
+            threads: 8,
+            measure: Measure::default(),
+            probes: Probes::default(),
+            axes: vec![],
+        }
+    }
+
+    #[test]
+    fn auto_batch_moves_at_least_256_mib_and_at_most_256_transfers() {
+        let mut c = test_case();
+        c.size = 16 << 10;
+        assert_eq!(batch_for(&c), 256);
+        c.size = 64 << 20;
+        assert_eq!(batch_for(&c), 4);
+        c.size = 4 << 30;
+        assert_eq!(batch_for(&c), 1);
+        c.measure.batch = 100;
+        assert_eq!(batch_for(&c), 100);
+    }
+}

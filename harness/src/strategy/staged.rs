@@ -1,0 +1,233 @@
+//! "Small buffers, reused often": pageable data moved through a ring of small pinned staging
+//! buffers. H2D: the CPU copies chunk k into a free slot (split over `threads` threads) while the
+//! DMA of earlier chunks runs; an event per slot says when the slot may be refilled. D2H is the
+//! reverse: DMA into slots ahead, the CPU drains each slot once its event completes. Timed by the
+//! wall clock (the CPU copy is part of the transfer); event time is kept too.
+
+use super::*;
+use crate::cuda::Event;
+use crate::scenario::HostFlags;
+use std::time::Instant;
+
+pub struct Staged {
+    pageable: Option<HostBuffer>,
+    ring: Vec<HostBuffer>,
+    slot_events: Vec<Event>,
+    device: Option<DeviceBuffer>,
+    streams: Vec<Stream>,
+    h2d: bool,
+    seed: u32,
+    size: usize,
+    chunk: usize,
+    threads: usize,
+    setup: SetupTimes,
+}
+
+impl Staged {
+    pub fn allocate(case: &Case) -> Result<Self, CudaError> {
+        let size = case.size as usize;
+        let chunk = case.chunk.unwrap_or(case.size).min(case.size) as usize;
+        let pageable = HostBuffer::pageable(size)?;
+        let mut alloc_ms = pageable.alloc_ms;
+        let mut ring = Vec::new();
+        for _ in 0..case.ring.max(1) {
+            let b = HostBuffer::pinned(chunk, HostFlags::default())?;
+            alloc_ms += b.alloc_ms;
+            ring.push(b);
+        }
+        let slot_events = ring
+            .iter()
+            .map(|_| Event::new())
+            .collect::<Result<Vec<_>, _>>()?;
+        let streams = (0..case.streams.max(1))
+            .map(|_| Stream::new())
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            pageable: Some(pageable),
+            ring,
+            slot_events,
+            device: Some(DeviceBuffer::new(size)?),
+            streams,
+            h2d: case.direction == Direction::H2d,
+            seed: seed_for(case),
+            size,
+            chunk,
+            threads: case.threads.max(1) as usize,
+            setup: SetupTimes {
+                alloc_ms: Some(alloc_ms),
+                ..Default::default()
+            },
+        })
+    }
+
+    fn chunks(&self) -> Vec<(usize, usize)> {
+        (0..self.size.div_ceil(self.chunk))
+            .map(|k| (k * self.chunk, self.chunk.min(self.size - k * self.chunk)))
+            .collect()
+    }
+
+    fn upload(&mut self, pool: &rayon::ThreadPool) -> Result<(), CudaError> {
+        let chunks = self.chunks();
+        let (Some(src), Some(dev)) = (self.pageable.as_ref(), self.device.as_ref()) else {
+            return Err(CudaError::new("staged copy", "buffers already freed"));
+        };
+        let n = self.ring.len();
+        for (k, (off, len)) in chunks.into_iter().enumerate() {
+            let slot = k % n;
+            let stream = &self.streams[k % self.streams.len()];
+            // The slot's previous DMA must be done before the CPU refills it.
+            if k >= n {
+                self.slot_events[slot].synchronize()?;
+            }
+            let staging = &mut self.ring[slot];
+            let threads = self.threads;
+            pool.install(|| {
+                crate::cuda::parallel_copy(
+                    &mut staging.as_mut_slice()[..len],
+                    &src.as_slice()[off..off + len],
+                    threads,
+                )
+            });
+            stream.copy_h2d(dev, off, staging, 0, len)?;
+            self.slot_events[slot].record(stream)?;
+        }
+        Ok(())
+    }
+
+    fn download(&mut self, pool: &rayon::ThreadPool) -> Result<(), CudaError> {
+        let chunks = self.chunks();
+        let (Some(dst), Some(dev)) = (self.pageable.as_mut(), self.device.as_ref()) else {
+            return Err(CudaError::new("staged copy", "buffers already freed"));
+        };
+        let n = self.ring.len();
+        let issue = |k: usize, ring: &[HostBuffer], events: &[Event]| -> Result<(), CudaError> {
+            let (off, len) = chunks[k];
+            let stream = &self.streams[k % self.streams.len()];
+            stream.copy_d2h(&ring[k % n], 0, dev, off, len)?;
+            events[k % n].record(stream)
+        };
+        for k in 0..n.min(chunks.len()) {
+            issue(k, &self.ring, &self.slot_events)?;
+        }
+        for k in 0..chunks.len() {
+            let (off, len) = chunks[k];
+            self.slot_events[k % n].synchronize()?;
+            let threads = self.threads;
+            let staging = &self.ring[k % n];
+            let out = &mut dst.as_mut_slice()[off..off + len];
+            pool.install(|| crate::cuda::parallel_copy(out, &staging.as_slice()[..len], threads));
+            if k + n < chunks.len() {
+                issue(k + n, &self.ring, &self.slot_events)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn pool(threads: usize) -> Result<rayon::ThreadPool, CudaError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| CudaError::new("thread pool", e.to_string()))
+}
+
+impl Transfer for Staged {
+    fn lanes(&self) -> Vec<Lane> {
+        vec![if self.h2d { Lane::H2d } else { Lane::D2h }]
+    }
+    fn bytes(&self, _lane: Lane) -> u64 {
+        self.size as u64
+    }
+
+    fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
+        let (Some(host), Some(dev)) = (self.pageable.as_mut(), self.device.as_ref()) else {
+            return Ok(());
+        };
+        let s = &self.streams[0];
+        if self.h2d {
+            crate::cuda::fill_pattern(host.as_mut_slice(), 0, self.seed);
+            dev.memset(s, 0)?;
+        } else {
+            host.as_mut_slice().fill(0);
+            gpu.kernels.write(s, dev, self.size, self.seed)?;
+        }
+        for r in &mut self.ring {
+            r.as_mut_slice().fill(0);
+        }
+        s.synchronize()
+    }
+
+    fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
+        let pool = pool(self.threads)?;
+        let (start, end) = (Event::new()?, Event::new()?);
+        let t0 = Instant::now();
+        start.record(&self.streams[0])?;
+        for s in &self.streams[1..] {
+            s.wait(&start)?;
+        }
+        for _ in 0..batch {
+            if self.h2d {
+                self.upload(&pool)?;
+            } else {
+                self.download(&pool)?;
+            }
+        }
+        for s in &self.streams[1..] {
+            let e = Event::new()?;
+            e.record(s)?;
+            self.streams[0].wait(&e)?;
+        }
+        end.record(&self.streams[0])?;
+        end.synchronize()?;
+        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let ev = start.elapsed_ms(&end)?;
+        let lane = self.lanes()[0];
+        Ok(SampleTimes {
+            lanes: vec![(lane, wall_ms)],
+            wall_ms,
+            event_ms: vec![(lane, ev)],
+            register_ms: None,
+            unregister_ms: None,
+        })
+    }
+
+    fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
+        let (Some(host), Some(dev)) = (self.pageable.as_ref(), self.device.as_ref()) else {
+            return Err(CudaError::new("verify", "buffers already freed"));
+        };
+        for s in &self.streams {
+            s.synchronize()?;
+        }
+        if self.h2d {
+            verify_device(gpu, &self.streams[0], dev, self.seed, Lane::H2d)
+        } else {
+            Ok(verify_host(host, self.seed, Lane::D2h))
+        }
+    }
+
+    fn setup(&self) -> SetupTimes {
+        self.setup.clone()
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            pageable: self.size as u64,
+            staging: (self.chunk * self.ring.len()) as u64,
+            device: self.size as u64,
+            ..Default::default()
+        }
+    }
+
+    fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let mut t = self.setup.clone();
+        self.device = None;
+        let mut first = Ok(());
+        let bufs: Vec<HostBuffer> = self.ring.drain(..).chain(self.pageable.take()).collect();
+        for b in bufs {
+            if let Err(e) = free_host(b, &mut t) {
+                first = first.and(Err(e));
+            }
+        }
+        first.map(|_| t)
+    }
+}
