@@ -1,0 +1,160 @@
+//! GPU tests: need an NVIDIA GPU and driver, so they are ignored by default.
+//! `scripts/gpu-check.sh` runs them on the lent GPU with `--ignored --test-threads=1`.
+
+use pinscope::cuda::{self, DeviceBuffer, Gpu, HostBuffer, Kernels, Stream};
+use pinscope::results::{Lane, Status};
+use pinscope::runner::{RunOptions, open_session, run_scenario};
+use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Measure, Mode, Probes, Scenario};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn case(label: &str, host: HostKind, flags: HostFlags, engine: Engine, dir: Direction, mode: Mode, size: u64) -> Case {
+    Case {
+        scenario: "gpu-test".into(),
+        label: label.into(),
+        index: 0,
+        host,
+        flags,
+        engine,
+        direction: dir,
+        mode,
+        size,
+        chunk: (mode != Mode::Direct).then_some(size.min(16 << 20)),
+        ring: 3,
+        streams: 1,
+        threads: 4,
+        measure: Measure {
+            warmup: 1,
+            min_samples: 3,
+            max_samples: 5,
+            target_spread: 0.05,
+            time_limit: Duration::from_secs(5),
+            verify: true,
+            batch: 0,
+        },
+        probes: Probes {
+            accounting: true,
+            max_alloc: false,
+            pinned_ceiling: false,
+            hold_after_free: Duration::from_millis(200),
+            hold_interval: Duration::from_millis(50),
+        },
+        axes: vec![],
+    }
+}
+
+const MAPPED: HostFlags = HostFlags { portable: false, mapped: true, write_combined: false };
+const NONE: HostFlags = HostFlags { portable: false, mapped: false, write_combined: false };
+const WC: HostFlags = HostFlags { portable: false, mapped: false, write_combined: true };
+
+fn scenario(cases: Vec<Case>) -> Scenario {
+    let cases = cases
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut c)| {
+            c.index = i;
+            c
+        })
+        .collect();
+    Scenario {
+        name: "gpu-test".into(),
+        description: "every strategy once, small".into(),
+        path: "tests/gpu.rs".into(),
+        text: String::new(),
+        cases,
+        claims: vec![],
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn kernels_load_and_verify_detects_corruption() {
+    let gpu = Gpu::open(0).expect("a GPU");
+    let k = Kernels::load(&gpu).expect("PTX loads");
+    let s = Stream::new().unwrap();
+    let n = 64 << 20;
+    let dev = DeviceBuffer::new(n).unwrap();
+    let result = DeviceBuffer::new(16).unwrap();
+    k.write(&s, &dev, n, 42).unwrap();
+    assert_eq!(k.verify(&s, &dev, n, 42, &result).unwrap(), (0, None));
+    assert_eq!(k.verify(&s, &dev, n, 43, &result).unwrap().0, (n / 4) as u64);
+    dev.write(4 * 1000, &[0xde, 0xad, 0xbe, 0xef]).unwrap();
+    assert_eq!(k.verify(&s, &dev, n, 42, &result).unwrap(), (1, Some(1000)));
+    // SM copy through mapped host memory, then check on the host.
+    let host = HostBuffer::pinned(n, MAPPED).unwrap();
+    let dev2 = DeviceBuffer::new(n).unwrap();
+    k.write(&s, &dev2, n, 9).unwrap();
+    k.copy(&s, &dev2, 0, &host, 0, n).unwrap();
+    s.synchronize().unwrap();
+    assert_eq!(cuda::check_pattern(host.as_slice(), 0, 9), (0, None));
+    assert!(cuda::take_drop_errors().is_empty());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn every_strategy_produces_verified_rows() {
+    use Direction::*;
+    use Engine::*;
+    use HostKind::*;
+    use Mode::*;
+    let m = 64 << 20;
+    let cases = vec![
+        case("pinned", Alloc, NONE, Copy, H2d, Direct, m),
+        case("pinned", Alloc, NONE, Copy, D2h, Direct, m),
+        case("pinned-bidir", Alloc, NONE, Copy, Bidirectional, Direct, m),
+        case("pageable", Pageable, NONE, Copy, H2d, Direct, m),
+        case("pageable", Pageable, NONE, Copy, D2h, Direct, m),
+        case("registered", Register, NONE, Copy, H2d, Direct, m),
+        case("write-combined", Alloc, WC, Copy, H2d, Direct, m),
+        case("mapped", Alloc, MAPPED, Copy, D2h, Direct, m),
+        case("zero-copy", Alloc, MAPPED, Kernel, H2d, Direct, m),
+        case("zero-copy", Alloc, MAPPED, Kernel, D2h, Direct, m),
+        case("zero-copy-registered", Register, MAPPED, Kernel, H2d, Direct, m),
+        case("managed", Managed, NONE, Copy, H2d, Direct, m),
+        case("managed-kernel", Managed, NONE, Kernel, D2h, Direct, m),
+        case("staged", Pageable, NONE, Copy, H2d, Staged, m),
+        case("staged", Pageable, NONE, Copy, D2h, Staged, m),
+        case("register-per-copy", Register, NONE, Copy, H2d, RegisterPerCopy, m),
+        case("register-per-copy", Register, NONE, Copy, D2h, RegisterPerCopy, m),
+    ];
+    let n = cases.len();
+    let s = scenario(cases);
+    let mut session = open_session(0, false).expect("a GPU");
+    let dir = tempfile::tempdir().unwrap();
+    let opts = RunOptions { allow_pinned: 0.5, only: None, quiet: true, case_timeout: Duration::from_secs(600), write_report: false };
+    let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
+    println!("{}", out.summary);
+    assert!(!out.partial);
+    let keys: std::collections::BTreeSet<_> = out.rows.iter().map(|r| r.case_key.clone()).collect();
+    assert_eq!(keys.len(), n, "one case key per case");
+    for r in &out.rows {
+        assert_eq!(r.status, Status::Ok, "{} {}: {:?}", r.case_label, r.lane.name(), r.status);
+        assert_eq!(r.verified, "yes", "{}", r.case_label);
+        assert!(r.bw_median_gbs.unwrap() > 0.1, "{} {:?}", r.case_label, r.bw_median_gbs);
+    }
+    assert!(out.rows.iter().any(|r| r.lane == Lane::Sum));
+    // The ledger is back to zero and the files read back.
+    assert_eq!(session.ledger.total_pinned(), 0);
+    let back = pinscope::results::read_rows(&out.csv).unwrap();
+    assert_eq!(back.len(), out.rows.len());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn failures_are_rows_and_the_run_goes_on() {
+    let mut session = open_session(0, false).expect("a GPU");
+    let total = session.machine.gpu.as_ref().unwrap().total_memory_bytes;
+    let mut too_big = case("too-big", HostKind::Alloc, NONE, Engine::Copy, Direction::H2d, Mode::Direct, 1 << 20);
+    too_big.size = (total + (64 << 30)) / 16 * 16; // more than the card: the guard skips it
+    let ok = case("fine", HostKind::Alloc, NONE, Engine::Copy, Direction::H2d, Mode::Direct, 16 << 20);
+    let s = scenario(vec![too_big, ok]);
+    let dir = tempfile::tempdir().unwrap();
+    let opts = RunOptions { allow_pinned: 0.9, only: None, quiet: true, case_timeout: Duration::from_secs(600), write_report: false };
+    let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
+    println!("{}", out.summary);
+    assert!(matches!(out.rows[0].status, Status::Skipped(_) | Status::Failed(_)), "{:?}", out.rows[0].status);
+    assert_eq!(out.rows[1].status, Status::Ok);
+    // An allocation the driver refuses becomes a CudaError, not a crash.
+    let e = DeviceBuffer::new((total * 2) as usize).err().expect("allocation must fail");
+    assert!(e.is_out_of_memory(), "{e}");
+}

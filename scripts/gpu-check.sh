@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Every GPU check in one call on a machine with an NVIDIA GPU (the lent H200):
+#   scripts/build-dist.sh here, then on the GPU machine:  scripts/gpu-check.sh [OUT]
+# Writes logs, CSV/JSON/HTML results under OUT and prints a short table last.
+# Never changes the GPU's clocks, modes or settings.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-${OUT:-/tmp/pinscope-gpu-check}}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+export PATH=$PATH:/usr/local/cuda/bin
+P=dist/pinscope
+STEPS=${STEPS:-machine,ptx,tests,info,quick,headline,sigint}
+has() { [[ ",$STEPS," == *",$1,"* ]]; }
+log() { echo "== $*"; }
+
+if has machine; then
+  log machine
+  nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current,memory.total,memory.used --format=csv | tee "$OUT/nvidia-smi.txt"
+  nproc; free -g | head -2
+fi
+if has ptx; then
+  log "ptxas on kernels/pinscope.ptx"
+  bash scripts/build-kernels.sh "$OUT/kernels" 2>&1 | tee "$OUT/ptxas.log"
+fi
+if has tests; then
+  log "GPU tests (ignored by default)"
+  dist/gpu-tests --ignored --test-threads=1 --nocapture 2>&1 | tee "$OUT/gpu-tests.log" | tail -60
+fi
+if has info; then
+  log "pinscope info"
+  $P info --probe 2>&1 | tee "$OUT/info.txt"
+fi
+if has quick; then
+  log "quick scenario"
+  $P run scenarios/quick.toml --out "$OUT/quick" 2>&1 | tee "$OUT/quick.log" | tail -40
+fi
+if has headline; then
+  log "headline scenario (compare with nvbandwidth)"
+  $P run scenarios/h200-headline.toml --out "$OUT/headline" 2>&1 | tee "$OUT/headline.log" | tail -40
+fi
+for s in ${SCENARIOS:-}; do
+  log "scenario $s"
+  $P run "scenarios/$s.toml" --out "$OUT/$s" 2>&1 | tee "$OUT/$s.log" | tail -40
+done
+if has sigint; then
+  log "SIGINT during a run: partial results must be valid"
+  d="$OUT/sigint"; mkdir -p "$d"
+  $P run scenarios/quick.toml --out "$d" >"$d/run.log" 2>&1 &
+  pid=$!
+  sleep "${SIGINT_AFTER:-6}"
+  kill -INT $pid
+  wait $pid; rc=$?
+  echo "exit code after SIGINT: $rc (expected 130)"
+  python3 - "$d" <<'PY'
+import csv, glob, json, sys
+d = sys.argv[1]
+csvs = [p for p in glob.glob(d + "/*.csv") if not p.endswith(".samples.csv")]
+assert len(csvs) == 1, csvs
+rows = list(csv.DictReader(open(csvs[0])))
+meta = json.load(open(csvs[0][:-4] + ".json"))
+print(f"partial={meta['partial']} rows={len(rows)} cases={len(set(r['case_key'] for r in rows))}")
+assert meta["partial"] is True, "sidecar must say partial"
+assert all(r["status"] in ("ok",) or r["status"].startswith(("skipped", "failed")) for r in rows)
+print("partial results valid")
+PY
+  grep -i "interrupt" "$d/run.log" | head -3
+fi
+log "summary"
+for f in "$OUT"/quick/*.csv "$OUT"/headline/*.csv; do
+  [[ -f $f && $f != *.samples.csv ]] || continue
+  python3 - "$f" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print(sys.argv[1].split("/")[-1])
+for r in rows:
+    print(f"  {r['case_label'][:26]:26} {r['lane']:4} {int(r['size_bytes'])>>20:6} MiB {r['bw_median_gbs'][:6]:>7} GB/s spread {r['bw_spread_pct'][:4]:>5}% n={r['samples']:>3} {r['verified']:3} {r['status'][:40]}")
+PY
+done
