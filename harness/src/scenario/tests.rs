@@ -1,0 +1,1 @@
+//! Unit tests of the scenario language: one per rule, each asserting the exact message.
