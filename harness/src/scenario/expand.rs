@@ -82,9 +82,14 @@ pub(super) fn expand(file: &File, problems: &mut Vec<Problem>) -> Vec<Case> {
             case.index = cases.len();
             case.axes = case_axes;
             for v in violations(&case, &settings) {
+                // Point at the swept value behind the problem if there is one, else at the
+                // first key involved that was written down, else at the case.
+                let swept = |k: &&&str| case.axes.iter().any(|(a, _)| a == **k);
                 let pos = v
                     .keys
                     .iter()
+                    .filter(swept)
+                    .chain(v.keys.iter())
                     .find_map(|k| settings.get(k).map(|g| g.pos))
                     .unwrap_or(block.pos);
                 let with: Vec<String> = case

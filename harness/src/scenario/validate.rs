@@ -295,15 +295,16 @@ fn size_value(key: &str, v: &raw::Value) -> Result<(u64, String), Problem> {
             "`{key}` must be a positive multiple of 16 bytes, not {shown}"
         ))
     };
-    let (bytes, written) = match &v.kind {
+    let (bytes, written, shown) = match &v.kind {
         Kind::Str(s) => match units::parse_size(s) {
-            Ok(b) => (b, s.clone()),
+            Ok(b) if b.to_string() == *s => (b, s.clone(), format!("\"{s}\"")),
+            Ok(b) => (b, s.clone(), format!("\"{s}\" ({b} bytes)")),
             Err(e) => {
                 return Err(v.pos.problem(format!("`{key}` is not a valid size: {e}")));
             }
         },
         Kind::Int(i) => match u64::try_from(*i) {
-            Ok(b) => (b, i.to_string()),
+            Ok(b) => (b, i.to_string(), i.to_string()),
             Err(_) => return Err(multiple(i.to_string())),
         },
         other => {
@@ -314,12 +315,7 @@ fn size_value(key: &str, v: &raw::Value) -> Result<(u64, String), Problem> {
         }
     };
     if bytes == 0 || bytes % 16 != 0 {
-        let s = if bytes.to_string() == written {
-            written
-        } else {
-            format!("\"{written}\" ({bytes} bytes)")
-        };
-        return Err(multiple(s));
+        return Err(multiple(shown));
     }
     Ok((bytes, written))
 }
