@@ -1,25 +1,129 @@
-//! Scenarios: TOML files describing transfer experiments. Parsed in two stages — raw TOML with
-//! source spans (`raw`), then a validated [`Scenario`] (`validate`) — and expanded into cases
-//! (`expand`).
+//! Scenarios: TOML files describing transfer experiments. Parsed in stages — raw TOML with source
+//! positions (`raw`), typed and checked values (`validate`), the cartesian product of the sweeps
+//! with the rules about combinations (`expand`) — into a [`Scenario`]. `plan` prints what a
+//! scenario expands to. Every problem of a file is reported at once, each at its line:column.
+//!
+//! The grammar, in short (README has the long form):
+//!
+//! ```toml
+//! name = "quick"                        # [a-z0-9-_]+
+//! description = "the question it answers"
+//! [defaults]                            # any case key
+//! measure = { min_samples = 3 }
+//! [sweep]                               # axes applied to every case
+//! direction = ["h2d", "d2h"]
+//! [[case]]
+//! label = "pinned"                      # unique
+//! host = "alloc"                        # pageable | alloc | register | managed
+//! flags = ["mapped"]                    # portable | mapped | write-combined
+//! sweep = { size = ["64MiB", "1GiB"], "measure.batch" = [1, 8] }
+//! [[claim]]
+//! text = "..."
+//! case = "pinned"
+//! metric = "bw_median_gbs"
+//! op = ">="
+//! value = 20.0
+//! ```
 
+mod expand;
 mod model;
+mod plan;
+mod raw;
+mod validate;
+
+pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
+pub use plan::{
+    ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, SETUP_S, auto_batch, estimate_seconds,
+    format_seconds, plan_command, plan_table,
+};
 
 use crate::Error;
+use crate::error::{Problem, Problems};
 use std::path::Path;
+
+/// Metrics a `[[claim]]` may name (`metric`, and the metric part of `of = "<label>.<metric>"`).
+/// The `d_alloc_*` / `d_free_*` names follow [`crate::results::ACCOUNTING_METRICS`].
+pub const CLAIM_METRICS: &[&str] = &[
+    "bw_median_gbs",
+    "time_median_ms",
+    "wall_median_ms",
+    "alloc_ms",
+    "register_ms",
+    "unregister_ms",
+    "free_ms",
+    "max_alloc_held_mib",
+    "max_alloc_free_mib",
+    "max_alloc_drop_mib",
+    "pinned_ceiling_mib",
+    "d_alloc_cuda_used_mib",
+    "d_alloc_nvml_used_mib",
+    "d_alloc_proc_rss_mib",
+    "d_alloc_mem_available_mib",
+    "d_alloc_committed_mib",
+    "d_alloc_dedicated_mib",
+    "d_alloc_shared_mib",
+    "d_alloc_ledger_pinned_mib",
+    "d_free_cuda_used_mib",
+    "d_free_nvml_used_mib",
+    "d_free_proc_rss_mib",
+    "d_free_mem_available_mib",
+    "d_free_committed_mib",
+    "d_free_dedicated_mib",
+    "d_free_shared_mib",
+    "d_free_ledger_pinned_mib",
+];
+
+/// Platforms a claim may be limited to.
+pub const CLAIM_PLATFORMS: &[&str] = validate::PLATFORMS;
 
 /// Reads, validates and expands one scenario file.
 pub fn load(path: &Path) -> Result<Scenario, Error> {
-    Err(Error::Usage(format!(
-        "{}: scenario parsing is not built yet",
-        path.display()
-    )))
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let shown = path.display().to_string();
+    match String::from_utf8(bytes) {
+        Ok(text) => parse(&shown, &text),
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let prefix = e.as_bytes().get(..valid).unwrap_or_default();
+            let prefix = std::str::from_utf8(prefix).unwrap_or_default();
+            let pos = raw::Lines::new(prefix).pos(prefix.len());
+            Err(Error::Scenario(Problems {
+                path: path.to_path_buf(),
+                items: vec![pos.problem(
+                    "the file is not UTF-8 text (the first bad byte is here): save it as UTF-8",
+                )],
+            }))
+        }
+    }
 }
 
-/// `pinscope plan`: validate and print the expanded case table.
-pub fn plan_command(args: &crate::cli::PlanArgs) -> Result<i32, Error> {
-    for p in &args.scenarios {
-        load(p)?;
+/// Parses, validates and expands scenario text; `path_for_messages` names it in errors and is kept
+/// in [`Scenario::path`]. All problems are reported at once, sorted by position.
+pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
+    let fail = |mut items: Vec<Problem>| {
+        items.sort_by_key(|p| (p.line, p.column));
+        Error::Scenario(Problems {
+            path: path_for_messages.into(),
+            items,
+        })
+    };
+    let root = raw::parse(text).map_err(|p| fail(vec![p]))?;
+    let mut problems = Vec::new();
+    let file = validate::validate(&root, &mut problems);
+    let cases = expand::expand(&file, &mut problems);
+    if !problems.is_empty() {
+        return Err(fail(problems));
     }
-    Ok(0)
+    Ok(Scenario {
+        name: file.name,
+        description: file.description,
+        path: path_for_messages.to_string(),
+        text: text.to_string(),
+        cases,
+        claims: file.claims,
+    })
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,298 @@
+//! Stage three: the cartesian product of the sweeps (nvbench style: axes in the order written,
+//! top-level axes first, the first axis varying slowest), one [`Case`] per point, and the rules
+//! about combinations of keys, checked on every point and reported once per distinct problem.
+//!
+//! Precedence, lowest first: built-in defaults, `[defaults]`, top-level `[sweep]`, the case's own
+//! keys, the case's own sweep. A case that sets a key itself, or sweeps it itself, is not expanded
+//! along the top-level axis of that key.
+
+use super::raw::Pos;
+use super::validate::{Axis, CaseBlock, File, Settings, Val};
+use super::{Case, Direction, Engine, HostKind, Measure, Mode, Probes};
+use crate::error::Problem;
+use crate::units::{self, MIB};
+use std::collections::HashSet;
+
+/// Most cases one file may expand to.
+pub const CASE_LIMIT: u64 = 100_000;
+
+/// Default `size` when neither the case nor `[defaults]` gives one.
+pub const DEFAULT_SIZE: u64 = 512 * MIB;
+
+/// The axes a block is expanded along, in product order.
+fn axes_of<'a>(file: &'a File, block: &'a CaseBlock) -> Vec<&'a Axis> {
+    file.sweep
+        .iter()
+        .filter(|a| {
+            !block.settings.contains_key(a.key) && !block.sweep.iter().any(|b| b.key == a.key)
+        })
+        .chain(block.sweep.iter())
+        .collect()
+}
+
+/// Expands every block. Combination problems are appended to `problems`; blocks that already had
+/// problems are counted but not checked (their settings are incomplete).
+pub(super) fn expand(file: &File, problems: &mut Vec<Problem>) -> Vec<Case> {
+    let mut cases = Vec::new();
+    let mut seen: HashSet<(Pos, String)> = HashSet::new();
+    let mut total: u64 = 0;
+    for block in &file.cases {
+        let axes = axes_of(file, block);
+        let count = axes
+            .iter()
+            .try_fold(1u64, |n, a| n.checked_mul(a.values.len() as u64))
+            .unwrap_or(u64::MAX);
+        if count > CASE_LIMIT {
+            problems.push(block.pos.problem(format!(
+                "the sweep of case `{}` expands to {count} cases; the limit is {CASE_LIMIT}: split it or reduce axes",
+                block.label
+            )));
+            return cases;
+        }
+        total = total.saturating_add(count);
+        if total > CASE_LIMIT {
+            problems.push(block.pos.problem(format!(
+                "the sweeps of this file expand to {total} cases by case `{}`; the limit is {CASE_LIMIT}: split the file or reduce axes",
+                block.label
+            )));
+            return cases;
+        }
+        if block.broken || file.broken {
+            continue;
+        }
+        for point in 0..count {
+            // Mixed-radix digits, last axis fastest.
+            let mut rest = point;
+            let mut digits = vec![0usize; axes.len()];
+            for (d, a) in digits.iter_mut().zip(&axes).rev() {
+                let n = (a.values.len() as u64).max(1);
+                *d = (rest % n) as usize;
+                rest /= n;
+            }
+            let mut settings = file.defaults.clone();
+            settings.extend(block.settings.iter().map(|(k, g)| (*k, g.clone())));
+            let mut case_axes = Vec::with_capacity(axes.len());
+            for (a, d) in axes.iter().zip(&digits) {
+                if let Some(g) = a.values.get(*d) {
+                    settings.insert(a.key, g.clone());
+                    case_axes.push((a.key.to_string(), g.written.clone()));
+                }
+            }
+            let mut case = build_case(&file.name, &block.label, &settings);
+            case.index = cases.len();
+            case.axes = case_axes;
+            for v in violations(&case, &settings) {
+                // Point at the swept value behind the problem if there is one, else at the
+                // first key involved that was written down, else at the case.
+                let swept = |k: &&&str| case.axes.iter().any(|(a, _)| a == **k);
+                let pos = v
+                    .keys
+                    .iter()
+                    .filter(swept)
+                    .chain(v.keys.iter())
+                    .find_map(|k| settings.get(k).map(|g| g.pos))
+                    .unwrap_or(block.pos);
+                let with: Vec<String> = case
+                    .axes
+                    .iter()
+                    .filter(|(k, _)| v.keys.contains(&k.as_str()))
+                    .map(|(k, val)| format!("{k}={val}"))
+                    .collect();
+                let with = if with.is_empty() {
+                    String::new()
+                } else {
+                    format!(" with {}", with.join(", "))
+                };
+                let message = format!("case `{}`{with}: {}", case.label, v.message);
+                if seen.insert((pos, message.clone())) {
+                    problems.push(pos.problem(message));
+                }
+            }
+            cases.push(case);
+        }
+    }
+    cases
+}
+
+/// A case from settings; keys not given take the built-in defaults.
+pub(super) fn build_case(scenario: &str, label: &str, settings: &Settings) -> Case {
+    let mut c = Case {
+        scenario: scenario.to_string(),
+        label: label.to_string(),
+        index: 0,
+        host: HostKind::Alloc,
+        flags: Default::default(),
+        engine: Engine::Copy,
+        direction: Direction::H2d,
+        mode: Mode::Direct,
+        size: DEFAULT_SIZE,
+        chunk: None,
+        ring: 3,
+        streams: 1,
+        threads: 8,
+        measure: Measure::default(),
+        probes: Probes::default(),
+        axes: Vec::new(),
+    };
+    for (key, g) in settings {
+        match (*key, &g.val) {
+            ("host", Val::Host(h)) => c.host = *h,
+            ("flags", Val::Flags(f)) => c.flags = *f,
+            ("engine", Val::Engine(e)) => c.engine = *e,
+            ("direction", Val::Direction(d)) => c.direction = *d,
+            ("mode", Val::Mode(m)) => c.mode = *m,
+            ("size", Val::Bytes(b)) => c.size = *b,
+            ("chunk", Val::Bytes(b)) => c.chunk = Some(*b),
+            ("ring", Val::Int(n)) => c.ring = *n,
+            ("streams", Val::Int(n)) => c.streams = *n,
+            ("threads", Val::Int(n)) => c.threads = *n,
+            ("measure.warmup", Val::Int(n)) => c.measure.warmup = *n,
+            ("measure.min_samples", Val::Int(n)) => c.measure.min_samples = *n,
+            ("measure.max_samples", Val::Int(n)) => c.measure.max_samples = *n,
+            ("measure.target_spread", Val::Float(x)) => c.measure.target_spread = *x,
+            ("measure.time_limit", Val::Dur(d)) => c.measure.time_limit = *d,
+            ("measure.verify", Val::Bool(b)) => c.measure.verify = *b,
+            ("measure.batch", Val::Int(n)) => c.measure.batch = *n,
+            ("probes.accounting", Val::Bool(b)) => c.probes.accounting = *b,
+            ("probes.max_alloc", Val::Bool(b)) => c.probes.max_alloc = *b,
+            ("probes.pinned_ceiling", Val::Bool(b)) => c.probes.pinned_ceiling = *b,
+            ("probes.hold_after_free", Val::Dur(d)) => c.probes.hold_after_free = *d,
+            ("probes.hold_interval", Val::Dur(d)) => c.probes.hold_interval = *d,
+            _ => {}
+        }
+    }
+    c
+}
+
+/// A broken rule: the keys involved (the first given one locates it) and the message.
+struct Violation {
+    keys: &'static [&'static str],
+    message: String,
+}
+
+/// The exact rule texts, shared with the tests.
+pub(super) const KERNEL_NEEDS_MAPPED: &str = "zero-copy kernel access needs mapped memory: add \"mapped\" to flags (host = \"alloc\" or \"register\") or use host = \"managed\"";
+
+fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
+    let written = |key: &str, bytes: u64| {
+        s.get(key)
+            .map_or_else(|| units::format_size(bytes), |g| g.written.clone())
+    };
+    let mut v = Vec::new();
+    let mut rule = |keys: &'static [&'static str], message: String| {
+        v.push(Violation { keys, message });
+    };
+    if c.engine == Engine::Kernel {
+        let mapped = match c.host {
+            HostKind::Managed => true,
+            HostKind::Alloc | HostKind::Register => c.flags.mapped,
+            HostKind::Pageable => false,
+        };
+        if !mapped {
+            rule(&["engine", "host", "flags"], KERNEL_NEEDS_MAPPED.into());
+        }
+    }
+    if c.flags.write_combined && c.host == HostKind::Register {
+        rule(
+            &["flags", "host"],
+            "write-combined memory exists only for host = \"alloc\" (cuMemHostAlloc): remove it from flags or use host = \"alloc\"".into(),
+        );
+    }
+    if matches!(c.host, HostKind::Pageable | HostKind::Managed) && !c.flags.is_empty() {
+        rule(
+            &["flags", "host"],
+            format!(
+                "host = \"{}\" takes no flags (flags are for host = \"alloc\" or \"register\"): remove {}",
+                c.host,
+                c.flags.label()
+            ),
+        );
+    }
+    match c.mode {
+        Mode::Staged => {
+            if c.host != HostKind::Pageable {
+                rule(
+                    &["mode", "host"],
+                    format!(
+                        "mode = \"staged\" copies pageable memory through a pinned ring: it needs host = \"pageable\", not \"{}\"",
+                        c.host
+                    ),
+                );
+            }
+            if c.engine != Engine::Copy {
+                rule(
+                    &["mode", "engine"],
+                    "mode = \"staged\" needs engine = \"copy\"".into(),
+                );
+            }
+            if c.chunk.is_none() {
+                rule(
+                    &["mode", "chunk"],
+                    "mode = \"staged\" needs `chunk`, the size of each staging buffer, like chunk = \"16MiB\"".into(),
+                );
+            }
+        }
+        Mode::RegisterPerCopy => {
+            if c.host != HostKind::Register {
+                rule(
+                    &["mode", "host"],
+                    format!(
+                        "mode = \"register-per-copy\" registers pageable memory around each copy: it needs host = \"register\", not \"{}\"",
+                        c.host
+                    ),
+                );
+            }
+            if c.engine != Engine::Copy {
+                rule(
+                    &["mode", "engine"],
+                    "mode = \"register-per-copy\" needs engine = \"copy\"".into(),
+                );
+            }
+        }
+        Mode::Direct => {
+            if c.chunk.is_some() {
+                rule(
+                    &["chunk", "mode"],
+                    "`chunk` applies only to mode = \"staged\" or \"register-per-copy\": remove it or set mode".into(),
+                );
+            }
+        }
+    }
+    if let Some(chunk) = c.chunk
+        && chunk > c.size
+    {
+        rule(
+            &["chunk", "size"],
+            format!(
+                "`chunk` ({}) is larger than `size` ({})",
+                written("chunk", chunk),
+                written("size", c.size)
+            ),
+        );
+    }
+    if c.direction == Direction::Bidirectional
+        && (c.engine != Engine::Copy || c.mode != Mode::Direct)
+    {
+        rule(
+            &["direction", "engine", "mode"],
+            "direction = \"bidirectional\" needs engine = \"copy\" and mode = \"direct\"".into(),
+        );
+    }
+    if c.measure.min_samples > c.measure.max_samples {
+        rule(
+            &["measure.min_samples", "measure.max_samples"],
+            format!(
+                "`measure.min_samples` ({}) is larger than `measure.max_samples` ({})",
+                c.measure.min_samples, c.measure.max_samples
+            ),
+        );
+    }
+    if !c.probes.hold_after_free.is_zero() && c.probes.hold_interval.is_zero() {
+        rule(
+            &["probes.hold_interval", "probes.hold_after_free"],
+            "`probes.hold_interval` must be above zero when `probes.hold_after_free` is above zero"
+                .into(),
+        );
+    }
+    v
+}

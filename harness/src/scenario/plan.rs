@@ -1,0 +1,264 @@
+//! `pinscope plan`: what a scenario expands to, what each case pins and allocates, and roughly how
+//! long it will take, without touching a GPU.
+
+use super::{Case, HostKind, Mode, Scenario};
+use crate::Error;
+use crate::units::{GB, MIB, format_size};
+use std::fmt::Write as _;
+
+/// Assumed bandwidth for page-locked host memory (alloc, register), bytes per second.
+pub const ASSUMED_PINNED_BPS: f64 = 25.0 * GB;
+/// Assumed bandwidth for pageable, managed and staged transfers, bytes per second.
+pub const ASSUMED_PAGEABLE_BPS: f64 = 6.0 * GB;
+/// Fixed cost per case (context, allocation, probes' first snapshots), seconds.
+pub const SETUP_S: f64 = 0.5;
+
+/// Transfers per sample when `measure.batch` is 0: enough to move 256 MiB, at most 1000.
+pub fn auto_batch(size: u64) -> u64 {
+    if size == 0 {
+        return 1;
+    }
+    (256 * MIB).div_ceil(size).clamp(1, 1000)
+}
+
+/// A rough wall-time estimate for one case, in seconds (the model is printed under the table).
+pub fn estimate_seconds(c: &Case) -> f64 {
+    let bps = match (c.host, c.mode) {
+        (HostKind::Alloc | HostKind::Register, Mode::Direct | Mode::RegisterPerCopy) => {
+            ASSUMED_PINNED_BPS
+        }
+        _ => ASSUMED_PAGEABLE_BPS,
+    };
+    let batch = if c.measure.batch == 0 {
+        auto_batch(c.size)
+    } else {
+        u64::from(c.measure.batch)
+    };
+    let per_sample = batch as f64 * c.size as f64 / bps;
+    let warmup = f64::from(c.measure.warmup) * per_sample;
+    let at_least = f64::from(c.measure.min_samples) * per_sample;
+    let at_most = f64::from(c.measure.max_samples) * per_sample;
+    let limit = c.measure.time_limit.as_secs_f64();
+    let sampling = at_most.min(limit.max(at_least));
+    warmup + sampling + c.probes.hold_after_free.as_secs_f64() + SETUP_S
+}
+
+/// `0.8 s`, `12.0 s`, `3m 05s`, `1h 02m`.
+pub fn format_seconds(s: f64) -> String {
+    if !s.is_finite() || s < 0.0 {
+        return "?".into();
+    }
+    if s < 60.0 {
+        return format!("{s:.1} s");
+    }
+    let whole = s.round() as u64;
+    if whole < 3600 {
+        format!("{}m {:02}s", whole / 60, whole % 60)
+    } else {
+        format!("{}h {:02}m", whole / 3600, (whole % 3600) / 60)
+    }
+}
+
+fn dash_if_zero(bytes: u64) -> String {
+    if bytes == 0 {
+        "-".into()
+    } else {
+        format_size(bytes)
+    }
+}
+
+fn chunk_ring(c: &Case) -> String {
+    match c.mode {
+        Mode::Direct => "-".into(),
+        Mode::Staged => format!("{}×{}", format_size(c.chunk.unwrap_or(c.size)), c.ring),
+        Mode::RegisterPerCopy => format_size(c.chunk.unwrap_or(c.size)),
+    }
+}
+
+/// The `plan` text for one scenario: header, axes, one row per case, totals and the model used.
+/// `ram_bytes` (when known) and `allow_pinned` decide which cases the run would refuse.
+pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}: {}", s.name, s.description);
+    let _ = writeln!(out, "  from {}", s.path);
+
+    // Axes across all cases, values in first-seen order.
+    let mut axes: Vec<(&str, Vec<&str>)> = Vec::new();
+    for c in &s.cases {
+        for (k, v) in &c.axes {
+            match axes.iter_mut().find(|(key, _)| key == k) {
+                Some((_, vals)) => {
+                    if !vals.contains(&v.as_str()) {
+                        vals.push(v);
+                    }
+                }
+                None => axes.push((k, vec![v])),
+            }
+        }
+    }
+    if axes.is_empty() {
+        let _ = writeln!(out, "axes: none");
+    } else {
+        let _ = writeln!(out, "axes:");
+        for (k, vals) in &axes {
+            let n = vals.len();
+            let _ = writeln!(
+                out,
+                "  {k}: {n} value{} ({})",
+                if n == 1 { "" } else { "s" },
+                vals.join(", ")
+            );
+        }
+    }
+    out.push('\n');
+
+    let cap = ram_bytes.map(|r| allow_pinned * r as f64);
+    let header = [
+        "#",
+        "label",
+        "host",
+        "flags",
+        "engine",
+        "dir",
+        "mode",
+        "size",
+        "chunk×ring",
+        "pinned",
+        "device",
+        "est. time",
+        "note",
+    ];
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut total_s = 0.0;
+    let mut refused = 0usize;
+    for c in &s.cases {
+        let pinned = c.pinned_bytes();
+        let est = estimate_seconds(c);
+        let note = match cap {
+            Some(cap) if pinned as f64 > cap => {
+                refused += 1;
+                format!(
+                    "refused: pins {}, over the cap {} ({allow_pinned} × RAM)",
+                    format_size(pinned),
+                    format_size(cap as u64)
+                )
+            }
+            _ => {
+                total_s += est;
+                String::new()
+            }
+        };
+        rows.push(vec![
+            c.index.to_string(),
+            c.label.clone(),
+            c.host.to_string(),
+            c.flags.label(),
+            c.engine.to_string(),
+            c.direction.to_string(),
+            c.mode.to_string(),
+            format_size(c.size),
+            chunk_ring(c),
+            dash_if_zero(pinned),
+            format_size(c.device_bytes()),
+            format_seconds(est),
+            note,
+        ]);
+    }
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut line = |cells: Vec<String>| {
+        let mut l = String::new();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            let pad = w.saturating_sub(cell.chars().count());
+            if i == 0 {
+                l.push_str(&" ".repeat(pad));
+                l.push_str(cell);
+            } else {
+                l.push_str("  ");
+                l.push_str(cell);
+                l.push_str(&" ".repeat(pad));
+            }
+        }
+        let _ = writeln!(out, "{}", l.trim_end());
+    };
+    line(header.iter().map(|h| h.to_string()).collect());
+    for r in rows {
+        line(r);
+    }
+    out.push('\n');
+    let n = s.cases.len();
+    let _ = write!(out, "{n} case{}", if n == 1 { "" } else { "s" });
+    if refused > 0 {
+        let _ = write!(out, " ({refused} refused)");
+    }
+    let _ = writeln!(out, ", estimated {} in total", format_seconds(total_s));
+    match (ram_bytes, cap) {
+        (Some(r), Some(cap)) => {
+            let _ = writeln!(
+                out,
+                "pinned cap {} = {allow_pinned} × RAM {}",
+                format_size(cap as u64),
+                format_size(r)
+            );
+        }
+        _ => {
+            let _ = writeln!(out, "RAM unknown: the pinned cap was not checked");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "estimates assume 25 GB/s pinned, 6 GB/s pageable/managed/staged, plus hold-after-free and 0.5 s setup per case"
+    );
+    let _ = writeln!(
+        out,
+        "  sampling: (warmup + up to max_samples) × batch × size / bandwidth, stopping at time_limit once min_samples are in; batch 0 = ceil(256 MiB / size), at most 1000; max_alloc and pinned_ceiling probes not included"
+    );
+    out
+}
+
+/// Physical RAM in bytes, if the OS tells.
+fn ram_bytes() -> Option<u64> {
+    use sysinfo::{MemoryRefreshKind, RefreshKind, System};
+    let sys = System::new_with_specifics(
+        RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing().with_ram()),
+    );
+    Some(sys.total_memory()).filter(|&b| b > 0)
+}
+
+/// `pinscope plan`: loads every file, prints the table of each valid one to stdout and the
+/// problems of each invalid one to stderr; the last invalid file's problems become the error.
+pub fn plan_command(args: &crate::cli::PlanArgs) -> Result<i32, Error> {
+    let allow = args.allow_pinned;
+    if !(allow > 0.0 && allow <= 0.9) {
+        return Err(Error::Usage(format!(
+            "--allow-pinned must be above 0 and at most 0.9, not {allow}"
+        )));
+    }
+    let ram = ram_bytes();
+    let mut failed: Option<Error> = None;
+    let mut first = true;
+    for path in &args.scenarios {
+        match super::load(path) {
+            Ok(s) => {
+                if !first {
+                    println!();
+                }
+                first = false;
+                print!("{}", plan_table(&s, ram, allow));
+            }
+            Err(e) => {
+                if let Some(prev) = failed.replace(e) {
+                    eprintln!("error: {prev}");
+                }
+            }
+        }
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(0),
+    }
+}

@@ -1,0 +1,940 @@
+//! Unit tests of the scenario language: one per rule, each asserting the exact message and where
+//! it points (1-based line:column).
+
+use super::*;
+
+/// Two lines every test file starts with, so cases begin on line 3.
+const HEAD: &str = "name = \"t\"\ndescription = \"q\"\n";
+
+/// All problems of `HEAD + body` as (line, column, message); empty when it parses.
+fn problems(body: &str) -> Vec<(usize, usize, String)> {
+    match parse("t.toml", &format!("{HEAD}{body}")) {
+        Ok(_) => Vec::new(),
+        Err(Error::Scenario(p)) => p
+            .items
+            .into_iter()
+            .map(|p| (p.line, p.column, p.message))
+            .collect(),
+        Err(e) => panic!("unexpected error kind: {e}"),
+    }
+}
+
+fn p(line: usize, column: usize, message: &str) -> (usize, usize, String) {
+    (line, column, message.to_string())
+}
+
+fn ok(body: &str) -> Scenario {
+    match parse("t.toml", &format!("{HEAD}{body}")) {
+        Ok(s) => s,
+        Err(e) => panic!("expected to parse, got: {e}"),
+    }
+}
+
+// ---- combinations -----------------------------------------------------------------------------
+
+#[test]
+fn kernel_on_pageable_memory_is_rejected() {
+    let got = problems("[[case]]\nlabel = \"k\"\nhost = \"pageable\"\nengine = \"kernel\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            6,
+            10,
+            &format!("case `k`: {}", expand::KERNEL_NEEDS_MAPPED)
+        )]
+    );
+    assert_eq!(
+        expand::KERNEL_NEEDS_MAPPED,
+        "zero-copy kernel access needs mapped memory: add \"mapped\" to flags (host = \"alloc\" or \"register\") or use host = \"managed\""
+    );
+}
+
+#[test]
+fn kernel_on_unmapped_pinned_memory_is_rejected_and_mapped_or_managed_is_accepted() {
+    let got = problems("[[case]]\nlabel = \"k\"\nengine = \"kernel\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            10,
+            &format!("case `k`: {}", expand::KERNEL_NEEDS_MAPPED)
+        )]
+    );
+    ok("[[case]]\nlabel = \"a\"\nflags = [\"mapped\"]\nengine = \"kernel\"\n");
+    ok("[[case]]\nlabel = \"r\"\nhost = \"register\"\nflags = [\"mapped\"]\nengine = \"kernel\"\n");
+    ok("[[case]]\nlabel = \"m\"\nhost = \"managed\"\nengine = \"kernel\"\n");
+}
+
+#[test]
+fn write_combined_needs_alloc() {
+    let got =
+        problems("[[case]]\nlabel = \"w\"\nhost = \"register\"\nflags = [\"write-combined\"]\n");
+    assert_eq!(
+        got,
+        vec![p(
+            6,
+            9,
+            "case `w`: write-combined memory exists only for host = \"alloc\" (cuMemHostAlloc): remove it from flags or use host = \"alloc\""
+        )]
+    );
+    ok("[[case]]\nlabel = \"w\"\nflags = [\"write-combined\", \"portable\"]\n");
+}
+
+#[test]
+fn pageable_and_managed_take_no_flags() {
+    let got = problems("[[case]]\nlabel = \"p\"\nhost = \"pageable\"\nflags = [\"mapped\"]\n");
+    assert_eq!(
+        got,
+        vec![p(
+            6,
+            9,
+            "case `p`: host = \"pageable\" takes no flags (flags are for host = \"alloc\" or \"register\"): remove mapped"
+        )]
+    );
+    let got = problems(
+        "[[case]]\nlabel = \"m\"\nhost = \"managed\"\nflags = [\"portable\", \"write-combined\"]\n",
+    );
+    assert_eq!(
+        got,
+        vec![p(
+            6,
+            9,
+            "case `m`: host = \"managed\" takes no flags (flags are for host = \"alloc\" or \"register\"): remove portable+write-combined"
+        )]
+    );
+}
+
+#[test]
+fn chunk_larger_than_size_is_rejected() {
+    let got = problems(
+        "[[case]]\nlabel = \"c\"\nhost = \"register\"\nmode = \"register-per-copy\"\nsize = \"8MiB\"\nchunk = \"16MiB\"\n",
+    );
+    assert_eq!(
+        got,
+        vec![p(
+            8,
+            9,
+            "case `c`: `chunk` (16MiB) is larger than `size` (8MiB)"
+        )]
+    );
+}
+
+#[test]
+fn sizes_must_be_positive_multiples_of_16() {
+    let got = problems("[defaults]\nsize = 0\n[[case]]\nlabel = \"a\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            4,
+            8,
+            "`size` must be a positive multiple of 16 bytes, not 0"
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\nsize = \"1000B\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            8,
+            "`size` must be a positive multiple of 16 bytes, not \"1000B\" (1000 bytes)"
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\nsize = \"100\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            8,
+            "`size` must be a positive multiple of 16 bytes, not \"100\""
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\nsize = -32\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            8,
+            "`size` must be a positive multiple of 16 bytes, not -32"
+        )]
+    );
+    let got = problems(
+        "[[case]]\nlabel = \"a\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"1000\"\n",
+    );
+    assert_eq!(
+        got,
+        vec![p(
+            7,
+            9,
+            "`chunk` must be a positive multiple of 16 bytes, not \"1000\""
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\nsize = \"12 parsecs\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            8,
+            "`size` is not a valid size: `12 parsecs` has an unknown unit `parsecs`: use B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)"
+        )]
+    );
+}
+
+#[test]
+fn staged_needs_pageable_copy_and_chunk() {
+    let got = problems("[[case]]\nlabel = \"s\"\nmode = \"staged\"\nchunk = \"16MiB\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            8,
+            "case `s`: mode = \"staged\" copies pageable memory through a pinned ring: it needs host = \"pageable\", not \"alloc\""
+        )]
+    );
+    let got = problems(
+        "[[case]]\nlabel = \"s\"\nhost = \"managed\"\nengine = \"kernel\"\nmode = \"staged\"\nchunk = \"16MiB\"\n",
+    );
+    assert_eq!(
+        got,
+        vec![
+            p(
+                7,
+                8,
+                "case `s`: mode = \"staged\" copies pageable memory through a pinned ring: it needs host = \"pageable\", not \"managed\""
+            ),
+            p(7, 8, "case `s`: mode = \"staged\" needs engine = \"copy\""),
+        ]
+    );
+    let got = problems("[[case]]\nlabel = \"s\"\nhost = \"pageable\"\nmode = \"staged\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            6,
+            8,
+            "case `s`: mode = \"staged\" needs `chunk`, the size of each staging buffer, like chunk = \"16MiB\""
+        )]
+    );
+    ok("[[case]]\nlabel = \"s\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"16MiB\"\n");
+}
+
+#[test]
+fn register_per_copy_needs_register_and_copy() {
+    let got = problems("[[case]]\nlabel = \"r\"\nmode = \"register-per-copy\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            8,
+            "case `r`: mode = \"register-per-copy\" registers pageable memory around each copy: it needs host = \"register\", not \"alloc\""
+        )]
+    );
+    let got = problems(
+        "[[case]]\nlabel = \"r\"\nhost = \"register\"\nflags = [\"mapped\"]\nengine = \"kernel\"\nmode = \"register-per-copy\"\n",
+    );
+    assert_eq!(
+        got,
+        vec![p(
+            8,
+            8,
+            "case `r`: mode = \"register-per-copy\" needs engine = \"copy\""
+        )]
+    );
+    // Without `chunk` the whole buffer is registered.
+    let s = ok("[[case]]\nlabel = \"r\"\nhost = \"register\"\nmode = \"register-per-copy\"\n");
+    assert_eq!(s.cases[0].chunk, None);
+}
+
+#[test]
+fn chunk_with_direct_mode_is_rejected() {
+    let got = problems("[[case]]\nlabel = \"d\"\nchunk = \"16MiB\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            9,
+            "case `d`: `chunk` applies only to mode = \"staged\" or \"register-per-copy\": remove it or set mode"
+        )]
+    );
+}
+
+#[test]
+fn bidirectional_needs_copy_engine_and_direct_mode() {
+    let msg = "direction = \"bidirectional\" needs engine = \"copy\" and mode = \"direct\"";
+    let got = problems(
+        "[[case]]\nlabel = \"b\"\nflags = [\"mapped\"]\nengine = \"kernel\"\ndirection = \"bidirectional\"\n",
+    );
+    assert_eq!(got, vec![p(7, 13, &format!("case `b`: {msg}"))]);
+    let got = problems(
+        "[[case]]\nlabel = \"b\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"16MiB\"\ndirection = \"bidirectional\"\n",
+    );
+    assert_eq!(got, vec![p(8, 13, &format!("case `b`: {msg}"))]);
+}
+
+#[test]
+fn ranges_are_enforced() {
+    let cases = [
+        (
+            "ring = 0",
+            "`ring` must be a whole number, 1 or more, not 0",
+        ),
+        (
+            "streams = 17",
+            "`streams` must be a whole number from 1 to 16, not 17",
+        ),
+        (
+            "streams = 0",
+            "`streams` must be a whole number from 1 to 16, not 0",
+        ),
+        (
+            "threads = 257",
+            "`threads` must be a whole number from 1 to 256, not 257",
+        ),
+        (
+            "measure = { min_samples = 0 }",
+            "`measure.min_samples` must be a whole number from 1 to 100000, not 0",
+        ),
+        (
+            "measure = { max_samples = 100001 }",
+            "`measure.max_samples` must be a whole number from 1 to 100000, not 100001",
+        ),
+        (
+            "measure = { warmup = -1 }",
+            "`measure.warmup` must be a whole number, 0 or more, not -1",
+        ),
+        (
+            "measure = { target_spread = 1.0 }",
+            "`measure.target_spread` must be a number between 0 and 1 (exclusive), like 0.01, not 1",
+        ),
+        (
+            "measure = { target_spread = 0 }",
+            "`measure.target_spread` must be a number between 0 and 1 (exclusive), like 0.01, not 0",
+        ),
+    ];
+    for (line, msg) in cases {
+        let got = problems(&format!("[[case]]\nlabel = \"x\"\n{line}\n"));
+        assert_eq!(got.len(), 1, "{line}: {got:?}");
+        assert_eq!(got[0].0, 5, "{line}");
+        assert_eq!(got[0].2, msg, "{line}");
+    }
+}
+
+#[test]
+fn min_samples_above_max_samples_is_rejected() {
+    let got =
+        problems("[[case]]\nlabel = \"x\"\nmeasure.min_samples = 10\nmeasure.max_samples = 5\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            23,
+            "case `x`: `measure.min_samples` (10) is larger than `measure.max_samples` (5)"
+        )]
+    );
+}
+
+#[test]
+fn hold_interval_must_be_positive_when_holding() {
+    let got = problems("[[case]]\nlabel = \"x\"\nprobes = { hold_interval = \"0s\" }\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            28,
+            "case `x`: `probes.hold_interval` must be above zero when `probes.hold_after_free` is above zero"
+        )]
+    );
+    ok("[[case]]\nlabel = \"x\"\nprobes = { hold_interval = \"0s\", hold_after_free = \"0s\" }\n");
+}
+
+// ---- types and names --------------------------------------------------------------------------
+
+#[test]
+fn wrong_types_say_what_was_expected() {
+    let cases = [
+        (
+            "size = true",
+            "`size` must be a size like \"64MiB\" or a whole number of bytes, not a boolean",
+        ),
+        (
+            "streams = \"2\"",
+            "`streams` must be a whole number from 1 to 16, not a string",
+        ),
+        (
+            "host = 3",
+            "`host` must be one of \"pageable\", \"alloc\", \"register\", \"managed\", not an integer",
+        ),
+        (
+            "host = \"alocc\"",
+            "`host` must be one of \"pageable\", \"alloc\", \"register\", \"managed\", not \"alocc\"; did you mean \"alloc\"?",
+        ),
+        (
+            "direction = \"up\"",
+            "`direction` must be one of \"h2d\", \"d2h\", \"bidirectional\", not \"up\"",
+        ),
+        (
+            "flags = \"mapped\"",
+            "`flags` must be an array like [\"mapped\", \"portable\"], not a string",
+        ),
+        (
+            "flags = [\"maped\"]",
+            "`flags` must contain only \"portable\", \"mapped\", \"write-combined\", not \"maped\"; did you mean \"mapped\"?",
+        ),
+        (
+            "flags = [\"mapped\", \"mapped\"]",
+            "`flags` lists \"mapped\" twice",
+        ),
+        (
+            "measure = 3",
+            "`measure` must be a table, like measure = { min_samples = 5 }, not an integer",
+        ),
+        (
+            "measure = { verify = 1 }",
+            "`measure.verify` must be true or false, not an integer",
+        ),
+        (
+            "measure = { time_limit = 10 }",
+            "`measure.time_limit` must be a duration like \"2s\" or \"100ms\", not an integer",
+        ),
+        (
+            "probes = { hold_after_free = \"2 fortnights\" }",
+            "`probes.hold_after_free` is not a valid duration: `2 fortnights` has an unknown time unit `fortnights`: use us, ms, s or m",
+        ),
+        ("label = 5", "`label` must be a string, not an integer"),
+    ];
+    for (line, msg) in cases {
+        let body = if line.starts_with("label") {
+            format!("[[case]]\n{line}\n")
+        } else {
+            format!("[[case]]\nlabel = \"x\"\n{line}\n")
+        };
+        let got = problems(&body);
+        assert_eq!(got.len(), 1, "{line}: {got:?}");
+        assert_eq!(got[0].2, msg, "{line}");
+    }
+}
+
+#[test]
+fn unknown_keys_are_located_with_a_suggestion() {
+    let got = problems("[[case]]\nlabel = \"a\"\n[[case]]\nlabel = \"b\"\nchunks = \"16MiB\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            7,
+            1,
+            "unknown key `chunks` in [[case]] #2; did you mean `chunk`?"
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\ncolour = \"red\"\n");
+    assert_eq!(got, vec![p(5, 1, "unknown key `colour` in [[case]] #1")]);
+    let got = problems("[defaults]\nthread = 4\n[[case]]\nlabel = \"a\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            4,
+            1,
+            "unknown key `thread` in [defaults]; did you mean `threads`?"
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\nmeasure = { min_sample = 4 }\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            13,
+            "unknown key `min_sample` in `measure` of [[case]] #1; did you mean `min_samples`?"
+        )]
+    );
+    let got = problems("descripton = \"x\"\n[[case]]\nlabel = \"a\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            3,
+            1,
+            "unknown key `descripton` at the top level; did you mean `description`?"
+        )]
+    );
+    let got = problems(
+        "[defaults]\nlabel = \"x\"\nsweep = { size = [\"1MiB\"] }\n[[case]]\nlabel = \"a\"\n",
+    );
+    assert_eq!(
+        got,
+        vec![
+            p(
+                4,
+                1,
+                "`label` cannot be in [defaults]: each [[case]] needs its own"
+            ),
+            p(
+                5,
+                1,
+                "`sweep` cannot be in [defaults]: put axes for every case in the top-level [sweep]"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn labels_are_required_and_unique() {
+    let got =
+        problems("[[case]]\nlabel = \"a\"\n[[case]]\nlabel = \"a\"\n[[case]]\nhost = \"alloc\"\n");
+    assert_eq!(
+        got,
+        vec![
+            p(
+                6,
+                9,
+                "label `a` is already used by [[case]] #1 (line 3): labels must be unique"
+            ),
+            p(
+                7,
+                1,
+                "[[case]] #3 has no `label`: add label = \"...\", unique in this file"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn name_description_and_cases_are_required() {
+    let got = match parse("t.toml", "") {
+        Err(Error::Scenario(p)) => p.items.into_iter().map(|p| p.message).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        got,
+        vec![
+            "missing `name`: add name = \"...\" (lowercase letters, digits, - and _)",
+            "missing `description`: add description = \"...\", the question this scenario answers",
+            "no [[case]] blocks: a scenario needs at least one",
+        ]
+    );
+    let got = match parse(
+        "t.toml",
+        "name = \"My Test\"\ndescription = \" \"\ncase = 3\n",
+    ) {
+        Err(Error::Scenario(p)) => p
+            .items
+            .into_iter()
+            .map(|p| (p.line, p.column, p.message))
+            .collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        got,
+        vec![
+            p(
+                1,
+                8,
+                "`name` must use only a-z, 0-9, - and _, not \"My Test\""
+            ),
+            p(
+                2,
+                15,
+                "`description` must not be empty: say which question the scenario answers"
+            ),
+            p(
+                3,
+                8,
+                "`case` must be written as [[case]] blocks, not an integer"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn toml_syntax_errors_are_located() {
+    let got = problems("[[case]]\nlabel = \"a\"\nsize = = 3\n");
+    assert_eq!(got.len(), 1);
+    assert_eq!((got[0].0, got[0].1), (5, 8));
+    assert!(got[0].2.starts_with("TOML syntax error: "), "{}", got[0].2);
+    // A duplicate key is a syntax error too, located at the second one.
+    let got = problems("[[case]]\nlabel = \"a\"\nlabel = \"b\"\n");
+    assert_eq!((got[0].0, got[0].1), (5, 1));
+    assert_eq!(got[0].2, "TOML syntax error: duplicate key");
+}
+
+// ---- sweeps -----------------------------------------------------------------------------------
+
+#[test]
+fn sweep_problems_are_located() {
+    let got = problems("[sweep]\nsize = []\n[[case]]\nlabel = \"a\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            4,
+            8,
+            "sweep axis `size` in [sweep] has no values: give at least one"
+        )]
+    );
+    let got = problems("[sweep]\nsizes = [\"1MiB\"]\n[[case]]\nlabel = \"a\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            4,
+            1,
+            "unknown sweep axis `sizes` in [sweep]; did you mean `size`?"
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\nsweep = { size = \"1MiB\" }\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            18,
+            "sweep axis `size` in the sweep of [[case]] #1 must be an array of values, like size = [\"64MiB\", \"1GiB\"], not a string"
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\nsweep = { label = [\"x\"] }\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            11,
+            "`label` cannot be swept: write one [[case]] per label"
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\nsweep = { flags = [\"mapped\"] }\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            20,
+            "each value of the sweep axis `flags` is an array of flags, like flags = [[], [\"mapped\"]], not a string"
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\nsize = \"1MiB\"\nsweep = { size = [\"2MiB\"] }\n");
+    assert_eq!(
+        got,
+        vec![p(
+            6,
+            11,
+            "`size` is both set and swept in [[case]] #1: remove one"
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"a\"\nsweep = 3\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            9,
+            "`sweep` in [[case]] #1 must be a table of axes, like sweep = { size = [\"64MiB\", \"1GiB\"] }, not an integer"
+        )]
+    );
+}
+
+#[test]
+fn a_bad_combination_is_reported_once_with_the_axis_values_behind_it() {
+    let got = problems(
+        "[sweep]\ndirection = [\"h2d\", \"d2h\"]\n[[case]]\nlabel = \"c\"\nhost = \"register\"\nmode = \"register-per-copy\"\nchunk = \"16MiB\"\nsweep = { size = [\"8MiB\", \"64MiB\", \"4MiB\"] }\n",
+    );
+    assert_eq!(
+        got,
+        vec![
+            p(
+                10,
+                19,
+                "case `c` with size=8MiB: `chunk` (16MiB) is larger than `size` (8MiB)"
+            ),
+            p(
+                10,
+                36,
+                "case `c` with size=4MiB: `chunk` (16MiB) is larger than `size` (4MiB)"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn sweeps_over_the_limit_are_refused_before_expanding() {
+    let values = |n: usize| {
+        (1..=n)
+            .map(|i| (i * 16).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let body = format!(
+        "[sweep]\nsize = [{}]\n[[case]]\nlabel = \"big\"\nsweep = {{ \"measure.batch\" = [{}], ring = [{}] }}\n",
+        values(1000),
+        values(10),
+        values(11)
+    );
+    let got = problems(&body);
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            1,
+            "the sweep of case `big` expands to 110000 cases; the limit is 100000: split it or reduce axes"
+        )]
+    );
+}
+
+#[test]
+fn dotted_measure_and_probe_axes_and_flag_arrays_sweep() {
+    let s = ok(
+        "[[case]]\nlabel = \"a\"\nsweep = { \"measure.batch\" = [1, 8], probes = { max_alloc = [true] }, flags = [[], [\"mapped\", \"portable\"]] }\n",
+    );
+    let got: Vec<_> = s
+        .cases
+        .iter()
+        .map(|c| {
+            (
+                c.measure.batch,
+                c.probes.max_alloc,
+                c.flags.label(),
+                c.axes.clone(),
+            )
+        })
+        .collect();
+    let ax = |b: &str, f: &str| {
+        vec![
+            ("measure.batch".to_string(), b.to_string()),
+            ("probes.max_alloc".to_string(), "true".to_string()),
+            ("flags".to_string(), f.to_string()),
+        ]
+    };
+    assert_eq!(
+        got,
+        vec![
+            (1, true, "none".to_string(), ax("1", "none")),
+            (
+                1,
+                true,
+                "portable+mapped".to_string(),
+                ax("1", "mapped+portable")
+            ),
+            (8, true, "none".to_string(), ax("8", "none")),
+            (
+                8,
+                true,
+                "portable+mapped".to_string(),
+                ax("8", "mapped+portable")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_case_that_sets_a_top_level_axis_key_is_not_expanded_along_it() {
+    let s = ok(
+        "[sweep]\ndirection = [\"h2d\", \"d2h\"]\n[[case]]\nlabel = \"a\"\n[[case]]\nlabel = \"b\"\ndirection = \"bidirectional\"\n",
+    );
+    let got: Vec<_> = s
+        .cases
+        .iter()
+        .map(|c| (c.index, c.label.as_str(), c.direction))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, "a", Direction::H2d),
+            (1, "a", Direction::D2h),
+            (2, "b", Direction::Bidirectional)
+        ]
+    );
+}
+
+#[test]
+fn sizes_in_sweeps_keep_what_was_written() {
+    let s =
+        ok("[[case]]\nlabel = \"a\"\nsweep = { size = [\"64MiB\", \"1.5GB\", 4096, \"4GiB\"] }\n");
+    let got: Vec<_> = s
+        .cases
+        .iter()
+        .map(|c| (c.size, c.axes[0].1.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (64 << 20, "64MiB"),
+            (1_500_000_000, "1.5GB"),
+            (4096, "4096"),
+            (4 << 30, "4GiB")
+        ]
+    );
+}
+
+// ---- defaults ---------------------------------------------------------------------------------
+
+#[test]
+fn defaults_and_measure_tables_merge_key_by_key() {
+    let s = ok(
+        "[defaults]\nhost = \"register\"\nsize = \"64MiB\"\nmeasure = { min_samples = 3, batch = 4 }\nprobes.max_alloc = true\n[[case]]\nlabel = \"a\"\nsize = \"1GiB\"\nmeasure = { batch = 8 }\n[[case]]\nlabel = \"b\"\n",
+    );
+    let a = &s.cases[0];
+    assert_eq!((a.host, a.size), (HostKind::Register, 1 << 30));
+    assert_eq!(
+        a.measure,
+        Measure {
+            min_samples: 3,
+            batch: 8,
+            ..Measure::default()
+        }
+    );
+    assert!(a.probes.max_alloc);
+    let b = &s.cases[1];
+    assert_eq!(
+        (b.size, b.measure.batch, b.measure.min_samples),
+        (64 << 20, 4, 3)
+    );
+    // Built-in defaults.
+    let s = ok("[[case]]\nlabel = \"d\"\n");
+    let d = &s.cases[0];
+    assert_eq!(
+        (
+            d.host,
+            d.engine,
+            d.direction,
+            d.mode,
+            d.size,
+            d.chunk,
+            d.ring,
+            d.streams,
+            d.threads
+        ),
+        (
+            HostKind::Alloc,
+            Engine::Copy,
+            Direction::H2d,
+            Mode::Direct,
+            512 << 20,
+            None,
+            3,
+            1,
+            8
+        )
+    );
+    assert_eq!(
+        (d.measure.clone(), d.probes.clone()),
+        (Measure::default(), Probes::default())
+    );
+    assert_eq!((d.scenario.as_str(), d.index), ("t", 0));
+}
+
+// ---- claims -----------------------------------------------------------------------------------
+
+const CLAIM_CASES: &str =
+    "[[case]]\nlabel = \"pinned\"\n[[case]]\nlabel = \"pageable\"\nhost = \"pageable\"\n";
+
+#[test]
+fn claims_are_validated() {
+    let s = ok(&format!(
+        "{CLAIM_CASES}[[claim]]\ntext = \"pinned is 2x pageable\"\ncase = \"pinned\"\nmetric = \"bw_median_gbs\"\nop = \">=\"\nvalue = 2\nof = \"pageable.bw_median_gbs\"\nplatforms = [\"linux\", \"wsl2\"]\n"
+    ));
+    assert_eq!(
+        s.claims,
+        vec![crate::claims::Claim {
+            text: "pinned is 2x pageable".into(),
+            case: "pinned".into(),
+            metric: "bw_median_gbs".into(),
+            op: crate::claims::Op::Ge,
+            factor: 2.0,
+            relative_to: Some("pageable.bw_median_gbs".into()),
+            platforms: vec!["linux".into(), "wsl2".into()],
+        }]
+    );
+    // Line 8 is the [[claim]] header.
+    let got = problems(&format!(
+        "{CLAIM_CASES}[[claim]]\ntext = \"x\"\ncase = \"pined\"\nmetric = \"bw_median\"\nop = \"==\"\nvalue = \"2\"\nof = \"pagable.bw_median_gbs\"\nplatforms = [\"win\"]\nmetrics = 1\n"
+    ));
+    assert_eq!(
+        got,
+        vec![
+            p(
+                10,
+                8,
+                "[[claim]] #1 names case `pined`, which is not a label in this file; did you mean `pinned`?"
+            ),
+            p(
+                11,
+                10,
+                "unknown metric `bw_median` in [[claim]] #1; did you mean `bw_median_gbs`?"
+            ),
+            p(
+                12,
+                6,
+                "`op` must be one of \">=\", \"<=\", \">\", \"<\", not \"==\""
+            ),
+            p(13, 9, "`value` must be a number, not a string"),
+            p(
+                14,
+                6,
+                "`of` in [[claim]] #1 names case `pagable`, which is not a label in this file; did you mean `pageable`?"
+            ),
+            p(
+                15,
+                14,
+                "`platforms` must be an array of \"linux\", \"wsl2\", \"windows\", \"windows-wddm\", \"windows-tcc\", not \"win\"; did you mean \"windows\"?"
+            ),
+            p(
+                16,
+                1,
+                "unknown key `metrics` in [[claim]] #1; did you mean `metric`?"
+            ),
+        ]
+    );
+    let got = problems(&format!(
+        "{CLAIM_CASES}[[claim]]\ncase = \"pinned\"\nmetric = \"alloc_ms\"\nop = \"<\"\nvalue = 1.0\nof = \"bytes\"\n"
+    ));
+    assert_eq!(
+        got,
+        vec![
+            p(
+                8,
+                1,
+                "[[claim]] #1 has no `text`: say what is claimed and where the claim comes from"
+            ),
+            p(
+                13,
+                6,
+                "`of` must be \"pinned_bytes\", \"size\" or \"<label>.<metric>\", not \"bytes\""
+            ),
+        ]
+    );
+    let got = problems(&format!(
+        "{CLAIM_CASES}[[claim]]\ntext = \"t\"\ncase = \"pinned\"\nmetric = \"alloc_ms\"\nop = \"<\"\nvalue = 1.0\nof = \"pinned.shared_mib\"\n"
+    ));
+    assert_eq!(
+        got,
+        vec![p(
+            14,
+            6,
+            "`of` in [[claim]] #1 names unknown metric `shared_mib`"
+        )]
+    );
+}
+
+#[test]
+fn claim_metrics_follow_the_accounting_metrics() {
+    for m in crate::results::ACCOUNTING_METRICS {
+        for phase in ["alloc", "free"] {
+            let name = format!("d_{phase}_{m}_mib");
+            assert!(CLAIM_METRICS.contains(&name.as_str()), "{name}");
+        }
+    }
+    assert_eq!(
+        CLAIM_METRICS.len(),
+        11 + 2 * crate::results::ACCOUNTING_METRICS.len()
+    );
+}
+
+// ---- robustness -------------------------------------------------------------------------------
+
+#[test]
+fn odd_inputs_do_not_panic() {
+    let inputs = [
+        "",
+        "\u{feff}",
+        "=",
+        "[[case]]\n[[case]]\n",
+        "case = [1, {a = 1}]",
+        "case = [{label = \"x\"}]\nname = \"a\"\ndescription = \"b\"",
+        "sweep = { measure = 1, probes = { hold_interval = [] } }",
+        "[sweep]\nsize = [\"99999999999999999999GiB\", 9223372036854775807, -9223372036854775808]",
+        "x = 1979-05-27T07:32:00Z\nclaim = 4\n[defaults]\nmeasure = { time_limit = \"1e400\" }",
+        "name = \"é\"\ndescription = \"ü\"\n[[case]]\nlabel = \"ß\"\nsize = \"1.0000000000000000000001GiB\"",
+        "[[claim]]\n[[claim]]\nof = \".\"\nplatforms = [[]]",
+    ];
+    for text in inputs {
+        let _ = parse("odd.toml", text);
+    }
+}

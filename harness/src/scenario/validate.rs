@@ -1,0 +1,943 @@
+//! Stage two: the raw tree → typed settings per block, sweeps and claims. Each value is checked on
+//! its own here (type, unit, range); rules about combinations of keys need the expanded cases and
+//! live in `expand`. Every problem is collected, none stops the others.
+
+use super::raw::{self, Entry, Kind, Pos};
+use super::{Direction, Engine, HostFlags, HostKind, Mode};
+use crate::claims::{Claim, Op};
+use crate::error::Problem;
+use crate::units;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The type of a case key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Ty {
+    Host,
+    Flags,
+    Engine,
+    Direction,
+    Mode,
+    /// Bytes: a positive multiple of 16.
+    Size,
+    Int {
+        min: u32,
+        max: u32,
+    },
+    /// A fraction in (0, 1).
+    Spread,
+    Dur,
+    Bool,
+}
+
+/// Every case key, `measure` and `probes` keys by their dotted name.
+pub(super) const KEYS: &[(&str, Ty)] = &[
+    ("host", Ty::Host),
+    ("flags", Ty::Flags),
+    ("engine", Ty::Engine),
+    ("direction", Ty::Direction),
+    ("mode", Ty::Mode),
+    ("size", Ty::Size),
+    ("chunk", Ty::Size),
+    (
+        "ring",
+        Ty::Int {
+            min: 1,
+            max: u32::MAX,
+        },
+    ),
+    ("streams", Ty::Int { min: 1, max: 16 }),
+    ("threads", Ty::Int { min: 1, max: 256 }),
+    (
+        "measure.warmup",
+        Ty::Int {
+            min: 0,
+            max: u32::MAX,
+        },
+    ),
+    (
+        "measure.min_samples",
+        Ty::Int {
+            min: 1,
+            max: 100_000,
+        },
+    ),
+    (
+        "measure.max_samples",
+        Ty::Int {
+            min: 1,
+            max: 100_000,
+        },
+    ),
+    ("measure.target_spread", Ty::Spread),
+    ("measure.time_limit", Ty::Dur),
+    ("measure.verify", Ty::Bool),
+    (
+        "measure.batch",
+        Ty::Int {
+            min: 0,
+            max: u32::MAX,
+        },
+    ),
+    ("probes.accounting", Ty::Bool),
+    ("probes.max_alloc", Ty::Bool),
+    ("probes.pinned_ceiling", Ty::Bool),
+    ("probes.hold_after_free", Ty::Dur),
+    ("probes.hold_interval", Ty::Dur),
+];
+
+/// The keys a `[[case]]` block may hold (besides the dotted ones, which sit under `measure`/`probes`).
+const CASE_BLOCK_KEYS: &[&str] = &[
+    "label",
+    "host",
+    "flags",
+    "engine",
+    "direction",
+    "mode",
+    "size",
+    "chunk",
+    "ring",
+    "streams",
+    "threads",
+    "measure",
+    "probes",
+    "sweep",
+];
+
+const TOP_KEYS: &[&str] = &["name", "description", "defaults", "sweep", "case", "claim"];
+const CLAIM_KEYS: &[&str] = &["text", "case", "metric", "op", "value", "of", "platforms"];
+pub(super) const PLATFORMS: &[&str] = &["linux", "wsl2", "windows", "windows-wddm", "windows-tcc"];
+
+fn key_spec(name: &str) -> Option<(&'static str, Ty)> {
+    KEYS.iter().copied().find(|(k, _)| *k == name)
+}
+
+/// A typed value of a case key.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Val {
+    Host(HostKind),
+    Flags(HostFlags),
+    Engine(Engine),
+    Direction(Direction),
+    Mode(Mode),
+    Bytes(u64),
+    Int(u32),
+    Float(f64),
+    Dur(Duration),
+    Bool(bool),
+}
+
+/// A value with what the user wrote and where.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Given {
+    pub val: Val,
+    /// As written: `64MiB`, `h2d`, `mapped+portable` / `none` for flags.
+    pub written: String,
+    pub pos: Pos,
+}
+
+/// Settings of one block, by (dotted) key.
+pub(super) type Settings = BTreeMap<&'static str, Given>;
+
+/// One sweep axis: a key and its values in the order written.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Axis {
+    pub key: &'static str,
+    pub pos: Pos,
+    pub values: Vec<Given>,
+}
+
+/// A `[[case]]` block, typed but not expanded.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct CaseBlock {
+    /// 1-based position among the `[[case]]` blocks.
+    pub number: usize,
+    pub label: String,
+    pub pos: Pos,
+    pub settings: Settings,
+    pub sweep: Vec<Axis>,
+    /// Problems were found in this block: its combinations are not checked.
+    pub broken: bool,
+}
+
+/// A scenario file, typed but not expanded.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(super) struct File {
+    pub name: String,
+    pub description: String,
+    pub defaults: Settings,
+    pub sweep: Vec<Axis>,
+    pub sweep_pos: Pos,
+    pub cases: Vec<CaseBlock>,
+    pub claims: Vec<Claim>,
+    /// Problems in `[defaults]` or `[sweep]`: no combination is checked.
+    pub broken: bool,
+}
+
+/// The closest candidate, if any is close enough to be a likely typo.
+pub(super) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// "; did you mean `x`?" or "".
+fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(word, candidates).map_or(String::new(), |c| format!("; did you mean `{c}`?"))
+}
+
+/// "; did you mean \"x\"?" or "" (for values, which are strings in TOML).
+fn did_you_mean_value<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(word, candidates).map_or(String::new(), |c| format!("; did you mean \"{c}\"?"))
+}
+
+fn quoted_list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A value as it would appear in TOML, or its type for arrays and tables.
+fn shown(v: &raw::Value) -> String {
+    match &v.kind {
+        Kind::Str(s) => format!("\"{s}\""),
+        Kind::Int(i) => i.to_string(),
+        Kind::Float(f) => f.to_string(),
+        Kind::Bool(b) => b.to_string(),
+        other => other.type_name().to_string(),
+    }
+}
+
+fn enum_value<T: std::str::FromStr>(
+    key: &str,
+    names: &[&str],
+    v: &raw::Value,
+) -> Result<(T, String), Problem> {
+    let expected = format!("`{key}` must be one of {}", quoted_list(names));
+    match &v.kind {
+        Kind::Str(s) => match s.parse::<T>() {
+            Ok(t) => Ok((t, s.clone())),
+            Err(_) => Err(v.pos.problem(format!(
+                "{expected}, not \"{s}\"{}",
+                did_you_mean_value(s, names.iter().copied())
+            ))),
+        },
+        other => Err(v
+            .pos
+            .problem(format!("{expected}, not {}", other.type_name()))),
+    }
+}
+
+fn flags_value(key: &str, v: &raw::Value, in_sweep: bool) -> Result<(HostFlags, String), Problem> {
+    let Kind::Array(items) = &v.kind else {
+        let msg = if in_sweep {
+            format!(
+                "each value of the sweep axis `{key}` is an array of flags, like flags = [[], [\"mapped\"]], not {}",
+                v.kind.type_name()
+            )
+        } else {
+            format!(
+                "`{key}` must be an array like [\"mapped\", \"portable\"], not {}",
+                v.kind.type_name()
+            )
+        };
+        return Err(v.pos.problem(msg));
+    };
+    let mut flags = HostFlags::default();
+    let mut written = Vec::new();
+    for item in items {
+        let name = match &item.kind {
+            Kind::Str(s) => s.as_str(),
+            other => {
+                return Err(item.pos.problem(format!(
+                    "`{key}` must contain only {}, not {}",
+                    quoted_list(&HostFlags::NAMES),
+                    other.type_name()
+                )));
+            }
+        };
+        match name {
+            "portable" => flags.portable = true,
+            "mapped" => flags.mapped = true,
+            "write-combined" => flags.write_combined = true,
+            _ => {
+                return Err(item.pos.problem(format!(
+                    "`{key}` must contain only {}, not \"{name}\"{}",
+                    quoted_list(&HostFlags::NAMES),
+                    did_you_mean_value(name, HostFlags::NAMES)
+                )));
+            }
+        }
+        if written.contains(&name) {
+            return Err(item.pos.problem(format!("`{key}` lists \"{name}\" twice")));
+        }
+        written.push(name);
+    }
+    let text = if written.is_empty() {
+        "none".to_string()
+    } else {
+        written.join("+")
+    };
+    Ok((flags, text))
+}
+
+fn size_value(key: &str, v: &raw::Value) -> Result<(u64, String), Problem> {
+    let multiple = |shown: String| {
+        v.pos.problem(format!(
+            "`{key}` must be a positive multiple of 16 bytes, not {shown}"
+        ))
+    };
+    let (bytes, written, shown) = match &v.kind {
+        Kind::Str(s) => match units::parse_size(s) {
+            Ok(b) if b.to_string() == *s => (b, s.clone(), format!("\"{s}\"")),
+            Ok(b) => (b, s.clone(), format!("\"{s}\" ({b} bytes)")),
+            Err(e) => {
+                return Err(v.pos.problem(format!("`{key}` is not a valid size: {e}")));
+            }
+        },
+        Kind::Int(i) => match u64::try_from(*i) {
+            Ok(b) => (b, i.to_string(), i.to_string()),
+            Err(_) => return Err(multiple(i.to_string())),
+        },
+        other => {
+            return Err(v.pos.problem(format!(
+                "`{key}` must be a size like \"64MiB\" or a whole number of bytes, not {}",
+                other.type_name()
+            )));
+        }
+    };
+    if bytes == 0 || bytes % 16 != 0 {
+        return Err(multiple(shown));
+    }
+    Ok((bytes, written))
+}
+
+fn int_value(key: &str, min: u32, max: u32, v: &raw::Value) -> Result<(u32, String), Problem> {
+    let range = if max == u32::MAX {
+        format!("a whole number, {min} or more")
+    } else {
+        format!("a whole number from {min} to {max}")
+    };
+    match &v.kind {
+        Kind::Int(i) => match u32::try_from(*i) {
+            Ok(n) if (min..=max).contains(&n) => Ok((n, i.to_string())),
+            _ => Err(v.pos.problem(format!("`{key}` must be {range}, not {i}"))),
+        },
+        other => Err(v.pos.problem(format!(
+            "`{key}` must be {range}, not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn spread_value(key: &str, v: &raw::Value) -> Result<(f64, String), Problem> {
+    let x = match &v.kind {
+        Kind::Float(f) => *f,
+        Kind::Int(i) => *i as f64,
+        other => {
+            return Err(v.pos.problem(format!(
+                "`{key}` must be a number between 0 and 1 (exclusive), like 0.01, not {}",
+                other.type_name()
+            )));
+        }
+    };
+    if x > 0.0 && x < 1.0 {
+        Ok((x, x.to_string()))
+    } else {
+        Err(v.pos.problem(format!(
+            "`{key}` must be a number between 0 and 1 (exclusive), like 0.01, not {}",
+            shown(v)
+        )))
+    }
+}
+
+fn duration_value(key: &str, v: &raw::Value) -> Result<(Duration, String), Problem> {
+    match &v.kind {
+        Kind::Str(s) => units::parse_duration(s)
+            .map(|d| (d, s.clone()))
+            .map_err(|e| {
+                v.pos
+                    .problem(format!("`{key}` is not a valid duration: {e}"))
+            }),
+        other => Err(v.pos.problem(format!(
+            "`{key}` must be a duration like \"2s\" or \"100ms\", not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// Parses one value of a case key (or one value of a sweep axis).
+pub(super) fn parse_value(
+    key: &'static str,
+    ty: Ty,
+    v: &raw::Value,
+    in_sweep: bool,
+) -> Result<Given, Problem> {
+    let (val, written) = match ty {
+        Ty::Host => enum_value(key, &["pageable", "alloc", "register", "managed"], v)
+            .map(|(x, w)| (Val::Host(x), w))?,
+        Ty::Engine => enum_value(key, &["copy", "kernel"], v).map(|(x, w)| (Val::Engine(x), w))?,
+        Ty::Direction => enum_value(key, &["h2d", "d2h", "bidirectional"], v)
+            .map(|(x, w)| (Val::Direction(x), w))?,
+        Ty::Mode => enum_value(key, &["direct", "staged", "register-per-copy"], v)
+            .map(|(x, w)| (Val::Mode(x), w))?,
+        Ty::Flags => flags_value(key, v, in_sweep).map(|(x, w)| (Val::Flags(x), w))?,
+        Ty::Size => size_value(key, v).map(|(x, w)| (Val::Bytes(x), w))?,
+        Ty::Int { min, max } => int_value(key, min, max, v).map(|(x, w)| (Val::Int(x), w))?,
+        Ty::Spread => spread_value(key, v).map(|(x, w)| (Val::Float(x), w))?,
+        Ty::Dur => duration_value(key, v).map(|(x, w)| (Val::Dur(x), w))?,
+        Ty::Bool => match &v.kind {
+            Kind::Bool(b) => (Val::Bool(*b), b.to_string()),
+            other => {
+                return Err(v.pos.problem(format!(
+                    "`{key}` must be true or false, not {}",
+                    other.type_name()
+                )));
+            }
+        },
+    };
+    Ok(Given {
+        val,
+        written,
+        pos: v.pos,
+    })
+}
+
+/// Where a block is, for messages: "[defaults]", "[[case]] #2".
+#[derive(Debug, Clone, Copy)]
+enum Block {
+    Defaults,
+    Case(usize),
+}
+
+impl Block {
+    fn name(self) -> String {
+        match self {
+            Block::Defaults => "[defaults]".into(),
+            Block::Case(n) => format!("[[case]] #{n}"),
+        }
+    }
+}
+
+/// Reads the case keys of `[defaults]` or a `[[case]]` (not `label`/`sweep`, handled by the caller).
+fn parse_settings(
+    block: Block,
+    entries: &[Entry],
+    out: &mut Settings,
+    problems: &mut Vec<Problem>,
+) {
+    for e in entries {
+        match e.key.as_str() {
+            "label" | "sweep" if matches!(block, Block::Case(_)) => {}
+            "label" => problems.push(
+                e.key_pos
+                    .problem("`label` cannot be in [defaults]: each [[case]] needs its own"),
+            ),
+            "sweep" => problems.push(e.key_pos.problem(
+                "`sweep` cannot be in [defaults]: put axes for every case in the top-level [sweep]",
+            )),
+            group @ ("measure" | "probes") => {
+                let Kind::Table(t) = &e.value.kind else {
+                    problems.push(e.value.pos.problem(format!(
+                        "`{group}` must be a table, like {group} = {{ {} }}, not {}",
+                        if group == "measure" {
+                            "min_samples = 5"
+                        } else {
+                            "max_alloc = true"
+                        },
+                        e.value.kind.type_name()
+                    )));
+                    continue;
+                };
+                let prefix = format!("{group}.");
+                let subkeys: Vec<&str> = KEYS
+                    .iter()
+                    .filter_map(|(k, _)| k.strip_prefix(prefix.as_str()))
+                    .collect();
+                for sub in &t.entries {
+                    let full = format!("{group}.{}", sub.key);
+                    match key_spec(&full) {
+                        Some((k, ty)) => match parse_value(k, ty, &sub.value, false) {
+                            Ok(g) => {
+                                out.insert(k, g);
+                            }
+                            Err(p) => problems.push(p),
+                        },
+                        None => problems.push(sub.key_pos.problem(format!(
+                            "unknown key `{}` in `{group}` of {}{}",
+                            sub.key,
+                            block.name(),
+                            did_you_mean(&sub.key, subkeys.iter().copied())
+                        ))),
+                    }
+                }
+            }
+            other => match key_spec(other) {
+                Some((k, ty)) => match parse_value(k, ty, &e.value, false) {
+                    Ok(g) => {
+                        out.insert(k, g);
+                    }
+                    Err(p) => problems.push(p),
+                },
+                None => {
+                    let candidates = CASE_BLOCK_KEYS.iter().copied().filter(|k| {
+                        matches!(block, Block::Case(_)) || !matches!(*k, "label" | "sweep")
+                    });
+                    problems.push(e.key_pos.problem(format!(
+                        "unknown key `{other}` in {}{}",
+                        block.name(),
+                        did_you_mean(other, candidates)
+                    )));
+                }
+            },
+        }
+    }
+}
+
+/// Reads a sweep table (`where_` is "[sweep]" or "the sweep of [[case]] #2").
+fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) -> Vec<Axis> {
+    // Flatten `measure = { batch = [..] }` into `measure.batch`.
+    let mut flat: Vec<(String, Pos, &raw::Value)> = Vec::new();
+    for e in &table.entries {
+        match (&e.key[..], &e.value.kind) {
+            (group @ ("measure" | "probes"), Kind::Table(t)) => {
+                for sub in &t.entries {
+                    flat.push((format!("{group}.{}", sub.key), sub.key_pos, &sub.value));
+                }
+            }
+            (group @ ("measure" | "probes"), _) => problems.push(e.key_pos.problem(format!(
+                "sweep axis `{group}` names a table: sweep one of its keys, like \"{group}.{}\" = [..]",
+                if group == "measure" { "batch" } else { "max_alloc" }
+            ))),
+            _ => flat.push((e.key.clone(), e.key_pos, &e.value)),
+        }
+    }
+    let mut axes: Vec<Axis> = Vec::new();
+    for (key, key_pos, value) in flat {
+        if key == "label" {
+            problems.push(key_pos.problem("`label` cannot be swept: write one [[case]] per label"));
+            continue;
+        }
+        let Some((k, ty)) = key_spec(&key) else {
+            problems.push(key_pos.problem(format!(
+                "unknown sweep axis `{key}` in {where_}{}",
+                did_you_mean(&key, KEYS.iter().map(|(k, _)| *k))
+            )));
+            continue;
+        };
+        if axes.iter().any(|a| a.key == k) {
+            problems.push(key_pos.problem(format!("sweep axis `{k}` appears twice in {where_}")));
+            continue;
+        }
+        let Kind::Array(items) = &value.kind else {
+            problems.push(value.pos.problem(format!(
+                "sweep axis `{k}` in {where_} must be an array of values, like size = [\"64MiB\", \"1GiB\"], not {}",
+                value.kind.type_name()
+            )));
+            continue;
+        };
+        if items.is_empty() {
+            problems.push(value.pos.problem(format!(
+                "sweep axis `{k}` in {where_} has no values: give at least one"
+            )));
+            continue;
+        }
+        let mut values = Vec::new();
+        let mut ok = true;
+        for item in items {
+            match parse_value(k, ty, item, true) {
+                Ok(g) => values.push(g),
+                Err(p) => {
+                    ok = false;
+                    problems.push(p);
+                }
+            }
+        }
+        if ok {
+            axes.push(Axis {
+                key: k,
+                pos: key_pos,
+                values,
+            });
+        }
+    }
+    axes
+}
+
+fn string_of<'a>(key: &str, v: &'a raw::Value, problems: &mut Vec<Problem>) -> Option<&'a str> {
+    match &v.kind {
+        Kind::Str(s) => Some(s),
+        other => {
+            problems.push(v.pos.problem(format!(
+                "`{key}` must be a string, not {}",
+                other.type_name()
+            )));
+            None
+        }
+    }
+}
+
+/// `[[x]]` blocks, or an inline array of tables; `None` (and a problem) for anything else.
+fn tables_of<'a>(
+    key: &str,
+    v: &'a raw::Value,
+    problems: &mut Vec<Problem>,
+) -> Option<Vec<&'a raw::Table>> {
+    match &v.kind {
+        Kind::Tables(ts) => Some(ts.iter().collect()),
+        Kind::Array(items) if items.iter().all(|i| matches!(i.kind, Kind::Table(_))) => Some(
+            items
+                .iter()
+                .filter_map(|i| match &i.kind {
+                    Kind::Table(t) => Some(t),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        other => {
+            problems.push(v.pos.problem(format!(
+                "`{key}` must be written as [[{key}]] blocks, not {}",
+                other.type_name()
+            )));
+            None
+        }
+    }
+}
+
+/// Stage two for a whole file. Problems are appended; the returned `File` holds what was valid.
+pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
+    let mut file = File::default();
+    let start = problems.len();
+
+    for e in &root.entries {
+        if !TOP_KEYS.contains(&e.key.as_str()) {
+            problems.push(e.key_pos.problem(format!(
+                "unknown key `{}` at the top level{}",
+                e.key,
+                did_you_mean(&e.key, TOP_KEYS.iter().copied())
+            )));
+        }
+    }
+
+    match root.get("name") {
+        None => problems
+            .push(Pos::START.problem(
+                "missing `name`: add name = \"...\" (lowercase letters, digits, - and _)",
+            )),
+        Some(e) => {
+            if let Some(s) = string_of("name", &e.value, problems) {
+                let ok = !s.is_empty()
+                    && s.chars().all(|c| {
+                        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_'
+                    });
+                if ok {
+                    file.name = s.to_string();
+                } else {
+                    problems.push(e.value.pos.problem(format!(
+                        "`name` must use only a-z, 0-9, - and _, not \"{s}\""
+                    )));
+                }
+            }
+        }
+    }
+
+    match root.get("description") {
+        None => problems.push(Pos::START.problem(
+            "missing `description`: add description = \"...\", the question this scenario answers",
+        )),
+        Some(e) => {
+            if let Some(s) = string_of("description", &e.value, problems) {
+                if s.trim().is_empty() {
+                    problems.push(e.value.pos.problem(
+                        "`description` must not be empty: say which question the scenario answers",
+                    ));
+                } else {
+                    file.description = s.trim().to_string();
+                }
+            }
+        }
+    }
+
+    if let Some(e) = root.get("defaults") {
+        match &e.value.kind {
+            Kind::Table(t) => {
+                parse_settings(Block::Defaults, &t.entries, &mut file.defaults, problems)
+            }
+            other => problems.push(e.value.pos.problem(format!(
+                "[defaults] must be a table of case keys, not {}",
+                other.type_name()
+            ))),
+        }
+    }
+
+    if let Some(e) = root.get("sweep") {
+        file.sweep_pos = e.value.pos;
+        match &e.value.kind {
+            Kind::Table(t) => file.sweep = parse_sweep("[sweep]", t, problems),
+            other => problems.push(e.value.pos.problem(format!(
+                "`sweep` must be a table of axes, like sweep = {{ size = [\"64MiB\", \"1GiB\"] }}, not {}",
+                other.type_name()
+            ))),
+        }
+    }
+    file.broken = problems.len() > start;
+
+    let case_tables = match root.get("case") {
+        Some(e) => tables_of("case", &e.value, problems),
+        None => Some(Vec::new()),
+    };
+    if case_tables.as_ref().is_some_and(Vec::is_empty) {
+        problems.push(Pos::START.problem("no [[case]] blocks: a scenario needs at least one"));
+    }
+    for (i, t) in case_tables.unwrap_or_default().into_iter().enumerate() {
+        let number = i + 1;
+        let before = problems.len();
+        let mut block = CaseBlock {
+            number,
+            label: String::new(),
+            pos: t.pos,
+            settings: Settings::new(),
+            sweep: Vec::new(),
+            broken: false,
+        };
+        match t.get("label") {
+            None => problems.push(t.pos.problem(format!(
+                "[[case]] #{number} has no `label`: add label = \"...\", unique in this file"
+            ))),
+            Some(e) => {
+                if let Some(s) = string_of("label", &e.value, problems) {
+                    if s.trim().is_empty() {
+                        problems.push(e.value.pos.problem("`label` must not be empty"));
+                    } else if let Some(prev) = file.cases.iter().find(|c| c.label == s) {
+                        problems.push(e.value.pos.problem(format!(
+                            "label `{s}` is already used by [[case]] #{} (line {}): labels must be unique",
+                            prev.number, prev.pos.line
+                        )));
+                    }
+                    block.label = s.to_string();
+                }
+            }
+        }
+        parse_settings(
+            Block::Case(number),
+            &t.entries,
+            &mut block.settings,
+            problems,
+        );
+        if let Some(e) = t.get("sweep") {
+            let where_ = format!("the sweep of [[case]] #{number}");
+            match &e.value.kind {
+                Kind::Table(st) => block.sweep = parse_sweep(&where_, st, problems),
+                other => problems.push(e.value.pos.problem(format!(
+                    "`sweep` in [[case]] #{number} must be a table of axes, like sweep = {{ size = [\"64MiB\", \"1GiB\"] }}, not {}",
+                    other.type_name()
+                ))),
+            }
+        }
+        for a in &block.sweep {
+            if block.settings.contains_key(a.key) {
+                problems.push(a.pos.problem(format!(
+                    "`{}` is both set and swept in [[case]] #{number}: remove one",
+                    a.key
+                )));
+            }
+        }
+        block.broken = problems.len() > before;
+        file.cases.push(block);
+    }
+
+    if let Some(e) = root.get("claim") {
+        for (i, t) in tables_of("claim", &e.value, problems)
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(c) = parse_claim(i + 1, t, &file.cases, problems) {
+                file.claims.push(c);
+            }
+        }
+    }
+    file
+}
+
+fn parse_claim(
+    number: usize,
+    t: &raw::Table,
+    cases: &[CaseBlock],
+    problems: &mut Vec<Problem>,
+) -> Option<Claim> {
+    let before = problems.len();
+    let here = format!("[[claim]] #{number}");
+    for e in &t.entries {
+        if !CLAIM_KEYS.contains(&e.key.as_str()) {
+            problems.push(e.key_pos.problem(format!(
+                "unknown key `{}` in {here}{}",
+                e.key,
+                did_you_mean(&e.key, CLAIM_KEYS.iter().copied())
+            )));
+        }
+    }
+    let labels = || cases.iter().map(|c| c.label.as_str());
+    let required = |key: &str, hint: &str, problems: &mut Vec<Problem>| -> Option<&raw::Value> {
+        let v = t.get(key).map(|e| &e.value);
+        if v.is_none() {
+            problems.push(t.pos.problem(format!("{here} has no `{key}`: {hint}")));
+        }
+        v
+    };
+    let text = required(
+        "text",
+        "say what is claimed and where the claim comes from",
+        problems,
+    );
+    let case = required("case", "give the label of the case it is about", problems);
+    let metric = required(
+        "metric",
+        "name the measured quantity, like \"bw_median_gbs\"",
+        problems,
+    );
+    let op = required("op", "use one of \">=\", \"<=\", \">\", \"<\"", problems);
+    let value = required(
+        "value",
+        "give the bound (or the factor, with `of`)",
+        problems,
+    );
+
+    let text = text
+        .and_then(|v| string_of("text", v, problems))
+        .map(str::to_string);
+    let case = case.and_then(|v| {
+        let s = string_of("case", v, problems)?;
+        if labels().any(|l| l == s) {
+            Some(s.to_string())
+        } else {
+            problems.push(v.pos.problem(format!(
+                "{here} names case `{s}`, which is not a label in this file{}",
+                did_you_mean(s, labels())
+            )));
+            None
+        }
+    });
+    let metric = metric.and_then(|v| {
+        let s = string_of("metric", v, problems)?;
+        if super::CLAIM_METRICS.contains(&s) {
+            Some(s.to_string())
+        } else {
+            problems.push(v.pos.problem(format!(
+                "unknown metric `{s}` in {here}{}",
+                did_you_mean(s, super::CLAIM_METRICS.iter().copied())
+            )));
+            None
+        }
+    });
+    let op = op.and_then(|v| {
+        let s = string_of("op", v, problems)?;
+        let op = Op::parse(s);
+        if op.is_none() {
+            problems.push(v.pos.problem(format!(
+                "`op` must be one of \">=\", \"<=\", \">\", \"<\", not \"{s}\""
+            )));
+        }
+        op
+    });
+    let factor = value.and_then(|v| {
+        let x = match &v.kind {
+            Kind::Float(f) => *f,
+            Kind::Int(i) => *i as f64,
+            other => {
+                problems.push(v.pos.problem(format!(
+                    "`value` must be a number, not {}",
+                    other.type_name()
+                )));
+                return None;
+            }
+        };
+        if x.is_finite() {
+            Some(x)
+        } else {
+            problems.push(
+                v.pos
+                    .problem(format!("`value` must be a finite number, not {x}")),
+            );
+            None
+        }
+    });
+    let relative_to = t.get("of").and_then(|e| {
+        let v = &e.value;
+        let s = string_of("of", v, problems)?;
+        if s == "pinned_bytes" || s == "size" {
+            return Some(s.to_string());
+        }
+        let Some((label, m)) = s.rsplit_once('.') else {
+            problems.push(v.pos.problem(format!(
+                "`of` must be \"pinned_bytes\", \"size\" or \"<label>.<metric>\", not \"{s}\"{}",
+                did_you_mean_value(s, ["pinned_bytes", "size"])
+            )));
+            return None;
+        };
+        let mut ok = true;
+        if !labels().any(|l| l == label) {
+            ok = false;
+            problems.push(v.pos.problem(format!(
+                "`of` in {here} names case `{label}`, which is not a label in this file{}",
+                did_you_mean(label, labels())
+            )));
+        }
+        if !super::CLAIM_METRICS.contains(&m) {
+            ok = false;
+            problems.push(v.pos.problem(format!(
+                "`of` in {here} names unknown metric `{m}`{}",
+                did_you_mean(m, super::CLAIM_METRICS.iter().copied())
+            )));
+        }
+        ok.then(|| s.to_string())
+    });
+    let mut platforms = Vec::new();
+    if let Some(e) = t.get("platforms") {
+        let v = &e.value;
+        let expected = format!("`platforms` must be an array of {}", quoted_list(PLATFORMS));
+        match &v.kind {
+            Kind::Array(items) => {
+                for item in items {
+                    match &item.kind {
+                        Kind::Str(s) if PLATFORMS.contains(&s.as_str()) => {
+                            platforms.push(s.clone())
+                        }
+                        Kind::Str(s) => problems.push(item.pos.problem(format!(
+                            "{expected}, not \"{s}\"{}",
+                            did_you_mean_value(s, PLATFORMS.iter().copied())
+                        ))),
+                        other => problems.push(
+                            item.pos
+                                .problem(format!("{expected}, not {}", other.type_name())),
+                        ),
+                    }
+                }
+            }
+            other => problems.push(
+                v.pos
+                    .problem(format!("{expected}, not {}", other.type_name())),
+            ),
+        }
+    }
+    if problems.len() > before {
+        return None;
+    }
+    Some(Claim {
+        text: text?,
+        case: case?,
+        metric: metric?,
+        op: op?,
+        factor: factor?,
+        relative_to,
+        platforms,
+    })
+}
