@@ -17,13 +17,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Everything a run needs from the GPU, opened once.
+/// Fields drop in declaration order: everything that lives in the GPU context (kernels, gate)
+/// must go before `gpu`, which releases the context.
 pub struct Session {
-    pub gpu: CudaGpu,
     pub kernels: Kernels,
     pub gate: Gate,
     pub machine: Machine,
     pub ledger: Ledger,
     pub observers: Observers,
+    pub gpu: CudaGpu,
 }
 
 /// Opens the GPU, loads the kernels and sets up the observers; one sentence on failure.

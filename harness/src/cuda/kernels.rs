@@ -250,6 +250,13 @@ mod tests {
     }
 
     #[test]
+    fn ptx_is_ascii() {
+        // ptxas and the driver's JIT reject any non-ASCII byte, even in comments.
+        let bad = PTX.lines().position(|l| !l.is_ascii());
+        assert_eq!(bad, None, "non-ASCII character on line {:?}", bad.map(|i| i + 1));
+    }
+
+    #[test]
     fn ptx_braces_balance() {
         let code: String = PTX
             .lines()

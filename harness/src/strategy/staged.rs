@@ -20,6 +20,7 @@ pub struct Staged {
     size: usize,
     chunk: usize,
     threads: usize,
+    pool: rayon::ThreadPool,
     setup: SetupTimes,
 }
 
@@ -53,6 +54,7 @@ impl Staged {
             size,
             chunk,
             threads: case.threads.max(1) as usize,
+            pool: pool(case.threads.max(1) as usize)?,
             setup: SetupTimes {
                 alloc_ms: Some(alloc_ms),
                 ..Default::default()
@@ -66,7 +68,7 @@ impl Staged {
             .collect()
     }
 
-    fn upload(&mut self, pool: &rayon::ThreadPool) -> Result<(), CudaError> {
+    fn upload(&mut self) -> Result<(), CudaError> {
         let chunks = self.chunks();
         let (Some(src), Some(dev)) = (self.pageable.as_ref(), self.device.as_ref()) else {
             return Err(CudaError::new("staged copy", "buffers already freed"));
@@ -80,21 +82,19 @@ impl Staged {
                 self.slot_events[slot].synchronize()?;
             }
             let staging = &mut self.ring[slot];
-            let threads = self.threads;
-            pool.install(|| {
-                crate::cuda::parallel_copy(
-                    &mut staging.as_mut_slice()[..len],
-                    &src.as_slice()[off..off + len],
-                    threads,
-                )
-            });
+            split_copy(
+                &self.pool,
+                &mut staging.as_mut_slice()[..len],
+                &src.as_slice()[off..off + len],
+                self.threads,
+            );
             stream.copy_h2d(dev, off, staging, 0, len)?;
             self.slot_events[slot].record(stream)?;
         }
         Ok(())
     }
 
-    fn download(&mut self, pool: &rayon::ThreadPool) -> Result<(), CudaError> {
+    fn download(&mut self) -> Result<(), CudaError> {
         let chunks = self.chunks();
         let (Some(dst), Some(dev)) = (self.pageable.as_mut(), self.device.as_ref()) else {
             return Err(CudaError::new("staged copy", "buffers already freed"));
@@ -112,16 +112,26 @@ impl Staged {
         for k in 0..chunks.len() {
             let (off, len) = chunks[k];
             self.slot_events[k % n].synchronize()?;
-            let threads = self.threads;
             let staging = &self.ring[k % n];
             let out = &mut dst.as_mut_slice()[off..off + len];
-            pool.install(|| crate::cuda::parallel_copy(out, &staging.as_slice()[..len], threads));
+            split_copy(&self.pool, out, &staging.as_slice()[..len], self.threads);
             if k + n < chunks.len() {
                 issue(k + n, &self.ring, &self.slot_events)?;
             }
         }
         Ok(())
     }
+}
+
+/// Copies `src` into `dst` in `threads` equal contiguous parts, one task per thread of `pool`.
+fn split_copy(pool: &rayon::ThreadPool, dst: &mut [u8], src: &[u8], threads: usize) {
+    let n = dst.len().min(src.len());
+    let part = n.div_ceil(threads.max(1)).div_ceil(4096).max(1) * 4096;
+    pool.scope(|s| {
+        for (d, c) in dst[..n].chunks_mut(part).zip(src[..n].chunks(part)) {
+            s.spawn(move |_| d.copy_from_slice(c));
+        }
+    });
 }
 
 fn pool(threads: usize) -> Result<rayon::ThreadPool, CudaError> {
@@ -158,7 +168,6 @@ impl Transfer for Staged {
     }
 
     fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let pool = pool(self.threads)?;
         let (start, end) = (Event::new()?, Event::new()?);
         let t0 = Instant::now();
         start.record(&self.streams[0])?;
@@ -167,9 +176,9 @@ impl Transfer for Staged {
         }
         for _ in 0..batch {
             if self.h2d {
-                self.upload(&pool)?;
+                self.upload()?;
             } else {
-                self.download(&pool)?;
+                self.download()?;
             }
         }
         for s in &self.streams[1..] {
