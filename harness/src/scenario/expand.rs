@@ -52,7 +52,7 @@ pub(super) fn expand(file: &File, problems: &mut Vec<Problem>) -> Vec<Case> {
         total = total.saturating_add(count);
         if total > CASE_LIMIT {
             problems.push(block.pos.problem(format!(
-                "the sweeps of this file expand to {total} cases by case `{}`; the limit is {CASE_LIMIT}: split the file or reduce axes",
+                "the sweeps of this file expand to {total} cases, counting up to case `{}`; the limit is {CASE_LIMIT}: split the file or reduce axes",
                 block.label
             )));
             return cases;

@@ -35,7 +35,7 @@ pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
 pub use plan::{
     ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, SETUP_S, auto_batch, estimate_seconds,
-    format_seconds, plan_command, plan_table,
+    format_bytes_exact, format_seconds, plan_command, plan_table,
 };
 
 use crate::Error;

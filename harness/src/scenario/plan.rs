@@ -59,19 +59,44 @@ pub fn format_seconds(s: f64) -> String {
     }
 }
 
+/// Bytes in the largest binary unit that divides them exactly (`4455 MiB`, `125 KiB`), so the
+/// table shows the numbers scenarios are written in; otherwise [`format_size`] (`1.40 GiB`).
+pub fn format_bytes_exact(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", MIB),
+        ("KiB", 1 << 10),
+    ];
+    for (name, m) in UNITS {
+        if bytes >= m && bytes.is_multiple_of(m) {
+            return format!("{} {name}", bytes / m);
+        }
+    }
+    if bytes < 1 << 10 {
+        format!("{bytes} B")
+    } else {
+        format_size(bytes)
+    }
+}
+
 fn dash_if_zero(bytes: u64) -> String {
     if bytes == 0 {
         "-".into()
     } else {
-        format_size(bytes)
+        format_bytes_exact(bytes)
     }
 }
 
 fn chunk_ring(c: &Case) -> String {
     match c.mode {
         Mode::Direct => "-".into(),
-        Mode::Staged => format!("{}×{}", format_size(c.chunk.unwrap_or(c.size)), c.ring),
-        Mode::RegisterPerCopy => format_size(c.chunk.unwrap_or(c.size)),
+        Mode::Staged => format!(
+            "{}×{}",
+            format_bytes_exact(c.chunk.unwrap_or(c.size)),
+            c.ring
+        ),
+        Mode::RegisterPerCopy => format_bytes_exact(c.chunk.unwrap_or(c.size)),
     }
 }
 
@@ -139,7 +164,7 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
                 refused += 1;
                 format!(
                     "refused: pins {}, over the cap {} ({allow_pinned} × RAM)",
-                    format_size(pinned),
+                    format_bytes_exact(pinned),
                     format_size(cap as u64)
                 )
             }
@@ -156,10 +181,10 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
             c.engine.to_string(),
             c.direction.to_string(),
             c.mode.to_string(),
-            format_size(c.size),
+            format_bytes_exact(c.size),
             chunk_ring(c),
             dash_if_zero(pinned),
-            format_size(c.device_bytes()),
+            format_bytes_exact(c.device_bytes()),
             format_seconds(est),
             note,
         ]);

@@ -937,4 +937,37 @@ fn odd_inputs_do_not_panic() {
     for text in inputs {
         let _ = parse("odd.toml", text);
     }
+    // Deep nesting must not overflow the stack (toml_edit limits the depth; `raw` recurses).
+    for open in ["[", "{a="] {
+        let deep = format!("x = {}", open.repeat(100_000));
+        let _ = parse("deep.toml", &deep);
+    }
+    let deep = format!("x = {}1{}", "[".repeat(60), "]".repeat(60));
+    let _ = parse("deep.toml", &deep);
+}
+
+#[test]
+fn a_file_over_the_case_limit_is_refused() {
+    let values = (1..=400)
+        .map(|i| (i * 16).to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let case = |l: &str| {
+        format!(
+            "[[case]]\nlabel = \"{l}\"\nsweep = {{ size = [{values}], ring = [{}] }}\n",
+            (1..=150)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let got = problems(&format!("{}{}", case("a"), case("b")));
+    assert_eq!(
+        got,
+        vec![p(
+            6,
+            1,
+            "the sweeps of this file expand to 120000 cases, counting up to case `b`; the limit is 100000: split the file or reduce axes"
+        )]
+    );
 }

@@ -1,0 +1,318 @@
+//! Scenario files end to end: fixtures under tests/fixtures/scenarios, the shipped scenarios, the
+//! plan table and `pinscope plan` itself.
+
+use pinscope::Error;
+use pinscope::scenario::{self, Direction, HostKind, Mode, Scenario};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/scenarios")
+        .join(name)
+}
+
+fn shipped(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(name)
+}
+
+fn pinscope() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_pinscope"))
+}
+
+fn load_ok(path: &Path) -> Scenario {
+    match scenario::load(path) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// index, label, axes, key.
+type Row = (usize, String, Vec<(String, String)>, String);
+
+#[test]
+fn golden_sweep_expansion() {
+    let s = load_ok(&fixture("golden-sweep.toml"));
+    let got: Vec<Row> = s
+        .cases
+        .iter()
+        .map(|c| (c.index, c.label.clone(), c.axes.clone(), c.key()))
+        .collect();
+    let axes = |d: &str, size: &str| {
+        vec![
+            ("direction".to_string(), d.to_string()),
+            ("size".to_string(), size.to_string()),
+        ]
+    };
+    let key = |d: &str, bytes: u64| {
+        format!(
+            "golden/grid/host=alloc,flags=none,engine=copy,direction={d},mode=direct,size={bytes},chunk=0,ring=3,streams=1,threads=8"
+        )
+    };
+    let grid = |i: usize, d: &str, size: &str, bytes: u64| {
+        (i, "grid".to_string(), axes(d, size), key(d, bytes))
+    };
+    assert_eq!(
+        got,
+        vec![
+            grid(0, "h2d", "64MiB", 64 << 20),
+            grid(1, "h2d", "512MiB", 512 << 20),
+            grid(2, "h2d", "4096", 4096),
+            grid(3, "d2h", "64MiB", 64 << 20),
+            grid(4, "d2h", "512MiB", 512 << 20),
+            grid(5, "d2h", "4096", 4096),
+            (
+                6,
+                "fixed".to_string(),
+                vec![],
+                "golden/fixed/host=alloc,flags=none,engine=copy,direction=bidirectional,mode=direct,size=1073741824,chunk=0,ring=3,streams=1,threads=8".to_string()
+            ),
+        ]
+    );
+    assert!(s.cases.iter().all(|c| c.scenario == "golden"
+        && c.measure.min_samples == 3
+        && c.measure.max_samples == 4
+        && c.measure.batch == 0));
+    assert!(s.text.contains("[[case]]"));
+    assert!(s.path.ends_with("golden-sweep.toml"));
+}
+
+#[test]
+fn every_problem_of_a_file_is_reported_at_once() {
+    let path = fixture("invalid-many.toml");
+    let err = match scenario::load(&path) {
+        Err(e) => e,
+        Ok(_) => panic!("invalid-many.toml parsed"),
+    };
+    assert_eq!(err.exit_code(), 2);
+    let Error::Scenario(p) = &err else {
+        panic!("{err}")
+    };
+    let got: Vec<String> = p
+        .items
+        .iter()
+        .map(|p| format!("{}:{}: {}", p.line, p.column, p.message))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            "5:1: unknown sweep axis `sizes` in [sweep]; did you mean `size`?",
+            "16:1: unknown key `chunks` in [[case]] #2; did you mean `chunk`?",
+            "19:9: label `zero-copy` is already used by [[case]] #1 (line 7): labels must be unique",
+            "20:11: `streams` must be a whole number from 1 to 16, not 32",
+        ]
+    );
+    // [sweep] has a problem, so no combination is checked (the kernel/pageable case is not
+    // reported until the sweep is fixed) and the message does not pile up.
+    let text = err.to_string();
+    assert!(text.starts_with(&format!("{} has 4 problems\n  ", path.display())));
+}
+
+#[test]
+fn combinations_are_checked_once_values_are_valid() {
+    let text = "name = \"x\"\ndescription = \"q\"\n[sweep]\nsize = [\"64MiB\"]\n[[case]]\nlabel = \"zero-copy\"\nhost = \"pageable\"\nengine = \"kernel\"\n";
+    let err = scenario::parse("x.toml", text).err().map(|e| e.to_string());
+    assert_eq!(
+        err.as_deref(),
+        Some(
+            "x.toml has 1 problem\n  x.toml:8:10: case `zero-copy`: zero-copy kernel access needs mapped memory: add \"mapped\" to flags (host = \"alloc\" or \"register\") or use host = \"managed\""
+        )
+    );
+}
+
+#[test]
+fn plan_table_for_a_small_scenario() {
+    let s = load_ok(&fixture("plan-small.toml"));
+    let table = scenario::plan_table(&s, Some(8 << 30), 0.25);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines[0], "plan-small: What does the plan table show?");
+    assert!(lines.contains(&"axes:"));
+    assert!(
+        lines.contains(&"  size: 2 values (256MiB, 4GiB)"),
+        "{table}"
+    );
+    let header = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with("#  label"))
+        .copied();
+    assert_eq!(
+        header,
+        Some(
+            "#  label   host      flags  engine  dir  mode    size     chunk×ring  pinned   device   est. time  note"
+        ),
+        "{table}"
+    );
+    let row = |i: usize| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{i}  ")))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+    };
+    assert_eq!(
+        row(0).as_deref(),
+        Some("0 pinned alloc none copy h2d direct 256 MiB - 256 MiB 256 MiB 0.6 s")
+    );
+    assert_eq!(
+        row(1).as_deref(),
+        Some(
+            "1 pinned alloc none copy h2d direct 4 GiB - 4 GiB 4 GiB 2.2 s refused: pins 4 GiB, over the cap 2 GiB (0.25 × RAM)"
+        )
+    );
+    assert_eq!(
+        row(2).as_deref(),
+        Some("2 ring pageable none copy d2h staged 1 GiB 16 MiB×3 48 MiB 1 GiB 2.3 s")
+    );
+    assert!(
+        lines.contains(&"3 cases (1 refused), estimated 2.9 s in total"),
+        "{table}"
+    );
+    assert!(
+        lines.contains(&"pinned cap 2 GiB = 0.25 × RAM 8 GiB"),
+        "{table}"
+    );
+    assert!(lines.contains(
+        &"estimates assume 25 GB/s pinned, 6 GB/s pageable/managed/staged, plus hold-after-free and 0.5 s setup per case"
+    ));
+    // Without knowing the RAM nothing is refused.
+    let table = scenario::plan_table(&s, None, 0.25);
+    assert!(
+        table.contains("3 cases, estimated 5.1 s in total"),
+        "{table}"
+    );
+    assert!(table.contains("RAM unknown: the pinned cap was not checked"));
+    assert!(!table.contains("refused"));
+}
+
+#[test]
+fn quick_scenario_is_valid_and_about_a_minute() {
+    let s = load_ok(&shipped("quick.toml"));
+    assert_eq!(s.name, "quick");
+    let labels: Vec<(&str, Direction)> = s
+        .cases
+        .iter()
+        .map(|c| (c.label.as_str(), c.direction))
+        .collect();
+    assert_eq!(labels.len(), 11);
+    assert!(labels.contains(&("alloc-bidirectional", Direction::Bidirectional)));
+    let staged: Vec<_> = s.cases.iter().filter(|c| c.mode == Mode::Staged).collect();
+    assert_eq!(staged.len(), 2);
+    assert!(staged.iter().all(|c| c.host == HostKind::Pageable
+        && c.chunk == Some(16 << 20)
+        && c.ring == 3
+        && c.size == 1 << 30));
+    for c in &s.cases {
+        assert_eq!(
+            (
+                c.measure.min_samples,
+                c.measure.max_samples,
+                c.measure.time_limit.as_secs()
+            ),
+            (3, 10, 3)
+        );
+        assert_eq!(c.probes.hold_after_free.as_secs(), 1);
+    }
+    let total: f64 = s.cases.iter().map(scenario::estimate_seconds).sum();
+    assert!(total < 60.0, "quick.toml is estimated at {total} s");
+}
+
+#[test]
+fn ollama_like_scenario_is_valid() {
+    let s = load_ok(&shipped("ollama-like.toml"));
+    let sizes = |label: &str| -> Vec<u64> {
+        s.cases
+            .iter()
+            .filter(|c| c.label == label)
+            .map(|c| c.size)
+            .collect()
+    };
+    let mib = |layers: u64| (layers * 135) << 20;
+    for label in ["load-pageable", "load-staged", "load-pinned"] {
+        assert_eq!(sizes(label), vec![mib(33), mib(25), mib(20)], "{label}");
+    }
+    assert_eq!(sizes("pp-stream"), vec![mib(8), mib(13)]);
+    assert_eq!(sizes("decode-logits"), vec![128_000, 513_024]);
+    assert_eq!(sizes("decode-hidden"), vec![16 << 10]);
+    assert!(
+        s.cases
+            .iter()
+            .filter(|c| c.label.starts_with("decode"))
+            .all(|c| c.measure.batch == 100 && c.host == HostKind::Alloc)
+    );
+    assert_eq!(s.claims.len(), 3);
+}
+
+#[test]
+fn unreadable_and_non_utf8_files_get_one_clear_error() {
+    let missing = fixture("does-not-exist.toml");
+    let err = scenario::load(&missing).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(
+            |e| e.starts_with("could not read or write ") && e.contains("does-not-exist.toml")
+        ),
+        "{err:?}"
+    );
+    let dir = tempfile::tempdir().ok();
+    let Some(dir) = dir else { return };
+    let path = dir.path().join("latin1.toml");
+    let written = std::fs::write(&path, b"name = \"x\"\ndescription = \"caf\xe9\"\n");
+    assert!(written.is_ok());
+    let err = scenario::load(&path).err().map(|e| e.to_string());
+    assert_eq!(
+        err,
+        Some(format!(
+            "{p} has 1 problem\n  {p}:2:19: the file is not UTF-8 text (the first bad byte is here): save it as UTF-8",
+            p = path.display()
+        ))
+    );
+}
+
+#[test]
+fn parse_never_panics_on_damaged_scenarios() {
+    for (name, step) in [("quick.toml", 1), ("ollama-like.toml", 4)] {
+        let text = std::fs::read_to_string(shipped(name)).unwrap_or_default();
+        for (i, c) in text.char_indices().step_by(step) {
+            // Single-character deletions, and the text cut short.
+            let mut cut = text.clone();
+            cut.replace_range(i..i + c.len_utf8(), "");
+            let _ = scenario::parse("damaged.toml", &cut);
+            let _ = scenario::parse("damaged.toml", text.get(..i).unwrap_or_default());
+        }
+    }
+}
+
+#[test]
+fn plan_command_prints_tables_and_exits_2_on_invalid_input() {
+    let out = pinscope()
+        .arg("plan")
+        .arg(fixture("plan-small.toml"))
+        .arg(fixture("golden-sweep.toml"))
+        .output()
+        .ok();
+    let Some(out) = out else {
+        panic!("could not run pinscope")
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("plan-small: What does the plan table show?"));
+    assert!(stdout.contains("golden: Does expansion follow"));
+
+    let out = pinscope()
+        .arg("plan")
+        .arg(fixture("invalid-many.toml"))
+        .arg(fixture("plan-small.toml"))
+        .output()
+        .ok();
+    let Some(out) = out else {
+        panic!("could not run pinscope")
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "invalid-many.toml:16:1: unknown key `chunks` in [[case]] #2; did you mean `chunk`?"
+        ),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("plan-small:"));
+}
