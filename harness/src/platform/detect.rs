@@ -143,18 +143,14 @@ pub fn classify_tree(root: &Path) -> (Platform, Vec<String>) {
         extras(&mut evidence);
         Platform::Wsl2
     } else {
-        evidence.push(format!(
-            "osrelease `{osrelease}` has no Microsoft marker"
-        ));
+        evidence.push(format!("osrelease `{osrelease}` has no Microsoft marker"));
         if dxg {
             evidence.push("/dev/dxg exists on a non-Microsoft kernel".into());
         }
         Platform::Linux
     };
-    if let Some(v) = version {
-        if v.to_ascii_lowercase().contains("microsoft") {
-            evidence.push("/proc/version names Microsoft".into());
-        }
+    if version.is_some_and(|v| v.to_ascii_lowercase().contains("microsoft")) {
+        evidence.push("/proc/version names Microsoft".into());
     }
     (platform, evidence)
 }
@@ -221,9 +217,18 @@ mod tests {
     fn wsl2_tree_is_wsl2() {
         let (p, ev) = classify_tree(&fixture("wsl2"));
         assert_eq!(p, Platform::Wsl2);
-        assert!(ev[0].contains("5.15.167.4-microsoft-standard-WSL2"), "{ev:?}");
-        assert!(ev.iter().any(|e| e.starts_with("/dev/dxg exists")), "{ev:?}");
-        assert!(ev.iter().any(|e| e.starts_with("/usr/lib/wsl/lib")), "{ev:?}");
+        assert!(
+            ev[0].contains("5.15.167.4-microsoft-standard-WSL2"),
+            "{ev:?}"
+        );
+        assert!(
+            ev.iter().any(|e| e.starts_with("/dev/dxg exists")),
+            "{ev:?}"
+        );
+        assert!(
+            ev.iter().any(|e| e.starts_with("/usr/lib/wsl/lib")),
+            "{ev:?}"
+        );
         assert!(ev.iter().any(|e| e.contains("/proc/version")), "{ev:?}");
     }
 
@@ -271,7 +276,10 @@ mod tests {
     #[test]
     fn pretty_name_and_cpu_model() {
         let t = "NAME=\"Ubuntu\"\nPRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu\n";
-        assert_eq!(os_release_pretty_name(t).as_deref(), Some("Ubuntu 24.04.1 LTS"));
+        assert_eq!(
+            os_release_pretty_name(t).as_deref(),
+            Some("Ubuntu 24.04.1 LTS")
+        );
         assert_eq!(os_release_pretty_name("ID=x\n"), None);
         let c = "processor\t: 0\nmodel name\t: AMD EPYC 9654 96-Core Processor\n";
         assert_eq!(

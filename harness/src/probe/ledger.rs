@@ -55,18 +55,16 @@ impl Ledger {
 
     pub fn add(&self, cat: LedgerCategory, bytes: u64) {
         // Saturating: a ledger that overflows u64 is already meaningless; never wrap to 0.
-        let _ = self.0[cat.index()]
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                Some(v.saturating_add(bytes))
-            });
+        let _ = self.0[cat.index()].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            Some(v.saturating_add(bytes))
+        });
     }
 
     /// Subtracts, stopping at zero (a double free must not wrap around to 16 EiB).
     pub fn sub(&self, cat: LedgerCategory, bytes: u64) {
-        let _ = self.0[cat.index()]
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                Some(v.saturating_sub(bytes))
-            });
+        let _ = self.0[cat.index()].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            Some(v.saturating_sub(bytes))
+        });
     }
 
     pub fn get(&self, cat: LedgerCategory) -> u64 {
@@ -148,7 +146,14 @@ mod tests {
         let names: Vec<&str> = r.iter().map(|r| r.metric.as_str()).collect();
         assert_eq!(
             names,
-            ["pinned_alloc", "registered", "managed", "device", "staging", "pinned"]
+            [
+                "pinned_alloc",
+                "registered",
+                "managed",
+                "device",
+                "staging",
+                "pinned"
+            ]
         );
         assert_eq!(r[5].value, 10.0, "managed memory is not pinned");
         assert!(l.unavailable().is_none());

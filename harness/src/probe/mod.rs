@@ -100,6 +100,10 @@ pub trait Observer: Send {
     fn take_notes(&mut self) -> Vec<String> {
         Vec::new()
     }
+    /// What it is watching, for `pinscope info` (the DXGI adapter, the NVML device).
+    fn detail(&self) -> Option<String> {
+        None
+    }
 }
 
 /// All observers' readings at one moment of a case.
@@ -242,7 +246,10 @@ pub const COLUMN_SOURCES: &[(&str, &[&str])] = &[
     ("nvml_used", &["nvml.used"]),
     ("proc_rss", &["procfs.vm_rss", "process.working_set"]),
     ("mem_available", &["procfs.mem_available"]),
-    ("committed", &["procfs.committed_as", "process.private_usage"]),
+    (
+        "committed",
+        &["procfs.committed_as", "process.private_usage"],
+    ),
     ("dedicated", &["dxgi.local_usage", "pdh.process_dedicated"]),
     ("shared", &["dxgi.nonlocal_usage", "pdh.process_shared"]),
     ("ledger_pinned", &["ledger.pinned"]),
@@ -296,14 +303,15 @@ pub fn timeline(
     out
 }
 
-/// One line per observer, `name: available` or `name: unavailable: <reason>`, for
-/// `pinscope info`.
+/// One line per observer, `name: available` (with what it watches, when it says) or
+/// `name: unavailable: <reason>`, for `pinscope info`.
 pub fn describe(obs: &Observers) -> String {
-    obs.statuses()
+    obs.list
         .iter()
-        .map(|s| match &s.reason {
-            None => format!("{}: available\n", s.name),
-            Some(r) => format!("{}: unavailable: {r}\n", s.name),
+        .map(|o| match (o.unavailable(), o.detail()) {
+            (Some(r), _) => format!("{}: unavailable: {r}\n", o.name()),
+            (None, Some(d)) => format!("{}: available: {d}\n", o.name()),
+            (None, None) => format!("{}: available\n", o.name()),
         })
         .collect()
 }

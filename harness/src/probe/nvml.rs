@@ -116,6 +116,12 @@ impl Observer for NvmlObserver {
         self.state.as_ref().err().cloned()
     }
 
+    fn detail(&self) -> Option<String> {
+        let (nvml, index) = self.state.as_ref().ok()?;
+        let name = nvml.device_by_index(*index).ok()?.name().ok()?;
+        Some(format!("device {index}: {name}"))
+    }
+
     fn read(&mut self) -> Result<Vec<Reading>, String> {
         let (nvml, index) = self.state.as_ref().map_err(|e| e.clone())?;
         let dev = nvml
@@ -130,16 +136,17 @@ impl Observer for NvmlObserver {
         ];
         let pid = std::process::id();
         match dev.running_compute_processes() {
-            Ok(procs) => match procs.iter().find(|p| p.pid == pid) {
-                Some(p) => match p.used_gpu_memory {
-                    UsedGpuMemory::Used(b) => out.push(Reading::bytes("process_used", b)),
-                    UsedGpuMemory::Unavailable => self
-                        .notes
-                        .push("per-process memory unavailable (WDDM/WSL2)".into()),
-                },
-                // Not a CUDA client (yet): nothing to report, not an error.
-                None => {}
-            },
+            Ok(procs) => {
+                // A process that is not a CUDA client (yet) is not listed: nothing to report.
+                if let Some(p) = procs.iter().find(|p| p.pid == pid) {
+                    match p.used_gpu_memory {
+                        UsedGpuMemory::Used(b) => out.push(Reading::bytes("process_used", b)),
+                        UsedGpuMemory::Unavailable => self
+                            .notes
+                            .push("per-process memory unavailable (WDDM/WSL2)".into()),
+                    }
+                }
+            }
             Err(e) => self
                 .notes
                 .push(format!("per-process memory unavailable: {e}")),
