@@ -193,7 +193,14 @@ mod tests {
         match any.unavailable() {
             Some(r) => assert!(!r.is_empty()),
             None => {
-                let _ = any.read();
+                // A machine with an NVIDIA driver: the numbers must be coherent.
+                let r = any.read().expect("NVML memory info");
+                println!("nvml readings: {r:?}\nnotes: {:?}", any.take_notes());
+                println!("detail: {:?}\nfacts: {:?}", any.detail(), nvml_facts(None));
+                let get = |m: &str| r.iter().find(|r| r.metric == m).map(|r| r.value);
+                let total = get("total").unwrap_or(0.0);
+                assert!(total > 0.0);
+                assert!(get("used").unwrap_or(f64::MAX) <= total);
             }
         }
         let _ = nvml_facts(None);
