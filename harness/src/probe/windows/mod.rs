@@ -2,7 +2,7 @@
 //! Manager's counters) and the process's own memory counters. Every `unsafe` block of the probe
 //! module lives in this directory, inside functions named `ffi_*`, each with a `// SAFETY:` note.
 
-use super::{DxgiAdapter, Observer};
+use super::Observer;
 use windows::Win32::Foundation::HMODULE;
 use windows::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress, LoadLibraryW};
 use windows::core::{HSTRING, PCSTR};
