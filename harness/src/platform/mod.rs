@@ -63,7 +63,7 @@ pub struct GpuInfo {
 /// This machine, as recorded in every results file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Machine {
-    /// Host name, or `anonymous-<hash>` with `--anonymize`.
+    /// Host name, or `anon-<8 hex digits of FNV-1a>` with `--anonymize`.
     pub host_name: String,
     pub platform: String,
     /// Distribution / edition and version, e.g. `Ubuntu 24.04.1 LTS`.

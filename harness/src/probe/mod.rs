@@ -1,175 +1,347 @@
-//! Memory observers (temporary minimal set until the full observers land).
+//! Memory observers: every way pinscope can see what a transfer strategy costs in memory.
+//!
+//! Each observer sits behind [`Observer`], one file each. The Windows-only observers (DXGI, PDH,
+//! process counters) live in `windows/` and are swapped for stubs elsewhere by one `#[path]`
+//! module, so callers never see a `cfg`. An observer that cannot run here says why
+//! ([`Observer::unavailable`]) and the run goes on without it; a read that fails is recorded in
+//! the [`Snapshot`], never fatal.
+//!
+//! Metric names (observer `.` metric), all bytes unless noted:
+//! * `cuda`: `free`, `total`, `used` (cuMemGetInfo)
+//! * `nvml`: `used`, `free`, `total`, `reserved`, `process_used`; `pcie_gen`, `pcie_width`,
+//!   `pcie_gen_max`, `pcie_width_max` (counts)
+//! * `procfs`: `vm_rss`, `vm_hwm`, `vm_lck`, `vm_pin` (/proc/self/status); `mem_total`,
+//!   `mem_available`, `committed_as`, `mlocked`, `unevictable`, `anon_pages` (/proc/meminfo)
+//! * `dxgi`: `local_usage`, `local_budget`, `local_available_for_reservation`,
+//!   `local_reservation`, and the same four `nonlocal_*` (NON_LOCAL = Task Manager's "shared")
+//! * `pdh`: `process_dedicated`, `process_shared`, `process_total_committed`,
+//!   `adapter_dedicated`, `adapter_shared`
+//! * `process`: `working_set`, `peak_working_set`, `private_usage`, `pagefile_usage`
+//! * `ledger`: `pinned_alloc`, `registered`, `managed`, `device`, `staging`, `pinned`
 
-use crate::results::ObserverStatus;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::results::{ACCOUNTING_METRICS, ObserverStatus};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+mod cuda;
+mod ledger;
+mod nvml;
+mod procfs;
+
+#[cfg(windows)]
+#[path = "windows/mod.rs"]
+mod os;
+#[cfg(not(windows))]
+#[path = "stub.rs"]
+mod os;
+
+pub use cuda::{CudaMemFn, CudaObserver};
+pub use ledger::{Ledger, LedgerCategory};
+pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts};
+pub use os::{dxgi_adapters, running_under_wine};
+pub use procfs::{ProcfsObserver, parse_meminfo, parse_status};
+
+/// What a reading's number counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
     Bytes,
     Count,
+    Percent,
 }
 
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Bytes => "bytes",
+            Unit::Count => "count",
+            Unit::Percent => "percent",
+        }
+    }
+}
+
+/// One value an observer saw.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reading {
+    /// Observer-local metric name, snake_case (`used`, `vm_rss`, `nonlocal_usage`).
     pub metric: String,
     pub value: f64,
     pub unit: Unit,
 }
 
-pub trait Observer: Send {
-    fn name(&self) -> &str;
-    fn unavailable(&self) -> Option<String>;
-    fn read(&mut self) -> Result<Vec<Reading>, String>;
+impl Reading {
+    pub fn bytes(metric: &str, value: u64) -> Reading {
+        Reading {
+            metric: metric.into(),
+            value: value as f64,
+            unit: Unit::Bytes,
+        }
+    }
+    pub fn count(metric: &str, value: u64) -> Reading {
+        Reading {
+            metric: metric.into(),
+            value: value as f64,
+            unit: Unit::Count,
+        }
+    }
 }
 
-#[derive(Debug, Clone, Default)]
+/// A source of memory numbers.
+pub trait Observer: Send {
+    /// `cuda`, `nvml`, `procfs`, `dxgi`, `pdh`, `process`, `ledger`.
+    fn name(&self) -> &str;
+    /// `Some(reason)` when it cannot run on this machine; never fails the run.
+    fn unavailable(&self) -> Option<String>;
+    /// A snapshot of its values. `Err` = this read failed (recorded, not fatal).
+    fn read(&mut self) -> Result<Vec<Reading>, String>;
+    /// Partial problems of the last successful [`Observer::read`] (one metric missing while
+    /// the others were read, e.g. NVML's per-process memory under WDDM/WSL2). Drained by the
+    /// caller; default none.
+    fn take_notes(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+    /// What it is watching, for `pinscope info` (the DXGI adapter, the NVML device).
+    fn detail(&self) -> Option<String> {
+        None
+    }
+}
+
+/// All observers' readings at one moment of a case.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Snapshot {
+    /// `before`, `alloc`, `free`, `timeline`, ...
     pub phase: String,
+    /// Milliseconds since the [`Observers`] set was created.
     pub t_ms: f64,
+    /// `(observer, reading)`.
     pub readings: Vec<(String, Reading)>,
+    /// `(observer, message)`: failed reads and partial problems.
     pub errors: Vec<(String, String)>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Category {
-    PinnedAlloc,
-    Registered,
-    Managed,
-    Device,
-    Staging,
-}
+impl Snapshot {
+    /// The value of `observer.metric`, if it was read.
+    pub fn value(&self, observer: &str, metric: &str) -> Option<f64> {
+        self.readings
+            .iter()
+            .find(|(o, r)| o == observer && r.metric == metric)
+            .map(|(_, r)| r.value)
+    }
 
-#[derive(Clone, Default)]
-pub struct Ledger(Arc<[AtomicU64; 5]>);
-
-impl Ledger {
-    pub fn new() -> Self {
-        Self::default()
-    }
-    fn i(c: Category) -> usize {
-        c as usize
-    }
-    pub fn add(&self, c: Category, bytes: u64) {
-        self.0[Self::i(c)].fetch_add(bytes, Ordering::SeqCst);
-    }
-    pub fn sub(&self, c: Category, bytes: u64) {
-        let _ = self.0[Self::i(c)].fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| {
-            Some(v.saturating_sub(bytes))
-        });
-    }
-    pub fn get(&self, c: Category) -> u64 {
-        self.0[Self::i(c)].load(Ordering::SeqCst)
-    }
-    pub fn total_pinned(&self) -> u64 {
-        self.get(Category::PinnedAlloc)
-            + self.get(Category::Registered)
-            + self.get(Category::Staging)
+    fn keyed(&self) -> BTreeMap<String, &Reading> {
+        self.readings
+            .iter()
+            .map(|(o, r)| (format!("{o}.{}", r.metric), r))
+            .collect()
     }
 }
 
-pub type CudaMemFn = Box<dyn FnMut() -> Result<(u64, u64), String> + Send>;
+/// A DXGI adapter as `IDXGIFactory1::EnumAdapters1` describes it (Windows only).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DxgiAdapter {
+    pub description: String,
+    /// LowPart (u32 LE) then HighPart (i32 LE), as `cuDeviceGetLuid` returns it.
+    pub luid: [u8; 8],
+    /// `DXGI_ADAPTER_FLAG_SOFTWARE` (the Basic Render Driver, WARP).
+    pub software: bool,
+    pub dedicated_video_memory: u64,
+    pub shared_system_memory: u64,
+}
 
+/// What the CUDA layer knows about the GPU under test, handed to [`Observers::for_this_machine`].
+#[derive(Default)]
 pub struct GpuContext {
+    /// `GPU-xxxxxxxx-...` (the `GPU-` prefix is added when missing).
     pub uuid: Option<String>,
+    /// Adapter LUID as `cuDeviceGetLuid` returns it: LowPart (u32 LE) then HighPart (i32 LE).
     pub luid: Option<[u8; 8]>,
+    /// `cuMemGetInfo` on the case's context: `(free, total)` bytes.
     pub cuda_mem: Option<CudaMemFn>,
+    /// pinscope's own count of what it allocated.
     pub ledger: Ledger,
 }
 
+/// The set of observers a run uses.
 pub struct Observers {
-    cuda_mem: Option<CudaMemFn>,
-    ledger: Ledger,
+    list: Vec<Box<dyn Observer>>,
     start: Instant,
 }
 
 impl Observers {
+    /// Every observer pinscope knows, set up for this machine: cuda, nvml, procfs, dxgi, pdh,
+    /// process, ledger. Those that cannot run here stay in the set as unavailable, with a reason.
     pub fn for_this_machine(ctx: GpuContext) -> Observers {
+        let mut list: Vec<Box<dyn Observer>> = vec![
+            Box::new(CudaObserver::new(ctx.cuda_mem)),
+            Box::new(NvmlObserver::new(ctx.uuid.as_deref())),
+            Box::new(ProcfsObserver::new()),
+        ];
+        list.extend(os::observers(ctx.luid));
+        list.push(Box::new(ctx.ledger));
+        Observers::new(list)
+    }
+
+    /// A set of the given observers (tests, or a runner that wants fewer).
+    pub fn new(list: Vec<Box<dyn Observer>>) -> Observers {
         Observers {
-            cuda_mem: ctx.cuda_mem,
-            ledger: ctx.ledger,
+            list,
             start: Instant::now(),
         }
     }
+
+    /// Reads every available observer once.
     pub fn snapshot(&mut self, phase: &str) -> Snapshot {
-        let mut s = Snapshot {
+        let mut snap = Snapshot {
             phase: phase.into(),
             t_ms: self.start.elapsed().as_secs_f64() * 1e3,
             ..Default::default()
         };
-        if let Some(f) = self.cuda_mem.as_mut() {
-            match f() {
-                Ok((free, total)) => {
-                    for (m, v) in [("free", free), ("total", total), ("used", total - free)] {
-                        s.readings.push((
-                            "cuda".into(),
-                            Reading {
-                                metric: m.into(),
-                                value: v as f64,
-                                unit: Unit::Bytes,
-                            },
-                        ));
-                    }
-                }
-                Err(e) => s.errors.push(("cuda".into(), e)),
+        for obs in &mut self.list {
+            if obs.unavailable().is_some() {
+                continue;
             }
+            let name = obs.name().to_string();
+            match obs.read() {
+                Ok(readings) => {
+                    snap.readings
+                        .extend(readings.into_iter().map(|r| (name.clone(), r)));
+                }
+                Err(e) => snap.errors.push((name.clone(), e)),
+            }
+            snap.errors
+                .extend(obs.take_notes().into_iter().map(|n| (name.clone(), n)));
         }
-        s.readings.push((
-            "ledger".into(),
-            Reading {
-                metric: "pinned".into(),
-                value: self.ledger.total_pinned() as f64,
-                unit: Unit::Bytes,
-            },
-        ));
-        s
+        snap
     }
+
+    /// Each observer's availability, for the results sidecar.
     pub fn statuses(&self) -> Vec<ObserverStatus> {
-        vec![ObserverStatus {
-            name: "cuda".into(),
-            available: self.cuda_mem.is_some(),
-            reason: None,
-        }]
-    }
-}
-
-pub fn column_values(before: &Snapshot, after: &Snapshot) -> Vec<(String, f64)> {
-    let get = |s: &Snapshot, o: &str, m: &str| {
-        s.readings
+        self.list
             .iter()
-            .find(|(ob, r)| ob == o && r.metric == m)
-            .map(|(_, r)| r.value)
-    };
-    let mut v = Vec::new();
-    for (col, o, m) in [
-        ("cuda_used", "cuda", "used"),
-        ("ledger_pinned", "ledger", "pinned"),
-    ] {
-        if let (Some(a), Some(b)) = (get(before, o, m), get(after, o, m)) {
-            v.push((col.to_string(), (b - a) / (1u64 << 20) as f64));
-        }
+            .map(|o| {
+                let reason = o.unavailable();
+                ObserverStatus {
+                    name: o.name().into(),
+                    available: reason.is_none(),
+                    reason,
+                }
+            })
+            .collect()
     }
-    v
 }
 
+/// `observer.metric -> after - before`, for metrics read in both snapshots.
+pub fn delta(before: &Snapshot, after: &Snapshot) -> Vec<(String, f64)> {
+    let b = before.keyed();
+    after
+        .keyed()
+        .into_iter()
+        .filter_map(|(k, a)| b.get(&k).map(|r| (k, a.value - r.value)))
+        .collect()
+}
+
+/// Where each CSV accounting column comes from, first available source first.
+pub const COLUMN_SOURCES: &[(&str, &[&str])] = &[
+    ("cuda_used", &["cuda.used"]),
+    ("nvml_used", &["nvml.used"]),
+    ("proc_rss", &["procfs.vm_rss", "process.working_set"]),
+    ("mem_available", &["procfs.mem_available"]),
+    (
+        "committed",
+        &["procfs.committed_as", "process.private_usage"],
+    ),
+    ("dedicated", &["dxgi.local_usage", "pdh.process_dedicated"]),
+    ("shared", &["dxgi.nonlocal_usage", "pdh.process_shared"]),
+    ("ledger_pinned", &["ledger.pinned"]),
+];
+
+/// The CSV's accounting columns ([`ACCOUNTING_METRICS`]) as MiB deltas between two snapshots.
+/// A column whose sources were not read in both snapshots is left out.
+pub fn column_values(before: &Snapshot, after: &Snapshot) -> Vec<(String, f64)> {
+    let d: BTreeMap<String, f64> = delta(before, after).into_iter().collect();
+    ACCOUNTING_METRICS
+        .iter()
+        .filter_map(|col| {
+            let (_, sources) = COLUMN_SOURCES.iter().find(|(c, _)| c == col)?;
+            let v = sources.iter().find_map(|s| d.get(*s))?;
+            Some((col.to_string(), v / crate::units::MIB as f64))
+        })
+        .collect()
+}
+
+/// Samples every `interval` until `hold` has passed (or `stop` is set): the hold-after-free
+/// timeline. The first sample is taken at once, the last at `hold`; phase `timeline`.
 pub fn timeline(
     obs: &mut Observers,
     hold: Duration,
     interval: Duration,
     stop: &AtomicBool,
 ) -> Vec<Snapshot> {
-    let t0 = Instant::now();
-    let mut v = Vec::new();
-    while t0.elapsed() < hold && !stop.load(Ordering::SeqCst) {
-        std::thread::sleep(interval);
-        v.push(obs.snapshot("hold"));
+    let start = Instant::now();
+    let interval = interval.max(Duration::from_millis(1));
+    let mut out = vec![obs.snapshot("timeline")];
+    let mut next = interval;
+    while !stop.load(Ordering::Relaxed) {
+        let target = next.min(hold);
+        // Sleep in short slices so a stop request is seen quickly.
+        loop {
+            let now = start.elapsed();
+            if now >= target || stop.load(Ordering::Relaxed) {
+                break;
+            }
+            std::thread::sleep((target - now).min(Duration::from_millis(50)));
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        out.push(obs.snapshot("timeline"));
+        if target >= hold {
+            break;
+        }
+        next += interval;
     }
-    v
+    out
 }
 
-pub fn nvml_facts(_uuid: Option<&str>) -> Option<()> {
-    None
+/// One line per observer, `name: available` (with what it watches, when it says) or
+/// `name: unavailable: <reason>`, for `pinscope info`.
+pub fn describe(obs: &Observers) -> String {
+    obs.list
+        .iter()
+        .map(|o| match (o.unavailable(), o.detail()) {
+            (Some(r), _) => format!("{}: unavailable: {r}\n", o.name()),
+            (None, Some(d)) => format!("{}: available: {d}\n", o.name()),
+            (None, None) => format!("{}: available\n", o.name()),
+        })
+        .collect()
 }
 
-pub fn apply_nvml_facts(_g: &mut crate::platform::GpuInfo, _nv: Option<()>) {}
+/// An observer that cannot exist on this OS (the DXGI observer on Linux, ...).
+pub struct Unsupported {
+    name: &'static str,
+    reason: String,
+}
+
+impl Unsupported {
+    pub fn new(name: &'static str, reason: impl Into<String>) -> Unsupported {
+        Unsupported {
+            name,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl Observer for Unsupported {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn unavailable(&self) -> Option<String> {
+        Some(self.reason.clone())
+    }
+    fn read(&mut self) -> Result<Vec<Reading>, String> {
+        Err(self.reason.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests;

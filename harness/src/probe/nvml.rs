@@ -1,0 +1,208 @@
+//! `nvml`: device memory and PCIe link as NVML reports them. `nvml-wrapper` loads
+//! `libnvidia-ml` / `nvml.dll` at run time; when it is absent the observer is unavailable.
+//!
+//! NVML's per-process memory is not available under WDDM or in WSL2 (Windows' kernel driver owns
+//! the memory); that is recorded as a note, never as a number.
+
+use super::{Observer, Reading};
+use nvml_wrapper::Nvml;
+use nvml_wrapper::enums::device::UsedGpuMemory;
+
+/// What NVML says about the device, for the machine description.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NvmlFacts {
+    pub name: String,
+    /// e.g. `580.159.04`.
+    pub driver_version: String,
+    /// CUDA version the driver supports, e.g. `13.0`.
+    pub cuda_version: String,
+    /// `wddm` or `tcc` on Windows, `linux` elsewhere; empty when NVML cannot tell.
+    pub driver_model: String,
+    pub pcie_gen_current: Option<u32>,
+    pub pcie_width_current: Option<u32>,
+    pub pcie_gen_max: Option<u32>,
+    pub pcie_width_max: Option<u32>,
+}
+
+/// `GPU-` + the UUID, as NVML spells it.
+fn nvml_uuid(uuid: &str) -> String {
+    if uuid.starts_with("GPU-") || uuid.starts_with("MIG-") {
+        uuid.to_string()
+    } else {
+        format!("GPU-{uuid}")
+    }
+}
+
+/// Opens NVML and finds the device: by UUID, or index 0 only when no UUID is given.
+fn open(uuid: Option<&str>) -> Result<(Nvml, u32), String> {
+    let nvml = Nvml::init().map_err(|e| format!("NVML not loaded: {e}"))?;
+    let index = match uuid {
+        Some(u) => {
+            let u = nvml_uuid(u);
+            let dev = nvml
+                .device_by_uuid(u.as_str())
+                .map_err(|e| format!("NVML has no device {u}: {e}"))?;
+            dev.index()
+                .map_err(|e| format!("NVML device {u} has no index: {e}"))?
+        }
+        None => {
+            nvml.device_by_index(0)
+                .map_err(|e| format!("NVML has no device 0: {e}"))?;
+            0
+        }
+    };
+    Ok((nvml, index))
+}
+
+#[cfg(windows)]
+fn driver_model(dev: &nvml_wrapper::Device) -> String {
+    use nvml_wrapper::enum_wrappers::device::DriverModel;
+    match dev.driver_model() {
+        Ok(s) => match s.current {
+            DriverModel::WDDM => "wddm".into(),
+            DriverModel::WDM => "tcc".into(),
+        },
+        Err(_) => String::new(),
+    }
+}
+
+#[cfg(not(windows))]
+fn driver_model(_dev: &nvml_wrapper::Device) -> String {
+    "linux".into()
+}
+
+/// NVML's description of the device with this UUID (or device 0 without one); `None` when NVML
+/// is absent or does not know the device.
+pub fn nvml_facts(uuid: Option<&str>) -> Option<NvmlFacts> {
+    let (nvml, index) = open(uuid).ok()?;
+    let dev = nvml.device_by_index(index).ok()?;
+    let cuda_version = nvml
+        .sys_cuda_driver_version()
+        .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10))
+        .unwrap_or_default();
+    Some(NvmlFacts {
+        name: dev.name().unwrap_or_default(),
+        driver_version: nvml.sys_driver_version().unwrap_or_default(),
+        cuda_version,
+        driver_model: driver_model(&dev),
+        pcie_gen_current: dev.current_pcie_link_gen().ok(),
+        pcie_width_current: dev.current_pcie_link_width().ok(),
+        pcie_gen_max: dev.max_pcie_link_gen().ok(),
+        pcie_width_max: dev.max_pcie_link_width().ok(),
+    })
+}
+
+pub struct NvmlObserver {
+    state: Result<(Nvml, u32), String>,
+    notes: Vec<String>,
+}
+
+impl NvmlObserver {
+    /// Loads NVML and finds the device by UUID (index 0 only when `uuid` is `None`).
+    pub fn new(uuid: Option<&str>) -> NvmlObserver {
+        NvmlObserver {
+            state: open(uuid),
+            notes: Vec::new(),
+        }
+    }
+}
+
+impl Observer for NvmlObserver {
+    fn name(&self) -> &str {
+        "nvml"
+    }
+
+    fn unavailable(&self) -> Option<String> {
+        self.state.as_ref().err().cloned()
+    }
+
+    fn detail(&self) -> Option<String> {
+        let (nvml, index) = self.state.as_ref().ok()?;
+        let name = nvml.device_by_index(*index).ok()?.name().ok()?;
+        Some(format!("device {index}: {name}"))
+    }
+
+    fn read(&mut self) -> Result<Vec<Reading>, String> {
+        let (nvml, index) = self.state.as_ref().map_err(|e| e.clone())?;
+        let dev = nvml
+            .device_by_index(*index)
+            .map_err(|e| format!("device {index}: {e}"))?;
+        let mem = dev.memory_info().map_err(|e| format!("memory info: {e}"))?;
+        let mut out = vec![
+            Reading::bytes("used", mem.used),
+            Reading::bytes("free", mem.free),
+            Reading::bytes("total", mem.total),
+            Reading::bytes("reserved", mem.reserved),
+        ];
+        let pid = std::process::id();
+        match dev.running_compute_processes() {
+            Ok(procs) => {
+                // A process that is not a CUDA client (yet) is not listed: nothing to report.
+                if let Some(p) = procs.iter().find(|p| p.pid == pid) {
+                    match p.used_gpu_memory {
+                        UsedGpuMemory::Used(b) => out.push(Reading::bytes("process_used", b)),
+                        UsedGpuMemory::Unavailable => self
+                            .notes
+                            .push("per-process memory unavailable (WDDM/WSL2)".into()),
+                    }
+                }
+            }
+            Err(e) => self
+                .notes
+                .push(format!("per-process memory unavailable: {e}")),
+        }
+        let counts = [
+            ("pcie_gen", dev.current_pcie_link_gen()),
+            ("pcie_width", dev.current_pcie_link_width()),
+            ("pcie_gen_max", dev.max_pcie_link_gen()),
+            ("pcie_width_max", dev.max_pcie_link_width()),
+        ];
+        for (metric, v) in counts {
+            match v {
+                Ok(v) => out.push(Reading::count(metric, u64::from(v))),
+                Err(e) => self.notes.push(format!("{metric}: {e}")),
+            }
+        }
+        Ok(out)
+    }
+
+    fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_prefix() {
+        assert_eq!(nvml_uuid("GPU-1234"), "GPU-1234");
+        assert_eq!(nvml_uuid("1234"), "GPU-1234");
+        assert_eq!(nvml_uuid("MIG-ab"), "MIG-ab");
+    }
+
+    #[test]
+    fn never_panics_with_or_without_nvml() {
+        let mut o = NvmlObserver::new(Some("GPU-00000000-0000-0000-0000-000000000000"));
+        // No such device anywhere: unavailable with a reason, and read says the same.
+        let why = o.unavailable().expect("no device has the all-zero UUID");
+        assert!(!why.is_empty());
+        assert!(o.read().is_err());
+        let mut any = NvmlObserver::new(None);
+        match any.unavailable() {
+            Some(r) => assert!(!r.is_empty()),
+            None => {
+                // A machine with an NVIDIA driver: the numbers must be coherent.
+                let r = any.read().expect("NVML memory info");
+                println!("nvml readings: {r:?}\nnotes: {:?}", any.take_notes());
+                println!("detail: {:?}\nfacts: {:?}", any.detail(), nvml_facts(None));
+                let get = |m: &str| r.iter().find(|r| r.metric == m).map(|r| r.value);
+                let total = get("total").unwrap_or(0.0);
+                assert!(total > 0.0);
+                assert!(get("used").unwrap_or(f64::MAX) <= total);
+            }
+        }
+        let _ = nvml_facts(None);
+    }
+}

@@ -1,0 +1,23 @@
+//! Stand-ins for the Windows-only observers on other operating systems: present in the set (so
+//! the sidecar says why they did not run) and always unavailable.
+
+use super::{DxgiAdapter, Observer, Unsupported};
+
+/// No DXGI here.
+pub fn dxgi_adapters() -> Result<Vec<DxgiAdapter>, String> {
+    Err("DXGI exists only on Windows".into())
+}
+
+/// Only Windows builds can run under Wine.
+pub fn running_under_wine() -> bool {
+    false
+}
+
+pub(super) fn observers(_luid: Option<[u8; 8]>) -> Vec<Box<dyn Observer>> {
+    let why = "Windows only (this is not a Windows build)";
+    vec![
+        Box::new(Unsupported::new("dxgi", why)),
+        Box::new(Unsupported::new("pdh", why)),
+        Box::new(Unsupported::new("process", why)),
+    ]
+}

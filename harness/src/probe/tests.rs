@@ -1,0 +1,323 @@
+//! Tests of the observer set, deltas and the CSV column mapping on hand-built snapshots, and of
+//! the /proc parsers on fixture files.
+
+use super::*;
+use std::path::Path;
+
+fn snap(phase: &str, readings: &[(&str, &str, f64)]) -> Snapshot {
+    Snapshot {
+        phase: phase.into(),
+        t_ms: 0.0,
+        readings: readings
+            .iter()
+            .map(|(o, m, v)| {
+                (
+                    o.to_string(),
+                    Reading {
+                        metric: m.to_string(),
+                        value: *v,
+                        unit: Unit::Bytes,
+                    },
+                )
+            })
+            .collect(),
+        errors: vec![],
+    }
+}
+
+const MIB: f64 = 1048576.0;
+
+#[test]
+fn delta_only_for_metrics_in_both() {
+    let b = snap("before", &[("cuda", "used", 100.0), ("nvml", "used", 5.0)]);
+    let a = snap(
+        "alloc",
+        &[("cuda", "used", 150.0), ("dxgi", "nonlocal_usage", 9.0)],
+    );
+    assert_eq!(delta(&b, &a), vec![("cuda.used".to_string(), 50.0)]);
+}
+
+#[test]
+fn columns_follow_the_windows_article() {
+    // Article 000's picture: 4 GiB pinned on WDDM moves shared, not CUDA or NVML.
+    let b = snap(
+        "before",
+        &[
+            ("cuda", "used", 1.0 * 1024.0 * MIB),
+            ("nvml", "used", 1.8 * 1024.0 * MIB),
+            ("dxgi", "local_usage", 1536.0 * MIB),
+            ("dxgi", "nonlocal_usage", 1843.0 * MIB),
+            ("pdh", "process_shared", 1.0),
+            ("process", "working_set", 100.0 * MIB),
+            ("process", "private_usage", 200.0 * MIB),
+            ("ledger", "pinned", 0.0),
+        ],
+    );
+    let a = snap(
+        "alloc",
+        &[
+            ("cuda", "used", 1.0 * 1024.0 * MIB),
+            ("nvml", "used", 2.0 * 1024.0 * MIB),
+            ("dxgi", "local_usage", 1638.0 * MIB),
+            ("dxgi", "nonlocal_usage", 5939.0 * MIB),
+            ("pdh", "process_shared", 2.0),
+            ("process", "working_set", 4196.0 * MIB),
+            ("process", "private_usage", 4296.0 * MIB),
+            ("ledger", "pinned", 4096.0 * MIB),
+        ],
+    );
+    let cols = column_values(&b, &a);
+    let get = |c: &str| cols.iter().find(|(k, _)| k == c).map(|(_, v)| *v);
+    assert_eq!(get("cuda_used"), Some(0.0));
+    assert!((get("nvml_used").unwrap_or(f64::NAN) - 204.8).abs() < 1e-9);
+    assert_eq!(get("dedicated"), Some(102.0));
+    assert_eq!(get("shared"), Some(4096.0), "DXGI wins over PDH");
+    assert_eq!(get("proc_rss"), Some(4096.0));
+    assert_eq!(get("committed"), Some(4096.0));
+    assert_eq!(get("ledger_pinned"), Some(4096.0));
+    assert_eq!(get("mem_available"), None, "no procfs on Windows");
+    // Columns come out in ACCOUNTING_METRICS order.
+    let order: Vec<&str> = cols.iter().map(|(k, _)| k.as_str()).collect();
+    let expected: Vec<&str> = ACCOUNTING_METRICS
+        .iter()
+        .copied()
+        .filter(|m| *m != "mem_available")
+        .collect();
+    assert_eq!(order, expected);
+}
+
+#[test]
+fn columns_on_linux_and_fallbacks() {
+    let b = snap(
+        "before",
+        &[
+            ("procfs", "vm_rss", 10.0 * MIB),
+            ("procfs", "mem_available", 1000.0 * MIB),
+            ("procfs", "committed_as", 500.0 * MIB),
+            ("pdh", "process_shared", 0.0),
+            ("pdh", "process_dedicated", MIB),
+        ],
+    );
+    let a = snap(
+        "free",
+        &[
+            ("procfs", "vm_rss", 1034.0 * MIB),
+            ("procfs", "mem_available", 0.0),
+            ("procfs", "committed_as", 1524.0 * MIB),
+            ("pdh", "process_shared", 512.0 * MIB),
+            ("pdh", "process_dedicated", MIB),
+        ],
+    );
+    let cols: BTreeMap<String, f64> = column_values(&b, &a).into_iter().collect();
+    assert_eq!(cols["proc_rss"], 1024.0);
+    assert_eq!(
+        cols["mem_available"], -1000.0,
+        "negative = host memory taken"
+    );
+    assert_eq!(cols["committed"], 1024.0);
+    assert_eq!(cols["shared"], 512.0, "PDH when DXGI is absent");
+    assert_eq!(cols["dedicated"], 0.0);
+    assert!(!cols.contains_key("cuda_used"));
+}
+
+#[test]
+fn every_column_has_a_source() {
+    for m in ACCOUNTING_METRICS {
+        assert!(
+            COLUMN_SOURCES.iter().any(|(c, _)| c == m),
+            "no source for {m}"
+        );
+    }
+}
+
+struct Failing;
+impl Observer for Failing {
+    fn name(&self) -> &str {
+        "failing"
+    }
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
+    fn read(&mut self) -> Result<Vec<Reading>, String> {
+        Err("device lost".into())
+    }
+}
+
+#[test]
+fn snapshot_records_errors_and_skips_unavailable() {
+    let ledger = Ledger::new();
+    ledger.add(LedgerCategory::Registered, 4096);
+    let mut counter = 0u64;
+    let cuda: CudaMemFn = Box::new(move || {
+        counter += 1;
+        if counter == 2 {
+            Err("CUDA_ERROR_ILLEGAL_ADDRESS".into())
+        } else {
+            Ok((1000, 4000))
+        }
+    });
+    let mut obs = Observers::new(vec![
+        Box::new(CudaObserver::new(Some(cuda))),
+        Box::new(Failing),
+        Box::new(Unsupported::new("dxgi", "Windows only")),
+        Box::new(ledger.clone()),
+    ]);
+    let s = obs.snapshot("before");
+    assert_eq!(s.phase, "before");
+    assert_eq!(s.value("cuda", "used"), Some(3000.0));
+    assert_eq!(s.value("ledger", "pinned"), Some(4096.0));
+    assert_eq!(s.value("dxgi", "local_usage"), None);
+    assert_eq!(s.errors, vec![("failing".into(), "device lost".into())]);
+    let s2 = obs.snapshot("alloc");
+    assert!(s2.t_ms >= s.t_ms);
+    assert_eq!(s2.value("cuda", "used"), None);
+    assert!(
+        s2.errors
+            .iter()
+            .any(|(o, e)| o == "cuda" && e.contains("ILLEGAL"))
+    );
+
+    let st = obs.statuses();
+    assert_eq!(st.len(), 4);
+    assert!(st[0].available && st[0].reason.is_none());
+    assert!(!st[2].available);
+    assert_eq!(st[2].reason.as_deref(), Some("Windows only"));
+    let text = describe(&obs);
+    assert!(text.contains("cuda: available\n"), "{text}");
+    assert!(text.contains("dxgi: unavailable: Windows only\n"), "{text}");
+}
+
+#[test]
+fn for_this_machine_never_panics() {
+    let ledger = Ledger::new();
+    let mut obs = Observers::for_this_machine(GpuContext {
+        ledger: ledger.clone(),
+        ..Default::default()
+    });
+    let names: Vec<String> = obs.statuses().into_iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        ["cuda", "nvml", "procfs", "dxgi", "pdh", "process", "ledger"]
+    );
+    for s in obs.statuses() {
+        if let Some(r) = &s.reason {
+            assert!(!r.is_empty(), "{} gave an empty reason", s.name);
+        }
+    }
+    assert!(obs.statuses()[0].reason.is_some(), "no closure, no cuda");
+    let s = obs.snapshot("before");
+    assert_eq!(s.value("ledger", "pinned"), Some(0.0));
+    if cfg!(target_os = "linux") {
+        assert!(s.value("procfs", "vm_rss").unwrap_or(0.0) > 0.0);
+        assert!(s.value("procfs", "mem_total").unwrap_or(0.0) > 0.0);
+    }
+    if cfg!(windows) {
+        assert!(s.value("process", "working_set").unwrap_or(0.0) > 0.0);
+    }
+    ledger.add(LedgerCategory::PinnedAlloc, 3 * 1048576);
+    let a = obs.snapshot("alloc");
+    let cols: BTreeMap<String, f64> = column_values(&s, &a).into_iter().collect();
+    assert_eq!(cols["ledger_pinned"], 3.0);
+    println!("{}", describe(&obs));
+}
+
+#[test]
+fn timeline_samples_until_hold_and_stops_early() {
+    let mut obs = Observers::new(vec![Box::new(Ledger::new())]);
+    let stop = AtomicBool::new(false);
+    let t = timeline(
+        &mut obs,
+        Duration::from_millis(120),
+        Duration::from_millis(40),
+        &stop,
+    );
+    assert!(
+        (3..=5).contains(&t.len()),
+        "0, 40, 80, 120 ms expected, got {}",
+        t.len()
+    );
+    assert!(t.iter().all(|s| s.phase == "timeline"));
+    assert!(t.windows(2).all(|w| w[1].t_ms >= w[0].t_ms));
+    let span = t.last().map_or(0.0, |s| s.t_ms) - t[0].t_ms;
+    assert!(span >= 115.0, "last sample at the hold, span {span}");
+
+    stop.store(true, Ordering::Relaxed);
+    let started = Instant::now();
+    let t = timeline(
+        &mut obs,
+        Duration::from_secs(60),
+        Duration::from_secs(1),
+        &stop,
+    );
+    assert_eq!(t.len(), 1, "a stop request ends it after the first sample");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+fn fixture(rel: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/proc")
+        .join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn values(r: &[Reading]) -> BTreeMap<&str, f64> {
+    r.iter().map(|r| (r.metric.as_str(), r.value)).collect()
+}
+
+#[test]
+fn linux_status_fixture() {
+    let r = parse_status(&fixture("linux/status"));
+    let v = values(&r);
+    assert_eq!(v["vm_rss"], 1736.0 * 1024.0);
+    assert_eq!(v["vm_hwm"], 1736.0 * 1024.0);
+    assert_eq!(v["vm_lck"], 0.0);
+    assert_eq!(v["vm_pin"], 0.0);
+    assert!(r.iter().all(|r| r.unit == Unit::Bytes));
+}
+
+#[test]
+fn linux_meminfo_fixture() {
+    let v = parse_meminfo(&fixture("linux/meminfo"));
+    let v = values(&v);
+    assert_eq!(v["mem_total"], 24684092.0 * 1024.0);
+    assert_eq!(v["mem_available"], 23709444.0 * 1024.0);
+    assert_eq!(v["committed_as"], 357076.0 * 1024.0);
+    assert_eq!(v["mlocked"], 11172.0 * 1024.0);
+    assert_eq!(v["unevictable"], 12948.0 * 1024.0);
+    assert_eq!(v["anon_pages"], 388908.0 * 1024.0);
+}
+
+#[test]
+fn wsl2_fixtures() {
+    let s = parse_status(&fixture("wsl2/status"));
+    let s = values(&s);
+    assert_eq!(s["vm_rss"], 1270544.0 * 1024.0);
+    assert_eq!(s["vm_hwm"], 1283612.0 * 1024.0);
+    assert_eq!(s["vm_lck"], 0.0, "CUDA pinning does not show in VmLck");
+    let m = parse_meminfo(&fixture("wsl2/meminfo"));
+    let m = values(&m);
+    assert_eq!(m["mem_total"], 16318424.0 * 1024.0);
+    assert_eq!(m["mem_available"], 13902716.0 * 1024.0);
+    assert_eq!(m["committed_as"], 6215988.0 * 1024.0);
+    assert_eq!(m["mlocked"], 0.0);
+    assert_eq!(m["anon_pages"], 1661880.0 * 1024.0);
+}
+
+#[test]
+fn procfs_observer_on_real_proc() {
+    let mut o = ProcfsObserver::new();
+    match o.unavailable() {
+        Some(why) => {
+            if cfg!(target_os = "linux") {
+                panic!("Linux has /proc: {why}");
+            }
+            assert!(!why.is_empty());
+        }
+        None => {
+            let r = o.read().expect("reading /proc");
+            let v = values(&r);
+            assert!(v["vm_rss"] > 0.0);
+            assert!(v["mem_available"] <= v["mem_total"]);
+        }
+    }
+}
