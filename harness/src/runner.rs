@@ -5,7 +5,7 @@ use crate::Error;
 use crate::cli::{InfoArgs, RunArgs};
 use crate::cuda::{self, CudaError, Gate, Gpu as CudaGpu, Kernels};
 use crate::platform::{GpuInfo, Machine};
-use crate::probe::{self, Category, GpuContext, Ledger, Observers, Snapshot};
+use crate::probe::{self, GpuContext, Ledger, LedgerCategory as Category, Observers, Snapshot};
 use crate::results::{
     Lane, ProbeRecord, ResultsWriter, Row, SampleRow, ScenarioRecord, Sidecar, Status,
 };
@@ -89,7 +89,16 @@ fn gpu_info(gpu: &CudaGpu) -> GpuInfo {
         async_engines: f.async_engines,
         ..Default::default()
     };
-    crate::probe::apply_nvml_facts(&mut g, nv);
+    if let Some(nv) = nv {
+        g.driver_version = nv.driver_version;
+        if cfg!(windows) && !nv.driver_model.is_empty() {
+            g.driver_model = nv.driver_model;
+        }
+        g.pcie_gen_current = nv.pcie_gen_current;
+        g.pcie_width_current = nv.pcie_width_current;
+        g.pcie_gen_max = nv.pcie_gen_max;
+        g.pcie_width_max = nv.pcie_width_max;
+    }
     g
 }
 
