@@ -1,7 +1,9 @@
 //! `compare --html`: the comparison as a self-contained page, in the report's HTML shell, with
 //! the runs-side-by-side plot.
 
-use super::{Comparison, accounting_grid, bandwidth_grid, header_lines, only_in_lines};
+use super::{
+    Comparison, accounting_grid, bandwidth_grid, header_lines, only_in_lines, unfinished_lines,
+};
 use crate::Error;
 use crate::report::html::{escape, page, table};
 use std::fmt::Write;
@@ -26,9 +28,9 @@ pub fn render_html(cmp: &Comparison) -> Result<String, Error> {
     let head: Vec<&str> = h.iter().map(String::as_str).collect();
     body.push_str("<h2>Bandwidth (median GB/s)</h2>\n");
     body.push_str(&table(&head, &rows, &|i| {
-        if rows[i].iter().any(|c| c.starts_with("failed")) {
+        if rows[i].iter().any(|c| c == "failed") {
             "failed"
-        } else if rows[i].iter().any(|c| c.starts_with("skipped")) {
+        } else if rows[i].iter().any(|c| c == "skipped") {
             "skipped"
         } else {
             ""
@@ -39,6 +41,14 @@ pub fn render_html(cmp: &Comparison) -> Result<String, Error> {
         let head: Vec<&str> = h.iter().map(String::as_str).collect();
         body.push_str("<h2>Memory accounting deltas (MiB)</h2>\n");
         body.push_str(&table(&head, &rows, &|_| ""));
+    }
+    let unfinished = unfinished_lines(cmp);
+    if !unfinished.is_empty() {
+        body.push_str("<h2>Not finished</h2>\n<ul>\n");
+        for l in unfinished {
+            let _ = writeln!(body, "<li>{}</li>", escape(&l));
+        }
+        body.push_str("</ul>\n");
     }
     let only = only_in_lines(cmp);
     if !only.is_empty() {

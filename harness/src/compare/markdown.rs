@@ -1,6 +1,9 @@
 //! GitHub-flavoured Markdown: paste into an issue or a README.
 
-use super::{Comparison, Exporter, accounting_grid, bandwidth_grid, header_lines, only_in_lines};
+use super::{
+    Comparison, Exporter, accounting_grid, bandwidth_grid, header_lines, only_in_lines,
+    unfinished_lines,
+};
 
 pub struct MarkdownExporter;
 
@@ -36,6 +39,13 @@ impl Exporter for MarkdownExporter {
         if !r.is_empty() {
             out.push_str("\n### Memory accounting deltas (MiB)\n\n");
             out.push_str(&md_table(&h, &r));
+        }
+        let unfinished = unfinished_lines(cmp);
+        if !unfinished.is_empty() {
+            out.push_str("\n### Not finished\n\n");
+            for l in unfinished {
+                out.push_str(&format!("- {}\n", cell(&l)));
+            }
         }
         let only = only_in_lines(cmp);
         if !only.is_empty() {

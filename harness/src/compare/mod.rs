@@ -97,13 +97,34 @@ pub(crate) fn fmt_ci(c: &crate::stats::Comparison) -> String {
     }
 }
 
-/// What a run shows in its GB/s column: the median, or the status when the case did not finish.
+/// What a run shows in its GB/s column: the median, or `failed` / `skipped` when the case did
+/// not finish (the reasons are listed by [`unfinished_lines`]).
 pub(crate) fn cell_value(c: Option<&Cell>) -> String {
     match c {
         None => "(absent)".into(),
-        Some(c) if c.status != "ok" => c.status.clone(),
+        Some(c) if c.status.starts_with("failed") => "failed".into(),
+        Some(c) if c.status.starts_with("skipped") => "skipped".into(),
         Some(c) => fmt_gbs(c.median_gbs),
     }
+}
+
+/// "A mapped 64 MiB (h2d): failed: …" for every cell that did not finish.
+pub(crate) fn unfinished_lines(cmp: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in &cmp.entries {
+        for (c, r) in e.cells.iter().zip(&cmp.runs) {
+            if let Some(c) = c.as_ref().filter(|c| c.status != "ok") {
+                out.push(format!(
+                    "{} {} ({}): {}",
+                    r.label,
+                    e.case_label,
+                    e.lane.name(),
+                    c.status
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The bandwidth table as a header and rows of plain strings (table, markdown and HTML use it).
@@ -146,27 +167,45 @@ pub(crate) fn bandwidth_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>
     (head, rows)
 }
 
-/// Accounting deltas side by side: one row per case (first lane) and column that any run has.
+/// Accounting deltas side by side: one row per case (its first lane), one column per
+/// `d_<phase>_<metric>_mib` that any run has, each cell `A / B / …` in MiB.
 pub(crate) fn accounting_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut head = vec!["case".to_string(), "delta (MiB)".to_string()];
-    head.extend(cmp.runs.iter().map(|r| r.label.clone()));
+    let mut head = vec![format!(
+        "case (MiB: {})",
+        cmp.runs
+            .iter()
+            .map(|r| r.label.as_str())
+            .collect::<Vec<_>>()
+            .join(" / ")
+    )];
+    head.extend(cmp.accounting_columns.iter().map(|c| {
+        c.trim_start_matches("d_")
+            .trim_end_matches("_mib")
+            .replacen('_', ".", 1)
+    }));
     let mut rows = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for e in &cmp.entries {
         if !seen.insert(e.case_key.as_str()) {
             continue;
         }
-        for (j, col) in cmp.accounting_columns.iter().enumerate() {
+        let mut any = false;
+        let mut row = vec![e.case_label.clone()];
+        for j in 0..cmp.accounting_columns.len() {
             let vals: Vec<Option<f64>> = e
                 .cells
                 .iter()
                 .map(|c| c.as_ref().and_then(|c| c.accounting[j]))
                 .collect();
-            if vals.iter().all(Option::is_none) {
-                continue;
-            }
-            let mut row = vec![e.case_label.clone(), col.clone()];
-            row.extend(vals.into_iter().map(fmt_mib));
+            any |= vals.iter().any(Option::is_some);
+            row.push(
+                vals.into_iter()
+                    .map(fmt_mib)
+                    .collect::<Vec<_>>()
+                    .join(" / "),
+            );
+        }
+        if any {
             rows.push(row);
         }
     }

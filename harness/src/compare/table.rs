@@ -1,7 +1,10 @@
 //! Aligned plain-text tables for a terminal; verdicts coloured only when asked (a TTY without
 //! `NO_COLOR`).
 
-use super::{Comparison, Exporter, accounting_grid, bandwidth_grid, header_lines, only_in_lines};
+use super::{
+    Comparison, Exporter, accounting_grid, bandwidth_grid, header_lines, only_in_lines,
+    unfinished_lines,
+};
 
 const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
@@ -31,7 +34,7 @@ pub(crate) fn align(
         .map(|j| {
             rows.iter().all(|r| {
                 let c = r[j].trim_start_matches(['+', '-']);
-                c == "—" || c.parse::<f64>().is_ok()
+                matches!(c, "—" | "failed" | "skipped" | "(absent)") || c.parse::<f64>().is_ok()
             }) && !rows.is_empty()
         })
         .collect();
@@ -77,7 +80,7 @@ impl Exporter for TableExporter {
             match raw {
                 "faster" => format!("{GREEN}{padded}{RESET}"),
                 "slower" => format!("{RED}{padded}{RESET}"),
-                s if s.starts_with("failed") => format!("{RED}{padded}{RESET}"),
+                "failed" => format!("{RED}{padded}{RESET}"),
                 _ => padded,
             }
         };
@@ -94,6 +97,14 @@ impl Exporter for TableExporter {
         if !r.is_empty() {
             out.push_str("\nMemory accounting deltas (MiB)\n");
             out.push_str(&align(&h, &r, &paint));
+        }
+        let unfinished = unfinished_lines(cmp);
+        if !unfinished.is_empty() {
+            out.push_str("\nNot finished\n");
+            for l in unfinished {
+                out.push_str(&l);
+                out.push('\n');
+            }
         }
         let only = only_in_lines(cmp);
         if !only.is_empty() {
