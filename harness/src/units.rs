@@ -99,7 +99,7 @@ pub fn format_size(bytes: u64) -> String {
     for (name, m) in UNITS {
         if bytes >= m {
             let v = bytes as f64 / m as f64;
-            return if bytes % m == 0 {
+            return if bytes.is_multiple_of(m) {
                 format!("{} {name}", bytes / m)
             } else {
                 format!("{v:.2} {name}")
@@ -174,26 +174,31 @@ mod tests {
     fn bad_sizes_are_rejected_with_a_reason() {
         assert!(
             parse_size("1.0000001KB")
-                .unwrap_err()
+                .expect_err("rejected")
                 .0
                 .contains("whole number")
         );
         assert!(
             parse_size("1e30GiB")
-                .unwrap_err()
+                .expect_err("rejected")
                 .0
                 .contains("unknown unit")
         );
         assert!(
             parse_size("99999999999999999999GiB")
-                .unwrap_err()
+                .expect_err("rejected")
                 .0
                 .contains("too large")
         );
-        assert!(parse_size("-1MiB").unwrap_err().0.contains("not a size"));
+        assert!(
+            parse_size("-1MiB")
+                .expect_err("rejected")
+                .0
+                .contains("not a size")
+        );
         assert!(
             parse_size("12 parsecs")
-                .unwrap_err()
+                .expect_err("rejected")
                 .0
                 .contains("unknown unit")
         );

@@ -116,7 +116,7 @@ fn compare_refuses_other_schema_naming_the_file() {
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     lines[1] = lines[1].replacen("1,", "99,", 1);
     std::fs::write(&bad, lines.join("\n")).expect("write");
-    let err = compare::load_all(&[paths[0].clone(), bad.clone()]).unwrap_err();
+    let err = compare::load_all(&[paths[0].clone(), bad.clone()]).expect_err("refused");
     let msg = err.to_string();
     assert!(msg.contains("future.csv") && msg.contains("99"), "{msg}");
     assert!(!msg.contains('\n'), "one sentence: {msg}");
@@ -289,7 +289,9 @@ fn report_command_and_write_report() {
         nvbandwidth: vec![bad],
         ..args
     };
-    let e = report::report_command(&args, true).unwrap_err().to_string();
+    let e = report::report_command(&args, true)
+        .expect_err("refused")
+        .to_string();
     assert!(e.contains("bad-nvb.json"), "{e}");
 }
 

@@ -117,7 +117,8 @@ pub struct Bars {
 pub fn hbars(b: &Bars) -> DrawResult<String> {
     let ncat = b.categories.len().max(1);
     let nser = b.series.len().max(1);
-    let group_h = (nser as u32 * 14 + 12).max(22);
+    let per_bar = if nser > 3 { 9 } else { 14 };
+    let group_h = (nser as u32 * per_bar + 12).max(22);
     let legend_h = if nser > 1 || !b.refs.is_empty() {
         18 * (nser + b.refs.len()) as u32 + 10
     } else {

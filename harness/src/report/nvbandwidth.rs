@@ -113,9 +113,9 @@ mod tests {
 
     #[test]
     fn malformed_json_names_the_file() {
-        let e = parse(Path::new("nvb.json"), "{ not json").unwrap_err();
+        let e = parse(Path::new("nvb.json"), "{ not json").expect_err("rejected");
         assert!(e.to_string().contains("nvb.json"), "{e}");
-        let e = parse(Path::new("other.json"), "{\"a\": 1}").unwrap_err();
+        let e = parse(Path::new("other.json"), "{\"a\": 1}").expect_err("rejected");
         assert!(e.to_string().contains("other.json"), "{e}");
     }
 

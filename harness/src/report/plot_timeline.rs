@@ -8,9 +8,12 @@ use std::collections::{BTreeMap, HashMap};
 /// Points kept per line; longer timelines are reduced to per-bucket min and max.
 pub const MAX_POINTS: usize = 2_000;
 
+/// Points of one timeline, keyed by metric, then by (result set, case key).
+type ByMetric<'a> = BTreeMap<&'a str, BTreeMap<(usize, &'a str), Vec<(f64, f64)>>>;
+
 pub fn timelines(sets: &[ResultSet], labels: &[String]) -> Vec<Figure> {
     // metric -> (set, case_key) -> points
-    let mut by_metric: BTreeMap<&str, BTreeMap<(usize, &str), Vec<(f64, f64)>>> = BTreeMap::new();
+    let mut by_metric: ByMetric<'_> = BTreeMap::new();
     for (i, s) in sets.iter().enumerate() {
         for x in &s.samples {
             if let (Some(metric), Some(t)) = (x.series.strip_prefix("timeline:"), x.t_ms) {

@@ -4,7 +4,7 @@
 use super::sample::{Sample, median_in_place, quantile_of_sorted};
 
 /// The fixed seed of every bootstrap (reports are reproducible).
-pub const SEED: u64 = 0x5EED_0F_B007_57A7;
+pub const SEED: u64 = 0x5EED_0FB0_0757_A7A7;
 /// Resamples used by [`super::compare`] and the report.
 pub const DEFAULT_RESAMPLES: usize = 10_000;
 /// Two-sided confidence of the intervals pinscope prints.

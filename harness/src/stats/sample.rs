@@ -152,8 +152,13 @@ mod tests {
 
     #[test]
     fn rejects_empty_and_non_finite() {
-        assert!(Sample::new(vec![]).unwrap_err().0.contains("empty"));
-        let e = Sample::new(vec![1.0, f64::NAN]).unwrap_err();
+        assert!(
+            Sample::new(vec![])
+                .expect_err("rejected")
+                .0
+                .contains("empty")
+        );
+        let e = Sample::new(vec![1.0, f64::NAN]).expect_err("rejected");
         assert!(e.0.contains("value 2"), "{e}");
         assert!(Sample::new(vec![f64::INFINITY]).is_err());
     }
