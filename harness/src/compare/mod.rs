@@ -1,9 +1,283 @@
-//! Matching runs from different machines case by case, with verdicts.
+//! `pinscope compare`: match runs from different machines case by case, with verdicts.
+//!
+//! [`build`] turns loaded result sets into a [`Comparison`] (pure data); one [`Exporter`] per
+//! output format (one file each) turns that into text.
+
+mod csvfmt;
+mod html;
+mod json;
+mod markdown;
+mod model;
+mod table;
+
+pub use csvfmt::CsvExporter;
+pub use html::render_html;
+pub use json::JsonExporter;
+pub use markdown::MarkdownExporter;
+pub use model::*;
+pub use table::TableExporter;
 
 use crate::Error;
+use crate::cli::{CompareArgs, CompareFormat};
+use crate::results::ResultSet;
+use std::io::IsTerminal;
+
+/// Turns a comparison into one output format.
+pub trait Exporter {
+    fn render(&self, cmp: &Comparison) -> String;
+}
+
+/// The exporter for a `--format` value. `color` only affects the table.
+pub fn exporter(format: CompareFormat, color: bool) -> Box<dyn Exporter> {
+    match format {
+        CompareFormat::Table => Box::new(TableExporter { color }),
+        CompareFormat::Markdown => Box::new(MarkdownExporter),
+        CompareFormat::Csv => Box::new(CsvExporter),
+        CompareFormat::Json => Box::new(JsonExporter),
+    }
+}
+
+/// Loads result files, naming the file in any error.
+pub fn load_all(paths: &[std::path::PathBuf]) -> Result<Vec<ResultSet>, Error> {
+    paths
+        .iter()
+        .map(|p| {
+            ResultSet::load(p).map_err(|e| match e {
+                // Errors from the reader already name the file; keep them as they are.
+                e @ (Error::BadResults { .. } | Error::Io { .. }) => e,
+                other => Error::BadResults {
+                    path: p.clone(),
+                    reason: other.to_string(),
+                },
+            })
+        })
+        .collect()
+}
 
 /// `pinscope compare`.
-pub fn compare_command(args: &crate::cli::CompareArgs, quiet: bool) -> Result<i32, Error> {
-    let _ = (args, quiet);
-    Err(Error::Usage("`compare` is not built yet".into()))
+pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
+    if !(0.0..1.0).contains(&args.noise) {
+        return Err(Error::Usage(format!(
+            "--noise {} is outside 0..1; write a fraction such as 0.02 for 2%",
+            args.noise
+        )));
+    }
+    let sets = load_all(&args.results)?;
+    let cmp = build(&sets, args.noise);
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let text = exporter(args.format, color).render(&cmp);
+    print!("{text}");
+    if let Some(path) = &args.html {
+        let page = render_html(&cmp)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        std::fs::write(path, page).map_err(|e| Error::io(path, e))?;
+        if !quiet {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    Ok(0)
+}
+
+// ---- shared cell formatting --------------------------------------------------------------
+
+pub(crate) fn fmt_gbs(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".into(), |v| format!("{v:.2}"))
+}
+
+pub(crate) fn fmt_mib(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".into(), |v| format!("{v:+.1}"))
+}
+
+pub(crate) fn fmt_ci(c: &crate::stats::Comparison) -> String {
+    match c.ci {
+        Some((lo, hi)) => format!("[{lo:.3}, {hi:.3}]"),
+        None => "n/a (<2 samples)".into(),
+    }
+}
+
+/// What a run shows in its GB/s column: the median, or `failed` / `skipped` when the case did
+/// not finish (the reasons are listed by [`unfinished_lines`]).
+pub(crate) fn cell_value(c: Option<&Cell>) -> String {
+    match c {
+        None => "(absent)".into(),
+        Some(c) if c.status.starts_with("failed") => "failed".into(),
+        Some(c) if c.status.starts_with("skipped") => "skipped".into(),
+        Some(c) => fmt_gbs(c.median_gbs),
+    }
+}
+
+/// "A mapped 64 MiB (h2d): failed: …" for every cell that did not finish.
+pub(crate) fn unfinished_lines(cmp: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in &cmp.entries {
+        for (c, r) in e.cells.iter().zip(&cmp.runs) {
+            if let Some(c) = c.as_ref().filter(|c| c.status != "ok") {
+                out.push(format!(
+                    "{} {} ({}): {}",
+                    r.label,
+                    e.case_label,
+                    e.lane.name(),
+                    c.status
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The bandwidth table as a header and rows of plain strings (table, markdown and HTML use it).
+/// The last column of each non-baseline run is its verdict.
+pub(crate) fn bandwidth_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
+    let base = cmp
+        .runs
+        .first()
+        .map_or("A".to_string(), |r| r.label.clone());
+    let mut head = vec!["case".to_string(), "lane".to_string()];
+    for r in &cmp.runs {
+        head.push(format!("{} GB/s", r.label));
+    }
+    for r in cmp.runs.iter().skip(1) {
+        head.push(format!("{}/{base}", r.label));
+        head.push(format!("{} 95% CI", r.label));
+        head.push(format!("{} verdict", r.label));
+    }
+    let rows = cmp
+        .entries
+        .iter()
+        .map(|e| {
+            let mut row = vec![e.case_label.clone(), e.lane.name().to_string()];
+            for c in &e.cells {
+                row.push(cell_value(c.as_ref()));
+            }
+            for c in e.cells.iter().skip(1) {
+                match c.as_ref().and_then(|c| c.change.as_ref()) {
+                    Some(ch) => {
+                        row.push(format!("{:.3}", ch.ratio));
+                        row.push(fmt_ci(ch));
+                        row.push(ch.verdict.name().to_string());
+                    }
+                    None => row.extend(["—".to_string(), "—".to_string(), "—".to_string()]),
+                }
+            }
+            row
+        })
+        .collect();
+    (head, rows)
+}
+
+/// Accounting deltas side by side: one row per case (its first lane), one column per
+/// `d_<phase>_<metric>_mib` that any run has, each cell `A / B / …` in MiB.
+pub(crate) fn accounting_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut head = vec![format!(
+        "case (MiB: {})",
+        cmp.runs
+            .iter()
+            .map(|r| r.label.as_str())
+            .collect::<Vec<_>>()
+            .join(" / ")
+    )];
+    head.extend(cmp.accounting_columns.iter().map(|c| {
+        c.trim_start_matches("d_")
+            .trim_end_matches("_mib")
+            .replacen('_', ".", 1)
+    }));
+    let mut rows = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for e in &cmp.entries {
+        if !seen.insert(e.case_key.as_str()) {
+            continue;
+        }
+        let mut any = false;
+        let mut row = vec![e.case_label.clone()];
+        for j in 0..cmp.accounting_columns.len() {
+            let vals: Vec<Option<f64>> = e
+                .cells
+                .iter()
+                .map(|c| c.as_ref().and_then(|c| c.accounting[j]))
+                .collect();
+            any |= vals.iter().any(Option::is_some);
+            row.push(
+                vals.into_iter()
+                    .map(fmt_mib)
+                    .collect::<Vec<_>>()
+                    .join(" / "),
+            );
+        }
+        if any {
+            rows.push(row);
+        }
+    }
+    (head, rows)
+}
+
+/// "only in B: case (lane)" lines for entries some runs lack.
+pub(crate) fn only_in_lines(cmp: &Comparison) -> Vec<String> {
+    cmp.partial_entries()
+        .into_iter()
+        .map(|(e, present)| {
+            format!(
+                "only in {}: {} ({})",
+                present.join(", "),
+                e.case_label,
+                e.lane.name()
+            )
+        })
+        .collect()
+}
+
+/// Header lines: the runs, the machine fields that differ, notes.
+pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &cmp.runs {
+        let mut l = format!("{}  {}", r.label, r.path);
+        if !r.run_id.is_empty() {
+            l.push_str(&format!("  (run {}", r.run_id));
+            if !r.started_at.is_empty() {
+                l.push_str(&format!(", {}", r.started_at));
+            }
+            l.push(')');
+        }
+        if r.partial {
+            l.push_str("  [partial]");
+        }
+        if r.label == "A" {
+            l.push_str("  baseline");
+        }
+        out.push(l);
+    }
+    if cmp.machine_diffs.is_empty() {
+        out.push("Machine fields: identical in every run.".into());
+    } else {
+        for d in &cmp.machine_diffs {
+            let vals: Vec<String> = d
+                .values
+                .iter()
+                .zip(&cmp.runs)
+                .map(|(v, r)| format!("{}={}", r.label, if v.is_empty() { "?" } else { v }))
+                .collect();
+            out.push(format!("differs — {}: {}", d.field, vals.join("  ")));
+        }
+    }
+    out.extend(cmp.notes.iter().cloned());
+    out.push(format!(
+        "Verdicts: {:.0}% bootstrap CI of the ratio of medians ({} resamples) must exclude 1 and the change must exceed the noise threshold ±{:.1}%.",
+        cmp.confidence * 100.0,
+        cmp.resamples,
+        cmp.noise * 100.0
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_run_in_order() {
+        assert_eq!(run_label(0), "A");
+        assert_eq!(run_label(25), "Z");
+        assert_eq!(run_label(26), "R27");
+    }
 }

@@ -1,19 +1,640 @@
-//! Plots and the self-contained HTML report.
+//! Plots (one file per plot kind, SVG rendered to a `String` by plotters) and the self-contained
+//! HTML report: inline SVG and CSS, no JavaScript, no network references.
+//!
+//! [`render_report`] is pure (result sets in, HTML out); [`report_command`] and [`write_report`]
+//! add the file I/O. Data are aggregated before plotting, so 100 000 rows draw as a handful of
+//! lines and bars.
+
+mod chart;
+pub mod html;
+mod nvbandwidth;
+mod plot_accounting;
+mod plot_maxalloc;
+mod plot_runs;
+mod plot_size;
+mod plot_strategy;
+mod plot_timeline;
+
+pub use chart::Figure;
+pub use nvbandwidth::{NvbandwidthSeries, load as load_nvbandwidth, parse as parse_nvbandwidth};
+pub use plot_runs::runs_side_by_side;
 
 use crate::Error;
+use crate::cli::ReportArgs;
+use crate::results::{Lane, ResultSet, Row};
+use html::escape;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// One row of one result set (index into the sets, row).
+pub(crate) type CaseRow<'a> = (usize, &'a Row);
+
+/// The strategy a row measured: host memory kind / flags / engine / mode, plus the staging
+/// parameters when they are not the defaults.
+pub fn strategy_label(r: &Row) -> String {
+    let mut parts: Vec<&str> = vec![r.host.as_str()];
+    if !r.flags.is_empty() && r.flags != "none" && r.flags != "-" {
+        parts.push(&r.flags);
+    }
+    parts.push(&r.engine);
+    if !r.mode.is_empty() {
+        parts.push(&r.mode);
+    }
+    let mut s = parts
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("/");
+    if r.chunk_bytes > 0 {
+        s.push_str(&format!(
+            " chunk {}",
+            crate::units::format_size(r.chunk_bytes)
+        ));
+        if r.ring > 1 {
+            s.push_str(&format!("×{}", r.ring));
+        }
+    }
+    if r.streams > 1 {
+        s.push_str(&format!(" {} streams", r.streams));
+    }
+    if r.threads > 1 {
+        s.push_str(&format!(" {} threads", r.threads));
+    }
+    s
+}
+
+/// Raw bandwidth samples of every set, looked up by case and lane.
+pub(crate) struct SampleIndex<'a> {
+    maps: Vec<HashMap<(&'a str, &'a str), Vec<f64>>>,
+}
+
+impl<'a> SampleIndex<'a> {
+    pub(crate) fn new(sets: &'a [ResultSet]) -> Self {
+        let maps = sets
+            .iter()
+            .map(|s| {
+                let mut m: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
+                for x in s.samples.iter().filter(|x| x.series == "bw_gbs") {
+                    m.entry((x.case_key.as_str(), x.lane.as_str()))
+                        .or_default()
+                        .push(x.value);
+                }
+                m
+            })
+            .collect();
+        SampleIndex { maps }
+    }
+
+    pub(crate) fn get(&self, set: usize, case_key: &str, lane: Lane) -> Vec<f64> {
+        self.maps[set]
+            .get(&(case_key, lane.name()))
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+fn set_labels(sets: &[ResultSet]) -> Vec<String> {
+    if sets.len() > 1 {
+        (0..sets.len())
+            .map(|i| format!("{} ", crate::compare::run_label(i)))
+            .collect()
+    } else {
+        vec![String::new(); sets.len()]
+    }
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "—".into(), |v| format!("{v:.digits$}"))
+}
+
+fn section(out: &mut String, id: &str, title: &str) {
+    let _ = write!(out, "<section id=\"{id}\">\n<h2>{}</h2>\n", escape(title));
+}
+
+fn para(out: &mut String, text: &str) {
+    let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(text));
+}
+
+fn machines(out: &mut String, sets: &[ResultSet], labels: &[String]) {
+    section(out, "machines", "Machines");
+    let head = [
+        "run",
+        "file",
+        "host",
+        "platform",
+        "os",
+        "kernel",
+        "cpu",
+        "RAM",
+        "gpu",
+        "driver",
+        "CUDA",
+        "driver model",
+        "PCIe",
+        "evidence",
+    ];
+    let rows: Vec<Vec<String>> = sets
+        .iter()
+        .zip(labels)
+        .map(|(s, l)| {
+            let file = s.path.display().to_string();
+            match &s.sidecar {
+                Some(c) => {
+                    let m = &c.machine;
+                    let g = m.gpu.clone().unwrap_or_default();
+                    let k = m.key();
+                    vec![
+                        l.trim().to_string(),
+                        file,
+                        m.host_name.clone(),
+                        m.platform.clone(),
+                        m.os.clone(),
+                        m.kernel.clone(),
+                        format!("{} ({} threads)", m.cpu, m.cpu_threads),
+                        crate::units::format_size(m.ram_bytes),
+                        g.name.clone(),
+                        g.driver_version.clone(),
+                        g.cuda_driver_version.clone(),
+                        g.driver_model.clone(),
+                        k.pcie_link,
+                        m.platform_evidence.join("; "),
+                    ]
+                }
+                None => {
+                    let k = s
+                        .rows
+                        .first()
+                        .map(|r| r.machine.clone())
+                        .unwrap_or_default();
+                    vec![
+                        l.trim().to_string(),
+                        file,
+                        k.host_name,
+                        k.platform,
+                        k.os,
+                        "(no sidecar)".into(),
+                        String::new(),
+                        String::new(),
+                        k.gpu,
+                        k.driver_version,
+                        String::new(),
+                        k.driver_model,
+                        k.pcie_link,
+                        String::new(),
+                    ]
+                }
+            }
+        })
+        .collect();
+    out.push_str(&html::table(&head, &rows, &|_| ""));
+    out.push_str("</section>\n");
+}
+
+fn observers(out: &mut String, sets: &[ResultSet], labels: &[String]) {
+    section(out, "observers", "Memory observers");
+    let rows: Vec<Vec<String>> = sets
+        .iter()
+        .zip(labels)
+        .flat_map(|(s, l)| {
+            s.sidecar.iter().flat_map(move |c| {
+                c.observers.iter().map(move |o| {
+                    vec![
+                        l.trim().to_string(),
+                        o.name.clone(),
+                        if o.available {
+                            "available"
+                        } else {
+                            "unavailable"
+                        }
+                        .into(),
+                        o.reason.clone().unwrap_or_default(),
+                    ]
+                })
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        para(out, "No observer list was recorded (no sidecar).");
+    } else {
+        let unavailable = rows.iter().filter(|r| r[2] == "unavailable").count();
+        para(
+            out,
+            &format!(
+                "{unavailable} of {} observers were unavailable; their columns are empty and their bars missing.",
+                rows.len()
+            ),
+        );
+        out.push_str(&html::table(
+            &["run", "observer", "state", "why not"],
+            &rows,
+            &|i| {
+                if rows[i][2] == "unavailable" {
+                    "skipped"
+                } else {
+                    ""
+                }
+            },
+        ));
+    }
+    out.push_str("</section>\n");
+}
+
+/// Scenario names in first-seen order over all sets.
+fn scenario_names(sets: &[ResultSet]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for s in sets {
+        for r in &s.rows {
+            if names.last() != Some(&r.scenario) && !names.contains(&r.scenario) {
+                names.push(r.scenario.clone());
+            }
+        }
+        for sc in s.sidecar.iter().flat_map(|c| &c.scenarios) {
+            if !names.contains(&sc.name) {
+                names.push(sc.name.clone());
+            }
+        }
+    }
+    names
+}
+
+fn scenarios(out: &mut String, sets: &[ResultSet], names: &[String]) {
+    section(out, "scenarios", "Scenarios");
+    for name in names {
+        let rec = sets
+            .iter()
+            .filter_map(|s| s.sidecar.as_ref())
+            .flat_map(|c| &c.scenarios)
+            .find(|s| &s.name == name);
+        let _ = writeln!(out, "<h3>{}</h3>", escape(name));
+        match rec {
+            Some(r) => {
+                let _ = writeln!(out, "<p>{}</p>", escape(&r.description));
+                let _ = writeln!(
+                    out,
+                    "<details><summary>{} (TOML as run)</summary>\n<pre>{}</pre></details>",
+                    escape(&r.path),
+                    escape(&r.text)
+                );
+            }
+            None => para(out, "The scenario text was not recorded (no sidecar)."),
+        }
+    }
+    out.push_str("</section>\n");
+}
+
+fn summary_rows(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|(set, r)| {
+            vec![
+                format!("{}{}", labels[*set], r.case_label),
+                r.lane.name().to_string(),
+                opt(r.bw_median_gbs, 2),
+                opt(r.bw_min_gbs, 2),
+                opt(r.bw_max_gbs, 2),
+                opt(r.bw_spread_pct, 1),
+                r.samples.to_string(),
+                r.outliers.to_string(),
+                r.verified.clone(),
+                r.status.to_field(),
+            ]
+        })
+        .collect()
+}
+
+/// Tables longer than this are folded into a `<details>` element.
+const FOLD_ROWS: usize = 200;
+
+fn summary(
+    out: &mut String,
+    names: &[String],
+    by_scenario: &HashMap<&str, Vec<CaseRow<'_>>>,
+    labels: &[String],
+    nvb: &[NvbandwidthSeries],
+) {
+    section(out, "summary", "Summary");
+    let head = [
+        "case",
+        "lane",
+        "median GB/s",
+        "min",
+        "max",
+        "spread %",
+        "samples",
+        "outliers",
+        "verified",
+        "status",
+    ];
+    for name in names {
+        let rows = by_scenario
+            .get(name.as_str())
+            .map_or(&[][..], |v| v.as_slice());
+        let _ = writeln!(out, "<h3>{}</h3>", escape(name));
+        if rows.is_empty() {
+            para(out, "No cases of this scenario were recorded.");
+            continue;
+        }
+        let mut cells = summary_rows(rows, labels);
+        for r in nvb {
+            cells.push(vec![
+                format!("nvbandwidth {} (reference)", r.testname),
+                String::new(),
+                format!("{:.2}", r.bandwidth_gbs),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                r.status.clone(),
+            ]);
+        }
+        let table = html::table(&head, &cells, &|i| match rows.get(i).map(|r| &r.1.status) {
+            Some(crate::results::Status::Failed(_)) => "failed",
+            Some(crate::results::Status::Skipped(_)) => "skipped",
+            _ => "",
+        });
+        if rows.len() > FOLD_ROWS {
+            let _ = writeln!(
+                out,
+                "<details><summary>{} rows</summary>\n{table}</details>",
+                rows.len()
+            );
+        } else {
+            out.push_str(&table);
+        }
+    }
+    out.push_str("</section>\n");
+}
+
+fn failures(out: &mut String, all: &[CaseRow<'_>], labels: &[String]) {
+    section(out, "failures", "Failed and skipped cases");
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .filter(|(_, r)| !r.status.is_ok())
+        .map(|(set, r)| {
+            let (kind, why) = match &r.status {
+                crate::results::Status::Failed(w) => ("failed", w.clone()),
+                crate::results::Status::Skipped(w) => ("skipped", w.clone()),
+                crate::results::Status::Ok => ("ok", String::new()),
+            };
+            vec![
+                format!("{}{}", labels[*set], r.case_label),
+                r.lane.name().into(),
+                r.scenario.clone(),
+                kind.into(),
+                why,
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        para(out, "Every case finished.");
+    } else {
+        out.push_str(&html::table(
+            &["case", "lane", "scenario", "status", "reason"],
+            &rows,
+            &|i| {
+                if rows[i][3] == "failed" {
+                    "failed"
+                } else {
+                    "skipped"
+                }
+            },
+        ));
+    }
+    out.push_str("</section>\n");
+}
+
+fn sidecar_lists(out: &mut String, sets: &[ResultSet], labels: &[String]) {
+    section(out, "claims", "Claims checked");
+    let claims: Vec<Vec<String>> = sets
+        .iter()
+        .zip(labels)
+        .flat_map(|(s, l)| {
+            s.sidecar.iter().flat_map(move |c| {
+                c.claims.iter().map(move |v| {
+                    vec![
+                        l.trim().to_string(),
+                        v.scenario.clone(),
+                        v.text.clone(),
+                        v.verdict.clone(),
+                        v.detail.clone(),
+                    ]
+                })
+            })
+        })
+        .collect();
+    if claims.is_empty() {
+        para(out, "No claims were checked in these runs.");
+    } else {
+        out.push_str(&html::table(
+            &["run", "scenario", "claim", "verdict", "detail"],
+            &claims,
+            &|i| match claims[i][3].as_str() {
+                "not held" => "failed",
+                "held" => "",
+                _ => "skipped",
+            },
+        ));
+    }
+    out.push_str("</section>\n");
+
+    section(out, "probes", "Probes");
+    let probes: Vec<Vec<String>> = sets
+        .iter()
+        .zip(labels)
+        .flat_map(|(s, l)| {
+            s.sidecar.iter().flat_map(move |c| {
+                c.probes.iter().map(move |p| {
+                    vec![
+                        l.trim().to_string(),
+                        p.scenario.clone(),
+                        p.name.clone(),
+                        format!("{:.2}", p.value),
+                        p.unit.clone(),
+                        p.detail.clone(),
+                    ]
+                })
+            })
+        })
+        .collect();
+    if probes.is_empty() {
+        para(out, "No probes ran in these runs.");
+    } else {
+        out.push_str(&html::table(
+            &["run", "scenario", "probe", "value", "unit", "detail"],
+            &probes,
+            &|_| "",
+        ));
+    }
+    out.push_str("</section>\n");
+
+    section(out, "derived", "Derived results");
+    let derived: Vec<Vec<String>> = sets
+        .iter()
+        .zip(labels)
+        .flat_map(|(s, l)| {
+            s.sidecar.iter().flat_map(move |c| {
+                c.derived
+                    .iter()
+                    .map(move |(k, v)| vec![l.trim().to_string(), k.clone(), v.clone()])
+            })
+        })
+        .collect();
+    if derived.is_empty() {
+        para(out, "No derived results were recorded.");
+    } else {
+        out.push_str(&html::table(&["run", "result", "value"], &derived, &|_| ""));
+    }
+    out.push_str("</section>\n");
+}
+
+fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {
+    section(out, "reference", "Reference: nvbandwidth");
+    if nvb.is_empty() {
+        para(
+            out,
+            "No nvbandwidth output was given (--nvbandwidth FILE.json).",
+        );
+    } else {
+        let rows: Vec<Vec<String>> = nvb
+            .iter()
+            .map(|r| {
+                vec![
+                    r.testname.clone(),
+                    format!("{:.2}", r.bandwidth_gbs),
+                    r.buffer_size
+                        .map(crate::units::format_size)
+                        .unwrap_or_else(|| "not recorded".into()),
+                    r.status.clone(),
+                    r.source.clone(),
+                ]
+            })
+            .collect();
+        out.push_str(&html::table(
+            &["test", "GB/s", "buffer", "status", "file"],
+            &rows,
+            &|_| "",
+        ));
+    }
+    out.push_str("</section>\n");
+}
+
+/// Renders the whole report as one self-contained HTML page.
+pub fn render_report(
+    sets: &[ResultSet],
+    nvbandwidth: &[NvbandwidthSeries],
+    title: &str,
+) -> Result<String, Error> {
+    if sets.is_empty() {
+        return Err(Error::Usage(
+            "there is nothing to report: give at least one results CSV".into(),
+        ));
+    }
+    let labels = set_labels(sets);
+    let all: Vec<CaseRow<'_>> = sets
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.rows.iter().map(move |r| (i, r)))
+        .collect();
+    let mut by_scenario: HashMap<&str, Vec<CaseRow<'_>>> = HashMap::new();
+    for cr in &all {
+        by_scenario
+            .entry(cr.1.scenario.as_str())
+            .or_default()
+            .push(*cr);
+    }
+    let names = scenario_names(sets);
+    let samples = SampleIndex::new(sets);
+
+    let mut body = String::with_capacity(64 * 1024 + all.len() * 400);
+    let _ = writeln!(body, "<h1>{}</h1>", escape(title));
+    for (s, l) in sets.iter().zip(&labels) {
+        if s.is_partial() {
+            let _ = writeln!(
+                body,
+                "<div class=\"banner\">Partial run {}({}): it stopped early and holds only the cases that finished.</div>",
+                escape(l),
+                escape(&s.path.display().to_string())
+            );
+        }
+    }
+    let rows_total = all.len();
+    let ok = all.iter().filter(|r| r.1.status.is_ok()).count();
+    para(
+        &mut body,
+        &format!(
+            "{} result file(s), {} scenario(s), {rows_total} rows ({ok} ok, {} failed or skipped). GB/s = 1e9 bytes per second; MiB = 2^20 bytes.",
+            sets.len(),
+            names.len(),
+            rows_total - ok
+        ),
+    );
+    body.push_str("<nav><a href=\"#machines\">machines</a> · <a href=\"#observers\">observers</a> · <a href=\"#scenarios\">scenarios</a> · <a href=\"#plots\">plots</a> · <a href=\"#summary\">summary</a> · <a href=\"#failures\">failed/skipped</a> · <a href=\"#claims\">claims</a> · <a href=\"#probes\">probes</a> · <a href=\"#derived\">derived</a> · <a href=\"#reference\">nvbandwidth</a></nav>\n");
+
+    machines(&mut body, sets, &labels);
+    observers(&mut body, sets, &labels);
+    scenarios(&mut body, sets, &names);
+
+    section(&mut body, "plots", "Plots");
+    for name in &names {
+        let rows = by_scenario
+            .get(name.as_str())
+            .map_or(&[][..], |v| v.as_slice());
+        let _ = writeln!(body, "<h3>{}</h3>", escape(name));
+        let figs = [
+            plot_size::bandwidth_vs_size(name, rows, &labels, nvbandwidth),
+            plot_strategy::strategy_bars(name, rows, &labels, &samples, nvbandwidth),
+            plot_accounting::accounting(name, "alloc", rows, &labels),
+            plot_accounting::accounting(name, "free", rows, &labels),
+            plot_maxalloc::max_alloc(name, rows, &labels),
+        ];
+        for f in figs {
+            body.push_str(&f.to_html());
+        }
+    }
+    for f in plot_timeline::timelines(sets, &labels) {
+        body.push_str(&f.to_html());
+    }
+    body.push_str("</section>\n");
+
+    summary(&mut body, &names, &by_scenario, &labels, nvbandwidth);
+    failures(&mut body, &all, &labels);
+    sidecar_lists(&mut body, sets, &labels);
+    reference(&mut body, nvbandwidth);
+    Ok(html::page(title, &body))
+}
+
+/// Renders the report and writes it to `out_path` (through a temporary file and a rename);
+/// `pinscope run` calls this to put the report next to its CSV.
+pub fn write_report(sets: &[ResultSet], out_path: &Path, title: &str) -> Result<(), Error> {
+    let page = render_report(sets, &[], title)?;
+    write_page(out_path, &page)
+}
+
+pub(crate) fn write_page(out_path: &Path, page: &str) -> Result<(), Error> {
+    if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    crate::results::write_atomic(out_path, page.as_bytes())
+}
 
 /// `pinscope report`.
-pub fn report_command(args: &crate::cli::ReportArgs, quiet: bool) -> Result<i32, Error> {
-    let _ = (args, quiet);
-    Err(Error::Usage("`report` is not built yet".into()))
+pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
+    let sets = crate::compare::load_all(&args.results)?;
+    let mut nvb = Vec::new();
+    for p in &args.nvbandwidth {
+        nvb.extend(nvbandwidth::load(p)?);
+    }
+    let title = args
+        .title
+        .clone()
+        .unwrap_or_else(|| "pinscope report".into());
+    let page = render_report(&sets, &nvb, &title)?;
+    write_page(&args.output, &page)?;
+    if !quiet {
+        eprintln!("wrote {}", args.output.display());
+    }
+    Ok(0)
 }
 
-/// Writes the HTML report for `sets` to `out`.
-pub fn write_report(
-    sets: &[crate::results::ResultSet],
-    out: &std::path::Path,
-    title: &str,
-) -> Result<(), Error> {
-    let _ = (sets, out, title);
-    Ok(())
-}

@@ -1,1 +1,15 @@
-//! (to be written)
+//! A small statistics library: a checked [`Sample`], outlier flags (never dropped), a seeded
+//! bootstrap, and change detection that needs both significance and a noise threshold.
+//!
+//! Everything here is deterministic: the bootstrap uses a fixed seed, so the same inputs give the
+//! same confidence interval in every report.
+
+mod bootstrap;
+mod change;
+mod sample;
+
+pub use bootstrap::{
+    DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Rng, SEED, bootstrap_median_ci, bootstrap_ratio_ci,
+};
+pub use change::{Comparison, Verdict, compare};
+pub use sample::{MAD_SCALE, OUTLIER_MADS, Sample, SampleError};

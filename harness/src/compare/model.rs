@@ -1,0 +1,325 @@
+//! The comparison as plain data: runs, the machine fields that differ, and one entry per
+//! (case, lane) with each run's median, ratio to the baseline, CI and verdict. Exporters only
+//! format this.
+
+use crate::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, Lane, ResultSet, Row};
+use crate::stats::{self, Sample, Verdict};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::{BTreeSet, HashMap};
+
+/// One run (results file) in the comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    /// `A`, `B`, `C`… in command-line order; `A` is the baseline.
+    pub label: String,
+    pub path: String,
+    pub run_id: String,
+    pub started_at: String,
+    /// The run was interrupted or ended early: it holds only the cases that finished.
+    pub partial: bool,
+}
+
+/// A machine field whose value is not the same in every run.
+#[derive(Debug, Clone, Serialize)]
+pub struct MachineDiff {
+    pub field: String,
+    /// One value per run, in run order (empty when unknown).
+    pub values: Vec<String>,
+}
+
+/// One run's result for one case and lane.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// `ok`, `failed: …` or `skipped: …`.
+    pub status: String,
+    /// Median bandwidth, GB/s (1e9 B/s): from the raw samples when present, else the CSV median.
+    pub median_gbs: Option<f64>,
+    /// Raw bandwidth samples the median and CI were computed from (0 = CSV median only).
+    pub samples: usize,
+    /// Against the baseline run (`None` for the baseline itself, or when either side has no
+    /// bandwidth, e.g. a failed case).
+    pub change: Option<stats::Comparison>,
+    /// Accounting deltas (MiB), aligned with [`Comparison::accounting_columns`].
+    pub accounting: Vec<Option<f64>>,
+}
+
+/// One case and lane across all runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub case_key: String,
+    pub case_label: String,
+    pub scenario: String,
+    pub lane: Lane,
+    pub size_bytes: u64,
+    /// One per run, in run order; `None` where the run does not have this case.
+    pub cells: Vec<Option<Cell>>,
+}
+
+impl Entry {
+    /// Labels of the runs that have this case, when not all of them do.
+    pub fn present_in(&self, runs: &[RunInfo]) -> Option<Vec<String>> {
+        if self.cells.iter().all(Option::is_some) {
+            return None;
+        }
+        Some(
+            self.cells
+                .iter()
+                .zip(runs)
+                .filter(|(c, _)| c.is_some())
+                .map(|(_, r)| r.label.clone())
+                .collect(),
+        )
+    }
+}
+
+/// Several runs side by side, the first being the baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub runs: Vec<RunInfo>,
+    pub machine_diffs: Vec<MachineDiff>,
+    /// Notes for the reader (partial runs, missing sidecars).
+    pub notes: Vec<String>,
+    /// Relative change treated as no change.
+    pub noise: f64,
+    pub confidence: f64,
+    pub resamples: usize,
+    /// `d_<phase>_<metric>_mib` columns that at least one run has a value for.
+    pub accounting_columns: Vec<String>,
+    /// In first-seen order: baseline cases first, then cases only later runs have.
+    pub entries: Vec<Entry>,
+}
+
+impl Comparison {
+    /// Entries missing from at least one run, with the labels of the runs that have them.
+    pub fn partial_entries(&self) -> Vec<(&Entry, Vec<String>)> {
+        self.entries
+            .iter()
+            .filter_map(|e| e.present_in(&self.runs).map(|p| (e, p)))
+            .collect()
+    }
+}
+
+/// Run label for position `i`: A…Z, then R27, R28….
+pub fn run_label(i: usize) -> String {
+    if i < 26 {
+        char::from(b'A' + i as u8).to_string()
+    } else {
+        format!("R{}", i + 1)
+    }
+}
+
+fn machine_fields(set: &ResultSet) -> Vec<(&'static str, String)> {
+    let k = set
+        .rows
+        .first()
+        .map(|r| r.machine.clone())
+        .unwrap_or_else(|| {
+            set.sidecar
+                .as_ref()
+                .map(|s| s.machine.key())
+                .unwrap_or_default()
+        });
+    let m = set.sidecar.as_ref().map(|s| &s.machine);
+    vec![
+        ("host", k.host_name),
+        ("platform", k.platform),
+        ("os", k.os),
+        ("driver model", k.driver_model),
+        ("driver version", k.driver_version),
+        ("gpu", k.gpu),
+        ("pcie link", k.pcie_link),
+        ("kernel", m.map(|m| m.kernel.clone()).unwrap_or_default()),
+        ("cpu", m.map(|m| m.cpu.clone()).unwrap_or_default()),
+        (
+            "ram",
+            m.filter(|m| m.ram_bytes > 0)
+                .map(|m| crate::units::format_size(m.ram_bytes))
+                .unwrap_or_default(),
+        ),
+    ]
+}
+
+fn accounting_column(phase: &str, metric: &str) -> String {
+    format!("d_{phase}_{metric}_mib")
+}
+
+/// Builds the comparison of `sets` (the first is the baseline). Pure: no I/O.
+pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
+    let runs: Vec<RunInfo> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, s)| RunInfo {
+            label: run_label(i),
+            path: s.path.display().to_string(),
+            run_id: s
+                .sidecar
+                .as_ref()
+                .map(|c| c.run_id.clone())
+                .or_else(|| s.rows.first().map(|r| r.run_id.clone()))
+                .unwrap_or_default(),
+            started_at: s
+                .sidecar
+                .as_ref()
+                .map(|c| c.started_at.clone())
+                .or_else(|| s.rows.first().map(|r| r.started_at.clone()))
+                .unwrap_or_default(),
+            partial: s.is_partial(),
+        })
+        .collect();
+
+    let fields: Vec<Vec<(&str, String)>> = sets.iter().map(machine_fields).collect();
+    let machine_diffs = fields
+        .first()
+        .map(|f0| {
+            (0..f0.len())
+                .filter_map(|j| {
+                    let values: Vec<String> = fields.iter().map(|f| f[j].1.clone()).collect();
+                    values.iter().any(|v| *v != values[0]).then(|| MachineDiff {
+                        field: f0[j].0.to_string(),
+                        values,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+
+    let mut notes = Vec::new();
+    for (r, s) in runs.iter().zip(sets) {
+        if r.partial {
+            notes.push(format!(
+                "{} ({}) is a partial run: it holds only the cases that finished before it stopped.",
+                r.label, r.path
+            ));
+        }
+        if s.sidecar.is_none() {
+            notes.push(format!(
+                "{} ({}) has no JSON sidecar beside it, so kernel, CPU and RAM are unknown.",
+                r.label, r.path
+            ));
+        }
+    }
+
+    let accounting_columns: Vec<String> = ACCOUNTING_PHASES
+        .iter()
+        .flat_map(|p| ACCOUNTING_METRICS.iter().map(move |m| (*p, *m)))
+        .filter(|(p, m)| {
+            sets.iter()
+                .any(|s| s.rows.iter().any(|r| r.accounting_value(p, m).is_some()))
+        })
+        .map(|(p, m)| accounting_column(p, m))
+        .collect();
+    let acct_keys: Vec<(String, String)> = ACCOUNTING_PHASES
+        .iter()
+        .flat_map(|p| ACCOUNTING_METRICS.iter().map(move |m| (*p, *m)))
+        .filter(|(p, m)| accounting_columns.contains(&accounting_column(p, m)))
+        .map(|(p, m)| (p.to_string(), m.to_string()))
+        .collect();
+
+    // Index every run once: (case_key, lane) -> row, and raw bandwidth samples.
+    let indexes: Vec<HashMap<(&str, Lane), &Row>> = sets
+        .iter()
+        .map(|s| {
+            s.rows
+                .iter()
+                .map(|r| ((r.case_key.as_str(), r.lane), r))
+                .collect()
+        })
+        .collect();
+    let samples: Vec<HashMap<(&str, &str), Vec<f64>>> = sets
+        .iter()
+        .map(|s| {
+            let mut m: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
+            for x in s.samples.iter().filter(|x| x.series == "bw_gbs") {
+                m.entry((x.case_key.as_str(), x.lane.as_str()))
+                    .or_default()
+                    .push(x.value);
+            }
+            m
+        })
+        .collect();
+
+    let mut seen = BTreeSet::new();
+    let mut keys: Vec<(&Row, (&str, Lane))> = Vec::new();
+    for s in sets {
+        for r in &s.rows {
+            let k = (r.case_key.as_str(), r.lane);
+            if seen.insert(k) {
+                keys.push((r, k));
+            }
+        }
+    }
+
+    // The raw samples of a finished case, or its CSV median as a one-value sample; with the
+    // number of raw samples used.
+    let sample_of = |i: usize, row: &Row| -> (Option<Sample>, usize) {
+        if !row.status.is_ok() {
+            return (None, 0);
+        }
+        let raw = samples[i]
+            .get(&(row.case_key.as_str(), row.lane.name()))
+            .cloned()
+            .unwrap_or_default();
+        if raw.is_empty() {
+            (row.bw_median_gbs.and_then(|m| Sample::new(vec![m]).ok()), 0)
+        } else {
+            let n = raw.len();
+            (Sample::new(raw).ok(), n)
+        }
+    };
+
+    let entries: Vec<Entry> = keys
+        .par_iter()
+        .map(|(first, k)| {
+            let rows: Vec<Option<&Row>> = indexes.iter().map(|ix| ix.get(k).copied()).collect();
+            let base = rows[0].and_then(|r| sample_of(0, r).0);
+            let cells = rows
+                .iter()
+                .enumerate()
+                .map(|(i, row)| {
+                    row.map(|row| {
+                        let (s, raw) = sample_of(i, row);
+                        let change = match (i, &base, &s) {
+                            (1.., Some(b), Some(o)) => Some(stats::compare(b, o, noise)),
+                            _ => None,
+                        };
+                        Cell {
+                            status: row.status.to_field(),
+                            median_gbs: s.as_ref().map(Sample::median),
+                            samples: raw,
+                            change,
+                            accounting: acct_keys
+                                .iter()
+                                .map(|(p, m)| row.accounting_value(p, m))
+                                .collect(),
+                        }
+                    })
+                })
+                .collect();
+            Entry {
+                case_key: first.case_key.clone(),
+                case_label: first.case_label.clone(),
+                scenario: first.scenario.clone(),
+                lane: first.lane,
+                size_bytes: first.size_bytes,
+                cells,
+            }
+        })
+        .collect();
+
+    Comparison {
+        runs,
+        machine_diffs,
+        notes,
+        noise,
+        confidence: stats::DEFAULT_CONFIDENCE,
+        resamples: stats::DEFAULT_RESAMPLES,
+        accounting_columns,
+        entries,
+    }
+}
+
+/// Short form of a verdict for tables, with the ratio's direction.
+pub fn verdict_word(v: Verdict) -> &'static str {
+    v.name()
+}

@@ -1,0 +1,119 @@
+//! Aligned plain-text tables for a terminal; verdicts coloured only when asked (a TTY without
+//! `NO_COLOR`).
+
+use super::{
+    Comparison, Exporter, accounting_grid, bandwidth_grid, header_lines, only_in_lines,
+    unfinished_lines,
+};
+
+const GREEN: &str = "\x1b[32m";
+const RED: &str = "\x1b[31m";
+const BOLD: &str = "\x1b[1m";
+const RESET: &str = "\x1b[0m";
+
+pub struct TableExporter {
+    pub color: bool,
+}
+
+/// Left-aligns text columns and right-aligns numeric ones; `paint` may wrap a padded cell.
+pub(crate) fn align(
+    head: &[String],
+    rows: &[Vec<String>],
+    paint: &dyn Fn(usize, &str, String) -> String,
+) -> String {
+    let ncol = head.len();
+    let width = |j: usize| {
+        rows.iter()
+            .map(|r| r[j].chars().count())
+            .chain(std::iter::once(head[j].chars().count()))
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..ncol).map(width).collect();
+    let numeric: Vec<bool> = (0..ncol)
+        .map(|j| {
+            rows.iter().all(|r| {
+                let c = r[j].trim_start_matches(['+', '-']);
+                matches!(c, "—" | "failed" | "skipped" | "(absent)") || c.parse::<f64>().is_ok()
+            }) && !rows.is_empty()
+        })
+        .collect();
+    let mut out = String::new();
+    let line = |cells: &[String], is_head: bool, out: &mut String| {
+        let mut parts = Vec::with_capacity(ncol);
+        for j in 0..ncol {
+            let pad = widths[j] - cells[j].chars().count();
+            let padded = if numeric[j] {
+                format!("{}{}", " ".repeat(pad), cells[j])
+            } else {
+                format!("{}{}", cells[j], " ".repeat(pad))
+            };
+            parts.push(if is_head {
+                paint(usize::MAX, "", padded)
+            } else {
+                paint(j, &cells[j], padded)
+            });
+        }
+        out.push_str(parts.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(head, true, &mut out);
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    out.push_str(&rule.join("  "));
+    out.push('\n');
+    for r in rows {
+        line(r, false, &mut out);
+    }
+    out
+}
+
+impl Exporter for TableExporter {
+    fn render(&self, cmp: &Comparison) -> String {
+        let color = self.color;
+        let paint = |j: usize, raw: &str, padded: String| -> String {
+            if !color {
+                return padded;
+            }
+            if j == usize::MAX {
+                return format!("{BOLD}{padded}{RESET}");
+            }
+            match raw {
+                "faster" => format!("{GREEN}{padded}{RESET}"),
+                "slower" => format!("{RED}{padded}{RESET}"),
+                "failed" => format!("{RED}{padded}{RESET}"),
+                _ => padded,
+            }
+        };
+        let mut out = String::new();
+        for l in header_lines(cmp) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        out.push('\n');
+        let (h, r) = bandwidth_grid(cmp);
+        out.push_str("Bandwidth (median GB/s, 1 GB = 1e9 bytes)\n");
+        out.push_str(&align(&h, &r, &paint));
+        let (h, r) = accounting_grid(cmp);
+        if !r.is_empty() {
+            out.push_str("\nMemory accounting deltas (MiB)\n");
+            out.push_str(&align(&h, &r, &paint));
+        }
+        let unfinished = unfinished_lines(cmp);
+        if !unfinished.is_empty() {
+            out.push_str("\nNot finished\n");
+            for l in unfinished {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+        let only = only_in_lines(cmp);
+        if !only.is_empty() {
+            out.push_str("\nCases not in every run\n");
+            for l in only {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}

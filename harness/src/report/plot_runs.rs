@@ -1,0 +1,61 @@
+//! Plot (f): run A against run B (and more) per case: grouped bars of the median bandwidth.
+
+use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
+use crate::compare::Comparison;
+
+pub fn runs_side_by_side(cmp: &Comparison) -> Figure {
+    let title = "Runs side by side: median bandwidth per case".to_string();
+    let entries: Vec<_> = cmp
+        .entries
+        .iter()
+        .filter(|e| {
+            e.cells
+                .iter()
+                .flatten()
+                .filter(|c| c.median_gbs.is_some())
+                .count()
+                >= 1
+        })
+        .collect();
+    if entries.is_empty() {
+        return Figure::omitted(&title, "No plot: no case has a bandwidth in any run.");
+    }
+    let hidden = entries.len().saturating_sub(MAX_CATEGORIES);
+    let entries = &entries[..entries.len().min(MAX_CATEGORIES)];
+    let bars = Bars {
+        title: title.clone(),
+        x_desc: "median GB/s".into(),
+        series: cmp
+            .runs
+            .iter()
+            .map(|r| format!("{} {}", r.label, r.path))
+            .collect(),
+        categories: entries
+            .iter()
+            .map(|e| format!("{} {}", e.case_label, e.lane.name()))
+            .collect(),
+        values: entries
+            .iter()
+            .map(|e| {
+                e.cells
+                    .iter()
+                    .map(|c| c.as_ref().and_then(|c| c.median_gbs))
+                    .collect()
+            })
+            .collect(),
+        whiskers: Vec::new(),
+        refs: Vec::new(),
+    };
+    let mut caption = String::from("Missing bar: the run lacks the case or it did not finish.");
+    if hidden > 0 {
+        caption.push_str(&format!(" {hidden} more cases are in the table."));
+    }
+    match chart::hbars(&bars) {
+        Ok(svg) => Figure::Svg {
+            title,
+            caption,
+            svg,
+        },
+        Err(e) => Figure::omitted(&title, format!("The plot could not be drawn ({e}).")),
+    }
+}

@@ -1,0 +1,97 @@
+//! Change detection between two samples of a higher-is-better quantity (bandwidth): a verdict
+//! needs the whole confidence interval on one side of 1 *and* a ratio beyond the noise threshold.
+
+use super::bootstrap::{DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap_ratio_ci};
+use super::sample::Sample;
+use serde::Serialize;
+
+/// What a comparison concluded, for a quantity where higher is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    NoChange,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoChange => "no change",
+        }
+    }
+}
+
+/// `other` against `base`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Comparison {
+    /// median(other) / median(base).
+    pub ratio: f64,
+    /// 95% percentile-bootstrap interval of the ratio; `None` when either side has fewer than two
+    /// values (the verdict then rests on the ratio and the noise threshold alone).
+    pub ci: Option<(f64, f64)>,
+    pub verdict: Verdict,
+}
+
+/// Compares two bandwidth samples. `noise` is the relative change treated as no change (0.02 =
+/// 2%). `Faster` needs the whole CI above 1 and `ratio > 1 + noise`; `Slower` needs the whole CI
+/// below 1 and `ratio < 1 - noise`; anything else is `NoChange`.
+pub fn compare(base: &Sample, other: &Sample, noise: f64) -> Comparison {
+    let ratio = other.median() / base.median();
+    let ci = (base.len() >= 2 && other.len() >= 2)
+        .then(|| bootstrap_ratio_ci(base, other, DEFAULT_RESAMPLES, DEFAULT_CONFIDENCE));
+    let (above, below) = match ci {
+        Some((lo, hi)) => (lo > 1.0, hi < 1.0),
+        None => (true, true),
+    };
+    let verdict = if !ratio.is_finite() {
+        Verdict::NoChange
+    } else if above && ratio > 1.0 + noise {
+        Verdict::Faster
+    } else if below && ratio < 1.0 - noise {
+        Verdict::Slower
+    } else {
+        Verdict::NoChange
+    };
+    Comparison { ratio, ci, verdict }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[f64]) -> Sample {
+        Sample::new(v.to_vec()).expect("valid")
+    }
+
+    #[test]
+    fn identical_is_no_change() {
+        let a = s(&[10.0, 10.1, 9.9, 10.05, 9.95]);
+        let c = compare(&a, &a, 0.02);
+        assert_eq!(c.verdict, Verdict::NoChange);
+        assert_eq!(c.ratio, 1.0);
+        let (lo, hi) = c.ci.expect("ci");
+        assert!(lo <= 1.0 && hi >= 1.0);
+    }
+
+    #[test]
+    fn clear_shift_is_faster_or_slower() {
+        let a = s(&[10.0, 10.1, 9.9, 10.05, 9.95, 10.02]);
+        let b = s(&[12.0, 12.1, 11.9, 12.05, 11.95, 12.02]);
+        assert_eq!(compare(&a, &b, 0.02).verdict, Verdict::Faster);
+        assert_eq!(compare(&b, &a, 0.02).verdict, Verdict::Slower);
+        // Significant but inside the noise threshold.
+        assert_eq!(compare(&a, &b, 0.5).verdict, Verdict::NoChange);
+    }
+
+    #[test]
+    fn single_values_have_no_ci() {
+        let c = compare(&s(&[10.0]), &s(&[11.0]), 0.02);
+        assert_eq!(c.ci, None);
+        assert_eq!(c.verdict, Verdict::Faster);
+        let c = compare(&s(&[10.0]), &s(&[10.1]), 0.02);
+        assert_eq!(c.verdict, Verdict::NoChange);
+    }
+}

@@ -1,0 +1,312 @@
+//! `compare` and `report` end to end on the synthetic development fixture (see
+//! `tests/fixtures/results/README.md`). The inputs are generated into a temporary directory at
+//! test time; to run these tests on real runs, change `fixture_paths` to return their paths.
+
+#[path = "fixtures/results/devfixture.rs"]
+mod devfixture;
+
+use assert_cmd::Command;
+use pinscope::cli::{CompareFormat, ReportArgs};
+use pinscope::compare::{self, Comparison, Exporter};
+use pinscope::report;
+use pinscope::results::{Lane, ResultSet};
+use pinscope::stats::Verdict;
+use std::path::{Path, PathBuf};
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results")
+}
+
+/// The result files the tests read: the baseline first. Swap this one line for real runs, e.g.
+/// `vec![PathBuf::from("../reports/windows/results.csv"), PathBuf::from("../reports/wsl2/results.csv")]`.
+fn fixture_paths(tmp: &Path) -> Vec<PathBuf> {
+    devfixture::write_pair(tmp)
+}
+
+fn fixture_sets(tmp: &Path) -> Vec<ResultSet> {
+    compare::load_all(&fixture_paths(tmp)).expect("fixtures load")
+}
+
+fn build(tmp: &Path) -> Comparison {
+    compare::build(&fixture_sets(tmp), 0.02)
+}
+
+fn entry<'a>(c: &'a Comparison, label: &str, lane: Lane) -> &'a compare::Entry {
+    c.entries
+        .iter()
+        .find(|e| e.case_label == label && e.lane == lane)
+        .unwrap_or_else(|| panic!("no entry {label} {lane:?}"))
+}
+
+#[test]
+fn compare_matches_cases_and_lists_the_unmatched() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let c = build(tmp.path());
+    assert_eq!(c.runs.len(), 2);
+    assert!(c.runs[1].partial);
+    // The baseline lacks "pinned 1 GiB"; B lacks "registered 1 MiB": both listed.
+    let e = entry(&c, "registered 1 MiB", Lane::H2d);
+    assert!(e.cells[0].is_some() && e.cells[1].is_none());
+    let e = entry(&c, "pinned 1 GiB", Lane::D2h);
+    assert!(e.cells[0].is_none() && e.cells[1].is_some());
+    let text = compare::TableExporter { color: false }.render(&c);
+    assert!(text.contains("only in A: registered 1 MiB (h2d)"), "{text}");
+    assert!(text.contains("only in B: pinned 1 GiB (h2d)"), "{text}");
+    assert!(!text.contains('\x1b'), "no colour when asked for none");
+    // Machine differences and the partial note are in the header.
+    assert!(
+        text.contains("differs — platform: A=windows  B=wsl2"),
+        "{text}"
+    );
+    assert!(!text.contains("differs — gpu"), "{text}");
+    assert!(text.contains("partial run"), "{text}");
+}
+
+#[test]
+fn compare_verdicts_follow_the_data() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let c = build(tmp.path());
+    let pinned = entry(&c, "pinned 256 MiB", Lane::H2d).cells[1]
+        .as_ref()
+        .and_then(|c| c.change)
+        .expect("change");
+    assert_eq!(pinned.verdict, Verdict::Faster);
+    assert!((pinned.ratio - 1.25).abs() < 0.02, "{}", pinned.ratio);
+    let (lo, hi) = pinned.ci.expect("ci");
+    assert!(lo > 1.0 && lo <= pinned.ratio && pinned.ratio <= hi);
+    let pageable = entry(&c, "pageable 16 MiB", Lane::D2h).cells[1]
+        .as_ref()
+        .and_then(|c| c.change)
+        .expect("change");
+    assert_eq!(pageable.verdict, Verdict::NoChange);
+    // Failed in A, skipped in B: statuses shown, no verdict.
+    let failed = entry(&c, "mapped 64 MiB", Lane::H2d);
+    let a = failed.cells[0].as_ref().expect("present");
+    assert!(a.status.starts_with("failed: CUDA_ERROR_OUT_OF_MEMORY"));
+    assert!(failed.cells[1].as_ref().expect("present").change.is_none());
+    let skipped = entry(&c, "pageable 64 MiB", Lane::H2d);
+    assert!(
+        skipped.cells[1]
+            .as_ref()
+            .expect("b")
+            .status
+            .starts_with("skipped: ")
+    );
+    // Accounting columns any run has, side by side.
+    assert!(
+        c.accounting_columns
+            .contains(&"d_alloc_shared_mib".to_string())
+    );
+    assert!(
+        c.accounting_columns
+            .contains(&"d_alloc_proc_rss_mib".to_string())
+    );
+    assert!(
+        !c.accounting_columns
+            .contains(&"d_free_committed_mib".to_string())
+    );
+}
+
+#[test]
+fn compare_refuses_other_schema_naming_the_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let paths = fixture_paths(tmp.path());
+    let text = std::fs::read_to_string(&paths[1]).expect("read");
+    let bad = tmp.path().join("future.csv");
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    lines[1] = lines[1].replacen("1,", "99,", 1);
+    std::fs::write(&bad, lines.join("\n")).expect("write");
+    let err = compare::load_all(&[paths[0].clone(), bad.clone()]).expect_err("refused");
+    let msg = err.to_string();
+    assert!(msg.contains("future.csv") && msg.contains("99"), "{msg}");
+    assert!(!msg.contains('\n'), "one sentence: {msg}");
+
+    let out = Command::cargo_bin("pinscope")
+        .expect("binary")
+        .args(["compare"])
+        .arg(&paths[0])
+        .arg(&bad)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("future.csv"));
+}
+
+#[test]
+fn compare_formats() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let c = build(tmp.path());
+    let md = compare::exporter(CompareFormat::Markdown, false).render(&c);
+    assert!(
+        md.contains("| case | lane | A GB/s | B GB/s | B/A | B 95% CI | B verdict |\n|---|---|"),
+        "{md}"
+    );
+    let json = compare::exporter(CompareFormat::Json, false).render(&c);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json parses");
+    assert_eq!(v["entries"].as_array().map(Vec::len), Some(c.entries.len()));
+    assert_eq!(v["runs"][0]["label"], "A");
+    let csv = compare::exporter(CompareFormat::Csv, false).render(&c);
+    let mut rdr = csv::Reader::from_reader(csv.as_bytes());
+    assert_eq!(rdr.records().count(), c.entries.len() * 2);
+    let table = compare::TableExporter { color: true }.render(&c);
+    assert!(
+        table.contains("\x1b[32m"),
+        "faster is green when colour is on"
+    );
+    assert!(table.contains("A mapped 64 MiB (h2d): failed: CUDA_ERROR_OUT_OF_MEMORY"));
+}
+
+#[test]
+fn compare_command_writes_html() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let paths = fixture_paths(tmp.path());
+    let html = tmp.path().join("out/compare.html");
+    Command::cargo_bin("pinscope")
+        .expect("binary")
+        .arg("compare")
+        .args(&paths)
+        .args(["--format", "markdown", "--html"])
+        .arg(&html)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("| pinned 256 MiB | h2d |"));
+    let page = std::fs::read_to_string(&html).expect("html written");
+    assert!(page.contains("<svg") && !page.contains("<script") && !page.contains("http"));
+}
+
+fn nvbandwidth_sample() -> Vec<report::NvbandwidthSeries> {
+    report::load_nvbandwidth(&fixtures_dir().join("h200-linux-nvbandwidth-h2d.json"))
+        .expect("real nvbandwidth sample parses")
+}
+
+#[test]
+fn nvbandwidth_real_sample_parses() {
+    let s = nvbandwidth_sample();
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0].testname, "host_to_device_memcpy_ce");
+    assert!((s[0].bandwidth_gbs - 55.3137).abs() < 1e-3);
+    assert_eq!(s[0].matrix_gbs, vec![55.3137]);
+    assert_eq!(s[0].status, "Passed");
+}
+
+#[test]
+fn report_has_every_section_and_is_self_contained() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sets = fixture_sets(tmp.path());
+    let html =
+        report::render_report(&sets, &nvbandwidth_sample(), "dev <fixture>").expect("renders");
+    for id in [
+        "machines",
+        "observers",
+        "scenarios",
+        "plots",
+        "summary",
+        "failures",
+        "claims",
+        "probes",
+        "derived",
+        "reference",
+    ] {
+        assert!(
+            html.contains(&format!("<section id=\"{id}\">")),
+            "missing {id}"
+        );
+    }
+    assert!(html.contains("<svg"));
+    assert!(html.matches("<svg").count() >= 5, "plots a, b, c, d, e");
+    assert!(!html.to_lowercase().contains("<script"));
+    assert!(!html.contains("http://") && !html.contains("https://"));
+    // Strings from files are escaped.
+    assert!(html.contains("&lt;not a real scenario&gt;"));
+    assert!(html.contains("dev &lt;fixture&gt;"));
+    assert!(!html.contains("<not a real scenario>"));
+    assert!(!html.contains("<b>& friends"));
+    assert!(html.contains("Partial run"));
+    assert!(html.contains("CUDA_ERROR_OUT_OF_MEMORY"));
+    assert!(html.contains("guard: exceeds --allow-pinned"));
+    assert!(html.contains("host_to_device_memcpy_ce"));
+    assert!(html.contains("DXGI is only on native Windows &lt;synthetic&gt;"));
+    assert!(html.contains("model load time (synthetic)"));
+    assert!(html.contains("pinned ceiling"));
+    // Every svg draws something beyond its background.
+    for svg in html.split("<svg").skip(1) {
+        let svg = &svg[..svg.find("</svg>").expect("closed")];
+        assert!(
+            svg.matches("<rect").count()
+                + svg.matches("<polyline").count()
+                + svg.matches("<path").count()
+                > 1
+        );
+    }
+}
+
+#[test]
+fn report_omits_empty_plots_with_a_sentence() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut sets = fixture_sets(tmp.path());
+    sets.truncate(1);
+    for r in &mut sets[0].rows {
+        r.accounting.clear();
+        r.max_alloc_held_mib = None;
+        r.max_alloc_free_mib = None;
+    }
+    sets[0]
+        .samples
+        .retain(|s| !s.series.starts_with("timeline:"));
+    let html = report::render_report(&sets, &[], "t").expect("renders");
+    assert!(html.contains("No plot: no case in this scenario recorded accounting deltas"));
+    assert!(
+        html.contains("No plot: no case in this scenario probed the largest device allocation.")
+    );
+    assert!(html.contains("No plot: no run recorded a timeline"));
+}
+
+#[test]
+fn report_command_and_write_report() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let paths = fixture_paths(tmp.path());
+    let out = tmp.path().join("rep/index.html");
+    let args = ReportArgs {
+        results: paths.clone(),
+        output: out.clone(),
+        nvbandwidth: vec![fixtures_dir().join("h200-linux-nvbandwidth-h2d.json")],
+        title: None,
+    };
+    assert_eq!(report::report_command(&args, true).expect("report"), 0);
+    assert!(
+        std::fs::read_to_string(&out)
+            .expect("written")
+            .contains("<svg")
+    );
+    let sets = compare::load_all(&paths).expect("load");
+    let next = tmp.path().join("next-to-csv.html");
+    report::write_report(&sets[..1], &next, "run").expect("write_report");
+    assert!(next.exists());
+
+    let bad = tmp.path().join("bad-nvb.json");
+    std::fs::write(&bad, "{ nope").expect("write");
+    let args = ReportArgs {
+        nvbandwidth: vec![bad],
+        ..args
+    };
+    let e = report::report_command(&args, true)
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("bad-nvb.json"), "{e}");
+}
+
+/// Writes the synthetic fixture to `$PINSCOPE_FIXTURE_OUT` (default `target/dev-fixture`) for
+/// trying `pinscope compare/report` and `scripts/check-report.sh` by hand:
+/// `cargo test --test compare_report -- --ignored write_dev_fixture_files`.
+#[test]
+#[ignore = "writes files outside the temp dir; run by hand"]
+fn write_dev_fixture_files() {
+    let dir = std::env::var_os("PINSCOPE_FIXTURE_OUT").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/dev-fixture"),
+        PathBuf::from,
+    );
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    for p in devfixture::write_pair(&dir) {
+        println!("{}", p.display());
+    }
+}
