@@ -266,7 +266,7 @@ pub fn run_scenario(
             started_at: &sidecar.started_at,
             machine: &session.machine,
         };
-        let (rows, samples) = outcome.into_rows(&ctx, case);
+        let (rows, samples) = outcome.to_rows(&ctx, case);
         writer.write_case(&rows, &samples)?;
         sidecar.probes.extend(outcome_probes(case, &rows));
         all_rows.extend(rows);
@@ -285,10 +285,10 @@ pub fn run_scenario(
     }
     sidecar.write_atomic(&json)?;
     let summary = summary_text(scenario, &all_rows, &sidecar, &csv);
-    if opts.write_report {
-        if let Err(e) = write_report_next_to(&csv, &scenario.name) {
-            eprintln!("warning: the HTML report could not be written: {e}");
-        }
+    if opts.write_report
+        && let Err(e) = write_report_next_to(&csv, &scenario.name)
+    {
+        eprintln!("warning: the HTML report could not be written: {e}");
     }
     Ok(ScenarioOutcome {
         csv,
@@ -517,10 +517,10 @@ fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcom
             stop,
         );
     }
-    if case.probes.max_alloc {
-        if let Ok(v) = max_allocatable(&session.gpu) {
-            out.max_alloc_free = Some(v);
-        }
+    if case.probes.max_alloc
+        && let Ok(v) = max_allocatable(&session.gpu)
+    {
+        out.max_alloc_free = Some(v);
     }
     if let Some(s) = status {
         out.status = s;
@@ -556,7 +556,7 @@ fn outliers(v: &[f64]) -> u32 {
 }
 
 impl CaseOutcome {
-    fn into_rows(&self, ctx: &RowContext, case: &Case) -> (Vec<Row>, Vec<SampleRow>) {
+    fn to_rows(&self, ctx: &RowContext, case: &Case) -> (Vec<Row>, Vec<SampleRow>) {
         let key = case.key();
         let mut rows = Vec::new();
         let mut samples = Vec::new();

@@ -4,11 +4,21 @@
 use pinscope::cuda::{self, DeviceBuffer, Gpu, HostBuffer, Kernels, Stream};
 use pinscope::results::{Lane, Status};
 use pinscope::runner::{RunOptions, open_session, run_scenario};
-use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Measure, Mode, Probes, Scenario};
+use pinscope::scenario::{
+    Case, Direction, Engine, HostFlags, HostKind, Measure, Mode, Probes, Scenario,
+};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-fn case(label: &str, host: HostKind, flags: HostFlags, engine: Engine, dir: Direction, mode: Mode, size: u64) -> Case {
+fn case(
+    label: &str,
+    host: HostKind,
+    flags: HostFlags,
+    engine: Engine,
+    dir: Direction,
+    mode: Mode,
+    size: u64,
+) -> Case {
     Case {
         scenario: "gpu-test".into(),
         label: label.into(),
@@ -43,9 +53,21 @@ fn case(label: &str, host: HostKind, flags: HostFlags, engine: Engine, dir: Dire
     }
 }
 
-const MAPPED: HostFlags = HostFlags { portable: false, mapped: true, write_combined: false };
-const NONE: HostFlags = HostFlags { portable: false, mapped: false, write_combined: false };
-const WC: HostFlags = HostFlags { portable: false, mapped: false, write_combined: true };
+const MAPPED: HostFlags = HostFlags {
+    portable: false,
+    mapped: true,
+    write_combined: false,
+};
+const NONE: HostFlags = HostFlags {
+    portable: false,
+    mapped: false,
+    write_combined: false,
+};
+const WC: HostFlags = HostFlags {
+    portable: false,
+    mapped: false,
+    write_combined: true,
+};
 
 fn scenario(cases: Vec<Case>) -> Scenario {
     let cases = cases
@@ -77,7 +99,10 @@ fn kernels_load_and_verify_detects_corruption() {
     let result = DeviceBuffer::new(16).unwrap();
     k.write(&s, &dev, n, 42).unwrap();
     assert_eq!(k.verify(&s, &dev, n, 42, &result).unwrap(), (0, None));
-    assert_eq!(k.verify(&s, &dev, n, 43, &result).unwrap().0, (n / 4) as u64);
+    assert_eq!(
+        k.verify(&s, &dev, n, 43, &result).unwrap().0,
+        (n / 4) as u64
+    );
     dev.write(4 * 1000, &[0xde, 0xad, 0xbe, 0xef]).unwrap();
     assert_eq!(k.verify(&s, &dev, n, 42, &result).unwrap(), (1, Some(1000)));
     // SM copy through mapped host memory, then check on the host.
@@ -109,28 +134,70 @@ fn every_strategy_produces_verified_rows() {
         case("mapped", Alloc, MAPPED, Copy, D2h, Direct, m),
         case("zero-copy", Alloc, MAPPED, Kernel, H2d, Direct, m),
         case("zero-copy", Alloc, MAPPED, Kernel, D2h, Direct, m),
-        case("zero-copy-registered", Register, MAPPED, Kernel, H2d, Direct, m),
+        case(
+            "zero-copy-registered",
+            Register,
+            MAPPED,
+            Kernel,
+            H2d,
+            Direct,
+            m,
+        ),
         case("managed", Managed, NONE, Copy, H2d, Direct, m),
         case("managed-kernel", Managed, NONE, Kernel, D2h, Direct, m),
         case("staged", Pageable, NONE, Copy, H2d, Staged, m),
         case("staged", Pageable, NONE, Copy, D2h, Staged, m),
-        case("register-per-copy", Register, NONE, Copy, H2d, RegisterPerCopy, m),
-        case("register-per-copy", Register, NONE, Copy, D2h, RegisterPerCopy, m),
+        case(
+            "register-per-copy",
+            Register,
+            NONE,
+            Copy,
+            H2d,
+            RegisterPerCopy,
+            m,
+        ),
+        case(
+            "register-per-copy",
+            Register,
+            NONE,
+            Copy,
+            D2h,
+            RegisterPerCopy,
+            m,
+        ),
     ];
     let n = cases.len();
     let s = scenario(cases);
     let mut session = open_session(0, false).expect("a GPU");
     let dir = tempfile::tempdir().unwrap();
-    let opts = RunOptions { allow_pinned: 0.5, only: None, quiet: true, case_timeout: Duration::from_secs(600), write_report: false };
+    let opts = RunOptions {
+        allow_pinned: 0.5,
+        only: None,
+        quiet: true,
+        case_timeout: Duration::from_secs(600),
+        write_report: false,
+    };
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
     println!("{}", out.summary);
     assert!(!out.partial);
     let keys: std::collections::BTreeSet<_> = out.rows.iter().map(|r| r.case_key.clone()).collect();
     assert_eq!(keys.len(), n, "one case key per case");
     for r in &out.rows {
-        assert_eq!(r.status, Status::Ok, "{} {}: {:?}", r.case_label, r.lane.name(), r.status);
+        assert_eq!(
+            r.status,
+            Status::Ok,
+            "{} {}: {:?}",
+            r.case_label,
+            r.lane.name(),
+            r.status
+        );
         assert_eq!(r.verified, "yes", "{}", r.case_label);
-        assert!(r.bw_median_gbs.unwrap() > 0.1, "{} {:?}", r.case_label, r.bw_median_gbs);
+        assert!(
+            r.bw_median_gbs.unwrap() > 0.1,
+            "{} {:?}",
+            r.case_label,
+            r.bw_median_gbs
+        );
     }
     assert!(out.rows.iter().any(|r| r.lane == Lane::Sum));
     // The ledger is back to zero and the files read back.
@@ -144,17 +211,45 @@ fn every_strategy_produces_verified_rows() {
 fn failures_are_rows_and_the_run_goes_on() {
     let mut session = open_session(0, false).expect("a GPU");
     let total = session.machine.gpu.as_ref().unwrap().total_memory_bytes;
-    let mut too_big = case("too-big", HostKind::Alloc, NONE, Engine::Copy, Direction::H2d, Mode::Direct, 1 << 20);
+    let mut too_big = case(
+        "too-big",
+        HostKind::Alloc,
+        NONE,
+        Engine::Copy,
+        Direction::H2d,
+        Mode::Direct,
+        1 << 20,
+    );
     too_big.size = (total + (64 << 30)) / 16 * 16; // more than the card: the guard skips it
-    let ok = case("fine", HostKind::Alloc, NONE, Engine::Copy, Direction::H2d, Mode::Direct, 16 << 20);
+    let ok = case(
+        "fine",
+        HostKind::Alloc,
+        NONE,
+        Engine::Copy,
+        Direction::H2d,
+        Mode::Direct,
+        16 << 20,
+    );
     let s = scenario(vec![too_big, ok]);
     let dir = tempfile::tempdir().unwrap();
-    let opts = RunOptions { allow_pinned: 0.9, only: None, quiet: true, case_timeout: Duration::from_secs(600), write_report: false };
+    let opts = RunOptions {
+        allow_pinned: 0.9,
+        only: None,
+        quiet: true,
+        case_timeout: Duration::from_secs(600),
+        write_report: false,
+    };
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
     println!("{}", out.summary);
-    assert!(matches!(out.rows[0].status, Status::Skipped(_) | Status::Failed(_)), "{:?}", out.rows[0].status);
+    assert!(
+        matches!(out.rows[0].status, Status::Skipped(_) | Status::Failed(_)),
+        "{:?}",
+        out.rows[0].status
+    );
     assert_eq!(out.rows[1].status, Status::Ok);
     // An allocation the driver refuses becomes a CudaError, not a crash.
-    let e = DeviceBuffer::new((total * 2) as usize).err().expect("allocation must fail");
+    let e = DeviceBuffer::new((total * 2) as usize)
+        .err()
+        .expect("allocation must fail");
     assert!(e.is_out_of_memory(), "{e}");
 }

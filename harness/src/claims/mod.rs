@@ -88,10 +88,12 @@ pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
 /// The platform names a claim can be restricted to that describe this machine.
 pub fn platform_tags(machine: &Machine) -> Vec<String> {
     let mut v = vec![machine.platform.clone()];
-    if machine.platform == "windows" {
-        if let Some(g) = &machine.gpu {
-            v.push(format!("windows-{}", g.driver_model));
-        }
+    if let Some(g) = machine
+        .gpu
+        .as_ref()
+        .filter(|_| machine.platform == "windows")
+    {
+        v.push(format!("windows-{}", g.driver_model));
     }
     v
 }

@@ -42,7 +42,7 @@ fn range_ptr(
     let base = buf
         .kernel_ptr()
         .ok_or_else(|| CudaError::new(what, "memory is not mapped into the GPU's address space"))?;
-    if offset.checked_add(len).is_none_or(|e| e > buf.byte_len()) || len % 16 != 0 {
+    if offset.checked_add(len).is_none_or(|e| e > buf.byte_len()) || !len.is_multiple_of(16) {
         return Err(CudaError::new(
             what,
             "range outside the buffer or not a multiple of 16 bytes",
@@ -253,7 +253,12 @@ mod tests {
     fn ptx_is_ascii() {
         // ptxas and the driver's JIT reject any non-ASCII byte, even in comments.
         let bad = PTX.lines().position(|l| !l.is_ascii());
-        assert_eq!(bad, None, "non-ASCII character on line {:?}", bad.map(|i| i + 1));
+        assert_eq!(
+            bad,
+            None,
+            "non-ASCII character on line {:?}",
+            bad.map(|i| i + 1)
+        );
     }
 
     #[test]

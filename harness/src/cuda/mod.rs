@@ -111,9 +111,9 @@ mod tests {
         assert_eq!(check_pattern(&buf, 0, 7), (1, Some(1000)));
         let zeros = vec![0u8; 4096];
         assert_eq!(
-            check_pattern(&zeros, 0, 7).0,
-            1023,
-            "word 0 of seed 7 is 7, the rest differ"
+            check_pattern(&zeros, 0, 7),
+            (1024, Some(0)),
+            "zeros never match the pattern"
         );
     }
 

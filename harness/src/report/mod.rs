@@ -637,4 +637,3 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
     }
     Ok(0)
 }
-
