@@ -25,6 +25,8 @@ pub struct Session {
     pub machine: Machine,
     pub ledger: Ledger,
     pub observers: Observers,
+    /// Cap of the pinned-ceiling probe (bytes).
+    pub pinned_cap: u64,
     pub gpu: CudaGpu,
 }
 
@@ -53,7 +55,9 @@ pub fn open_session(device: u32, anonymize: bool) -> Result<Session, Error> {
         })),
         ledger: ledger.clone(),
     });
+    let pinned_cap = ceiling_cap(None, machine.ram_bytes)?;
     Ok(Session {
+        pinned_cap,
         gpu,
         kernels,
         gate,
@@ -123,6 +127,7 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
         )));
     }
     let mut session = open_session(args.device, args.anonymize)?;
+    session.pinned_cap = ceiling_cap(args.pinned_cap.as_deref(), session.machine.ram_bytes)?;
     let stop = install_interrupt_handler();
     let opts = RunOptions {
         allow_pinned: args.allow_pinned,
@@ -268,7 +273,7 @@ pub fn run_scenario(
         };
         let (rows, samples) = outcome.to_rows(&ctx, case);
         writer.write_case(&rows, &samples)?;
-        sidecar.probes.extend(outcome_probes(case, &rows));
+        sidecar.probes.extend(outcome_probes(case, &outcome, &rows));
         all_rows.extend(rows);
         bar.set_position(i as u64 + 1);
     }
@@ -304,9 +309,43 @@ fn write_report_next_to(csv: &Path, title: &str) -> Result<(), Error> {
     crate::report::write_report(&[set], &html, title)
 }
 
-fn outcome_probes(case: &Case, rows: &[Row]) -> Vec<ProbeRecord> {
-    let _ = (case, rows);
-    Vec::new()
+fn outcome_probes(case: &Case, outcome: &CaseOutcome, rows: &[Row]) -> Vec<ProbeRecord> {
+    let Some(r) = rows.first() else {
+        return Vec::new();
+    };
+    let mut v = Vec::new();
+    let rec = |name: &str, value: f64, detail: String| ProbeRecord {
+        scenario: case.scenario.clone(),
+        case_key: r.case_key.clone(),
+        name: name.into(),
+        value,
+        unit: "MiB".into(),
+        detail,
+    };
+    if let (Some(h), Some(f)) = (r.max_alloc_held_mib, r.max_alloc_free_mib) {
+        v.push(rec("max allocatable device memory, case memory held", h, format!("{} with the case's host memory held, {f:.0} MiB after it was freed: the difference, {:.0} MiB, is what holding it costs the device budget", case.label, f - h)));
+    }
+    if let Some(c) = &outcome.pinned_ceiling {
+        let why = match &c.error {
+            Some(e) => format!("stopped by {e}"),
+            None => format!(
+                "reached the cap of {} (raise it with --pinned-cap)",
+                format_size(c.cap)
+            ),
+        };
+        v.push(rec(
+            "pinned ceiling",
+            c.bytes as f64 / MIB as f64,
+            format!(
+                "{}: {} pinned in {} chunks in {:.1} s; {why}",
+                case.label,
+                format_size(c.bytes),
+                format_size(case.probes.ceiling_chunk),
+                c.seconds
+            ),
+        ));
+    }
+    v
 }
 
 fn progress_bar(n: usize, quiet: bool) -> indicatif::ProgressBar {
@@ -367,6 +406,66 @@ struct CaseOutcome {
     timeline: Vec<Snapshot>,
     max_alloc_held: Option<u64>,
     max_alloc_free: Option<u64>,
+    pinned_ceiling: Option<Ceiling>,
+}
+
+/// What the pinned-ceiling probe obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ceiling {
+    pub bytes: u64,
+    pub cap: u64,
+    /// The driver error that stopped it, or `None` when it reached the cap.
+    pub error: Option<String>,
+    pub seconds: f64,
+}
+
+/// Allocates pinned chunks of `chunk` bytes until the driver refuses or `cap` is reached, then
+/// frees them all. Never exceeds `cap`.
+pub fn pinned_ceiling(chunk: u64, cap: u64, ledger: &Ledger) -> Ceiling {
+    let t = std::time::Instant::now();
+    let mut held = Vec::new();
+    let mut bytes = 0u64;
+    let mut error = None;
+    let chunk = chunk.max(MIB);
+    while bytes + chunk <= cap {
+        match cuda::HostBuffer::pinned(chunk as usize, Default::default()) {
+            Ok(b) => {
+                ledger.add(Category::PinnedAlloc, chunk);
+                bytes += chunk;
+                held.push(b);
+            }
+            Err(e) => {
+                error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    let n = held.len() as u64;
+    drop(held);
+    ledger.sub(Category::PinnedAlloc, n * chunk);
+    Ceiling {
+        bytes,
+        cap,
+        error,
+        seconds: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// The pinned-ceiling cap: `--pinned-cap`, or min(50% of RAM, 16 GiB); never above 75% of RAM.
+pub fn ceiling_cap(arg: Option<&str>, ram: u64) -> Result<u64, Error> {
+    let default = (ram / 2).min(16 * crate::units::GIB);
+    let Some(text) = arg else {
+        return Ok(default);
+    };
+    let cap =
+        crate::units::parse_size(text).map_err(|e| Error::Usage(format!("--pinned-cap: {e}")))?;
+    if ram > 0 && cap > ram / 4 * 3 {
+        return Err(Error::Usage(format!(
+            "--pinned-cap {text} is more than 75% of this machine's {} of RAM: pinning that much can freeze it; give a smaller cap",
+            format_size(ram)
+        )));
+    }
+    Ok(cap)
 }
 
 impl CaseOutcome {
@@ -394,6 +493,7 @@ impl CaseOutcome {
             timeline: vec![],
             max_alloc_held: None,
             max_alloc_free: None,
+            pinned_ceiling: None,
         }
     }
 }
@@ -484,6 +584,7 @@ fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcom
     if status.is_none() && case.measure.verify {
         match transfer.verify(&gpu) {
             Ok(Verified::Yes) => out.verified = "yes".into(),
+            Ok(Verified::NotApplicable) => out.verified = "n/a".into(),
             Ok(Verified::Mismatch {
                 lane,
                 bad_words,
@@ -521,6 +622,13 @@ fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcom
         && let Ok(v) = max_allocatable(&session.gpu)
     {
         out.max_alloc_free = Some(v);
+    }
+    if case.probes.pinned_ceiling && !stop.load(Ordering::SeqCst) {
+        out.pinned_ceiling = Some(pinned_ceiling(
+            case.probes.ceiling_chunk,
+            session.pinned_cap,
+            &session.ledger,
+        ));
     }
     if let Some(s) = status {
         out.status = s;
@@ -644,6 +752,10 @@ impl CaseOutcome {
                 accounting: accounting.clone(),
                 max_alloc_held_mib: self.max_alloc_held.map(|v| v as f64 / MIB as f64),
                 max_alloc_free_mib: self.max_alloc_free.map(|v| v as f64 / MIB as f64),
+                pinned_ceiling_mib: self
+                    .pinned_ceiling
+                    .as_ref()
+                    .map(|c| c.bytes as f64 / MIB as f64),
             });
             let l = lane.name().to_string();
             for (i, v) in bw.iter().enumerate() {

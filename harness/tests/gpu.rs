@@ -48,8 +48,10 @@ fn case(
             pinned_ceiling: false,
             hold_after_free: Duration::from_millis(200),
             hold_interval: Duration::from_millis(50),
+            ceiling_chunk: 256 << 20,
         },
         axes: vec![],
+        guard: true,
     }
 }
 
@@ -85,6 +87,7 @@ fn scenario(cases: Vec<Case>) -> Scenario {
         text: String::new(),
         cases,
         claims: vec![],
+        derived: vec![],
     }
 }
 

@@ -60,6 +60,20 @@ pub struct Claim {
     pub platforms: Vec<String>,
 }
 
+/// A number computed from case results after a run, e.g. "model load time" or "tokens/s ceiling":
+/// `scale × Σ metric(cases)`, or `scale / Σ metric(cases)` when `invert`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    pub text: String,
+    /// Case labels whose metric is summed (the first lane row of each).
+    pub cases: Vec<String>,
+    pub metric: String,
+    pub scale: f64,
+    pub invert: bool,
+    /// Unit shown after the value (`s`, `ms`, `tokens/s`).
+    pub unit: String,
+}
+
 use crate::platform::Machine;
 use crate::results::{ClaimVerdict, Row};
 use crate::scenario::Scenario;
@@ -77,6 +91,7 @@ pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
         "max_alloc_held_mib" => row.max_alloc_held_mib,
         "max_alloc_free_mib" => row.max_alloc_free_mib,
         "max_alloc_drop_mib" => Some(row.max_alloc_free_mib? - row.max_alloc_held_mib?),
+        "pinned_ceiling_mib" => row.pinned_ceiling_mib,
         m => {
             let rest = m.strip_prefix("d_")?.strip_suffix("_mib")?;
             let (phase, name) = rest.split_once('_')?;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// The fixed leading columns of the results CSV, in order. Accounting columns follow them:
 /// `d_<phase>_<metric>_mib` for each of [`ACCOUNTING_PHASES`] × [`ACCOUNTING_METRICS`], then
-/// `max_alloc_held_mib`, `max_alloc_free_mib`.
+/// `max_alloc_held_mib`, `max_alloc_free_mib`, `pinned_ceiling_mib`.
 pub const BASE_COLUMNS: &[&str] = &[
     "schema_version",
     "run_id",
@@ -68,6 +68,7 @@ pub fn columns() -> Vec<String> {
     }
     cols.push("max_alloc_held_mib".into());
     cols.push("max_alloc_free_mib".into());
+    cols.push("pinned_ceiling_mib".into());
     cols
 }
 
@@ -131,6 +132,7 @@ fn row_fields(r: &Row) -> Vec<String> {
     }
     f.push(opt(r.max_alloc_held_mib));
     f.push(opt(r.max_alloc_free_mib));
+    f.push(opt(r.pinned_ceiling_mib));
     f
 }
 
@@ -288,6 +290,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         .collect();
     let held = h.names.iter().position(|n| n == "max_alloc_held_mib");
     let freed = h.names.iter().position(|n| n == "max_alloc_free_mib");
+    let ceiling = h.names.iter().position(|n| n == "pinned_ceiling_mib");
 
     let mut out = Vec::new();
     for rec in rdr.records() {
@@ -421,6 +424,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             accounting,
             max_alloc_held_mib: optf(held)?,
             max_alloc_free_mib: optf(freed)?,
+            pinned_ceiling_mib: optf(ceiling)?,
         });
     }
     Ok(out)

@@ -157,6 +157,8 @@ pub struct Row {
     /// Largest device allocation (MiB) with the case's host memory held / after it was freed.
     pub max_alloc_held_mib: Option<f64>,
     pub max_alloc_free_mib: Option<f64>,
+    /// Pinned memory (MiB) the pinned-ceiling probe obtained before failing or reaching its cap.
+    pub pinned_ceiling_mib: Option<f64>,
 }
 
 impl Row {

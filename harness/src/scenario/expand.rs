@@ -133,6 +133,7 @@ pub(super) fn build_case(scenario: &str, label: &str, settings: &Settings) -> Ca
         measure: Measure::default(),
         probes: Probes::default(),
         axes: Vec::new(),
+        guard: true,
     };
     for (key, g) in settings {
         match (*key, &g.val) {

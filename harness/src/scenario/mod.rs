@@ -122,6 +122,7 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
         text: text.to_string(),
         cases,
         claims: file.claims,
+        derived: vec![],
     })
 }
 

@@ -97,6 +97,14 @@ pub enum Engine {
     Copy,
     /// A copy kernel on the SMs; with mapped host memory this is zero-copy access.
     Kernel,
+    /// A kernel that only reads host memory (zero-copy read bandwidth; direction h2d).
+    KernelRead,
+    /// A kernel that only writes host memory (zero-copy write bandwidth; direction d2h).
+    KernelWrite,
+    /// The CPU reads the host buffer (what write-combined memory costs the CPU; direction d2h).
+    CpuRead,
+    /// The CPU writes the host buffer (direction h2d).
+    CpuWrite,
 }
 
 impl Engine {
@@ -104,7 +112,27 @@ impl Engine {
         match self {
             Self::Copy => "copy",
             Self::Kernel => "kernel",
+            Self::KernelRead => "kernel-read",
+            Self::KernelWrite => "kernel-write",
+            Self::CpuRead => "cpu-read",
+            Self::CpuWrite => "cpu-write",
         }
+    }
+    pub const ALL: [Engine; 6] = [
+        Self::Copy,
+        Self::Kernel,
+        Self::KernelRead,
+        Self::KernelWrite,
+        Self::CpuRead,
+        Self::CpuWrite,
+    ];
+    /// True for engines that run a kernel on host memory the GPU addresses (needs mapped/managed).
+    pub fn is_zero_copy(self) -> bool {
+        matches!(self, Self::Kernel | Self::KernelRead | Self::KernelWrite)
+    }
+    /// True for engines where only the CPU touches memory (no transfer over PCIe).
+    pub fn is_cpu(self) -> bool {
+        matches!(self, Self::CpuRead | Self::CpuWrite)
     }
 }
 
@@ -176,7 +204,17 @@ parse_by_name!(
         HostKind::Managed
     ]
 );
-parse_by_name!(Engine, [Engine::Copy, Engine::Kernel]);
+parse_by_name!(
+    Engine,
+    [
+        Engine::Copy,
+        Engine::Kernel,
+        Engine::KernelRead,
+        Engine::KernelWrite,
+        Engine::CpuRead,
+        Engine::CpuWrite
+    ]
+);
 parse_by_name!(
     Direction,
     [Direction::H2d, Direction::D2h, Direction::Bidirectional]
@@ -226,6 +264,8 @@ pub struct Probes {
     /// Keep observing this long after the free (WDDM releases shared memory lazily).
     pub hold_after_free: Duration,
     pub hold_interval: Duration,
+    /// Chunk size of the pinned-ceiling probe (bytes).
+    pub ceiling_chunk: u64,
 }
 
 impl Default for Probes {
@@ -236,6 +276,7 @@ impl Default for Probes {
             pinned_ceiling: false,
             hold_after_free: Duration::from_secs(2),
             hold_interval: Duration::from_millis(100),
+            ceiling_chunk: 256 << 20,
         }
     }
 }
@@ -267,6 +308,8 @@ pub struct Case {
     pub probes: Probes,
     /// Sweep axes of this case: (key, value as the user wrote it).
     pub axes: Vec<(String, String)>,
+    /// Apply the free-device-memory guard (false: try the allocation and record the failure).
+    pub guard: bool,
 }
 
 impl Case {
@@ -321,6 +364,9 @@ impl Case {
 
     /// Device bytes this case allocates (managed memory counts as host here).
     pub fn device_bytes(&self) -> u64 {
+        if self.engine.is_cpu() {
+            return 0;
+        }
         let dirs = if self.direction == Direction::Bidirectional {
             2
         } else {
@@ -354,4 +400,6 @@ pub struct Scenario {
     pub cases: Vec<Case>,
     /// Expectations checked after the run (see `claims`).
     pub claims: Vec<crate::claims::Claim>,
+    /// Results derived from case metrics after the run (see `claims::derive`).
+    pub derived: Vec<crate::claims::Derived>,
 }

@@ -7,6 +7,7 @@
 
 mod bidirectional;
 mod copy_engine;
+mod cpu_access;
 mod register_per_copy;
 mod staged;
 mod zero_copy;
@@ -38,6 +39,8 @@ pub struct SampleTimes {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verified {
     Yes,
+    /// Nothing lands anywhere that could be checked (read-only kernels).
+    NotApplicable,
     /// Mismatching 32-bit words and the first bad word index.
     Mismatch {
         lane: Lane,
@@ -108,7 +111,12 @@ pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> 
         (Mode::RegisterPerCopy, _, _) => {
             Box::new(register_per_copy::RegisterPerCopy::allocate(case)?)
         }
-        (Mode::Direct, Engine::Kernel, _) => Box::new(zero_copy::ZeroCopy::allocate(case)?),
+        (Mode::Direct, Engine::Kernel | Engine::KernelRead | Engine::KernelWrite, _) => {
+            Box::new(zero_copy::ZeroCopy::allocate(case)?)
+        }
+        (Mode::Direct, Engine::CpuRead | Engine::CpuWrite, _) => {
+            Box::new(cpu_access::CpuAccess::allocate(case)?)
+        }
         (Mode::Direct, Engine::Copy, Direction::Bidirectional) => {
             Box::new(bidirectional::Bidirectional::allocate(case)?)
         }
@@ -205,6 +213,7 @@ mod tests {
             measure: Measure::default(),
             probes: Probes::default(),
             axes: vec![],
+            guard: true,
         }
     }
 

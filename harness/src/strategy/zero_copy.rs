@@ -1,6 +1,6 @@
-//! Kernel (SM) copies between device memory and host memory the GPU addresses directly: mapped
-//! pinned memory (zero-copy) or managed memory. H2D: the kernel reads host memory and writes
-//! device memory; D2H the reverse. Gated and timed with events.
+//! Kernels on host memory the GPU addresses directly: mapped pinned memory (zero-copy) or managed
+//! memory. `kernel`: an SM copy (H2D: read host, write device; D2H the reverse). `kernel-read`:
+//! only reads host memory; `kernel-write`: only writes it. Gated and timed with events.
 
 use super::*;
 use crate::cuda::Event;
@@ -11,6 +11,8 @@ pub struct ZeroCopy {
     device: Option<DeviceBuffer>,
     stream: Stream,
     h2d: bool,
+    access: Engine,
+    sink: DeviceBuffer,
     managed: bool,
     seed: u32,
     size: usize,
@@ -38,6 +40,8 @@ impl ZeroCopy {
             device: Some(DeviceBuffer::new(size)?),
             stream: Stream::new()?,
             h2d: case.direction == Direction::H2d,
+            access: case.engine,
+            sink: DeviceBuffer::new(16)?,
             seed: seed_for(case),
             size,
         })
@@ -85,10 +89,17 @@ impl Transfer for ZeroCopy {
         gpu.gate.hold(gpu.kernels, &self.stream)?;
         start.record(&self.stream)?;
         for _ in 0..batch {
-            if self.h2d {
-                gpu.kernels.copy(&self.stream, host, 0, dev, 0, self.size)?;
-            } else {
-                gpu.kernels.copy(&self.stream, dev, 0, host, 0, self.size)?;
+            match (self.access, self.h2d) {
+                (Engine::KernelRead, _) => {
+                    gpu.kernels
+                        .read(&self.stream, host, self.size, &self.sink)?
+                }
+                (Engine::KernelWrite, _) => {
+                    gpu.kernels
+                        .write(&self.stream, host, self.size, self.seed)?
+                }
+                (_, true) => gpu.kernels.copy(&self.stream, host, 0, dev, 0, self.size)?,
+                (_, false) => gpu.kernels.copy(&self.stream, dev, 0, host, 0, self.size)?,
             }
         }
         end.record(&self.stream)?;
@@ -117,7 +128,11 @@ impl Transfer for ZeroCopy {
             return Err(CudaError::new("verify", "buffers already freed"));
         };
         self.stream.synchronize()?;
-        if self.h2d {
+        if self.access == Engine::KernelRead {
+            Ok(Verified::NotApplicable)
+        } else if self.access == Engine::KernelWrite {
+            Ok(verify_host(host, self.seed, Lane::D2h))
+        } else if self.h2d {
             verify_device(gpu, &self.stream, dev, self.seed, Lane::H2d)
         } else {
             Ok(verify_host(host, self.seed, Lane::D2h))

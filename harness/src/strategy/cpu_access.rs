@@ -1,0 +1,128 @@
+//! The CPU alone reads (`cpu-read`) or writes (`cpu-write`) the host buffer, with `threads`
+//! threads: what a memory kind costs the CPU. Write-combined memory is fast to write and very
+//! slow to read. No bytes cross PCIe; timed by the wall clock.
+
+use super::*;
+use std::time::Instant;
+
+pub struct CpuAccess {
+    host: Option<HostBuffer>,
+    scratch: Vec<u8>,
+    read: bool,
+    seed: u32,
+    size: usize,
+    pool: rayon::ThreadPool,
+    setup: SetupTimes,
+}
+
+impl CpuAccess {
+    pub fn allocate(case: &Case) -> Result<Self, CudaError> {
+        let size = case.size as usize;
+        let host = host_buffer(case, size)?;
+        let read = case.engine == Engine::CpuRead;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(case.threads.max(1) as usize)
+            .build()
+            .map_err(|e| CudaError::new("thread pool", e.to_string()))?;
+        Ok(Self {
+            setup: SetupTimes {
+                alloc_ms: Some(host.alloc_ms),
+                register_ms: host.register_ms,
+                ..Default::default()
+            },
+            host: Some(host),
+            scratch: if read { vec![0; size] } else { Vec::new() },
+            read,
+            seed: seed_for(case),
+            size,
+            pool,
+        })
+    }
+}
+
+impl Transfer for CpuAccess {
+    fn lanes(&self) -> Vec<Lane> {
+        vec![if self.read { Lane::D2h } else { Lane::H2d }]
+    }
+    fn bytes(&self, _lane: Lane) -> u64 {
+        self.size as u64
+    }
+
+    fn touch(&mut self, _gpu: &Gpu) -> Result<(), CudaError> {
+        if let Some(h) = self.host.as_mut() {
+            crate::cuda::fill_pattern(h.as_mut_slice(), 0, self.seed);
+        }
+        Ok(())
+    }
+
+    fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
+        let Some(host) = self.host.as_mut() else {
+            return Err(CudaError::new("sample", "buffers already freed"));
+        };
+        let threads = self.pool.current_num_threads();
+        let t0 = Instant::now();
+        for _ in 0..batch {
+            if self.read {
+                let src = host.as_slice();
+                let dst = &mut self.scratch;
+                self.pool
+                    .install(|| crate::cuda::parallel_copy(dst, src, threads));
+            } else {
+                let (buf, seed) = (host.as_mut_slice(), self.seed);
+                self.pool
+                    .install(|| crate::cuda::fill_pattern(buf, 0, seed));
+            }
+        }
+        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let lane = self.lanes()[0];
+        Ok(SampleTimes {
+            lanes: vec![(lane, wall_ms)],
+            wall_ms,
+            event_ms: vec![],
+            register_ms: None,
+            unregister_ms: None,
+        })
+    }
+
+    fn verify(&mut self, _gpu: &Gpu) -> Result<Verified, CudaError> {
+        let Some(host) = self.host.as_ref() else {
+            return Err(CudaError::new("verify", "buffers already freed"));
+        };
+        let (bad, first) = if self.read {
+            crate::cuda::check_pattern(&self.scratch, 0, self.seed)
+        } else {
+            crate::cuda::check_pattern(host.as_slice(), 0, self.seed)
+        };
+        Ok(if bad == 0 {
+            Verified::Yes
+        } else {
+            Verified::Mismatch {
+                lane: self.lanes()[0],
+                bad_words: bad,
+                first,
+            }
+        })
+    }
+
+    fn setup(&self) -> SetupTimes {
+        self.setup.clone()
+    }
+
+    fn footprint(&self) -> Footprint {
+        let mut fp = Footprint::default();
+        if let Some(h) = &self.host {
+            footprint_of(h, &mut fp);
+        }
+        fp.pageable += self.scratch.len() as u64;
+        fp
+    }
+
+    fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let mut t = self.setup.clone();
+        self.scratch = Vec::new();
+        if let Some(h) = self.host.take() {
+            free_host(h, &mut t)?;
+        }
+        Ok(t)
+    }
+}
