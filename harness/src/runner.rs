@@ -126,8 +126,11 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
             "these scenarios expand to {total} cases, more than {SWEEP_LIMIT}: check with `pinscope plan`, then pass --yes to run them all"
         )));
     }
+    // Validate what needs only the host before touching the GPU.
+    let ram = crate::platform::this_machine(false).ram_bytes;
+    let pinned_cap = ceiling_cap(args.pinned_cap.as_deref(), ram)?;
     let mut session = open_session(args.device, args.anonymize)?;
-    session.pinned_cap = ceiling_cap(args.pinned_cap.as_deref(), session.machine.ram_bytes)?;
+    session.pinned_cap = pinned_cap;
     let stop = install_interrupt_handler();
     let opts = RunOptions {
         allow_pinned: args.allow_pinned,
@@ -244,6 +247,7 @@ pub fn run_scenario(
     };
     let json = crate::results::sidecar_path(&csv);
     sidecar.write_atomic(&json)?;
+    let watchdog = Watchdog::start(sidecar.clone(), json.clone(), opts.case_timeout);
 
     let ram = session.machine.ram_bytes;
     let cases: Vec<&Case> = scenario
@@ -262,6 +266,7 @@ pub fn run_scenario(
             break;
         }
         bar.set_message(case.title());
+        watchdog.case_started(&case.title());
         let outcome = match guard(case, ram, opts.allow_pinned, &session.gpu) {
             Some(reason) => CaseOutcome::skipped(case, reason),
             None => run_case(session, case, stop),
@@ -274,10 +279,12 @@ pub fn run_scenario(
         let (rows, samples) = outcome.to_rows(&ctx, case);
         writer.write_case(&rows, &samples)?;
         sidecar.probes.extend(outcome_probes(case, &outcome, &rows));
+        watchdog.case_finished(&sidecar);
         all_rows.extend(rows);
         bar.set_position(i as u64 + 1);
     }
     bar.finish_and_clear();
+    drop(watchdog);
     let partial = stop.load(Ordering::SeqCst);
     sidecar.partial = partial;
     sidecar.finished_at = Some(chrono::Local::now().to_rfc3339());
@@ -301,6 +308,83 @@ pub fn run_scenario(
         summary,
         rows: all_rows,
     })
+}
+
+/// Ends the run cleanly when one case takes longer than `--case-timeout` (a hung driver call
+/// cannot be cancelled): marks the sidecar partial with the reason, writes it, exits with 124.
+/// Every finished case is already on disk (rows are flushed per case).
+struct Watchdog {
+    shared: Arc<std::sync::Mutex<Watch>>,
+    done: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+struct Watch {
+    sidecar: Sidecar,
+    json: PathBuf,
+    case: Option<(std::time::Instant, String)>,
+}
+
+impl Watchdog {
+    fn start(sidecar: Sidecar, json: PathBuf, timeout: std::time::Duration) -> Watchdog {
+        let shared = Arc::new(std::sync::Mutex::new(Watch {
+            sidecar,
+            json,
+            case: None,
+        }));
+        let done = Arc::new(AtomicBool::new(false));
+        let (sh, dn) = (shared.clone(), done.clone());
+        let handle = std::thread::spawn(move || {
+            while !dn.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let Ok(mut w) = sh.lock() else { return };
+                let Some((t, title)) = w.case.clone() else {
+                    continue;
+                };
+                if t.elapsed() < timeout || dn.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let msg = format!(
+                    "case `{title}` did not finish within {:?} (--case-timeout); the run was ended",
+                    timeout
+                );
+                w.sidecar.partial = true;
+                w.sidecar.finished_at = Some(chrono::Local::now().to_rfc3339());
+                w.sidecar.derived.push(("watchdog".into(), msg.clone()));
+                let _ = w.sidecar.write_atomic(&w.json);
+                eprintln!(
+                    "error: {msg}; every finished case is in {}",
+                    w.json.with_extension("csv").display()
+                );
+                std::process::exit(124);
+            }
+        });
+        Watchdog {
+            shared,
+            done,
+            handle: Some(handle),
+        }
+    }
+    fn case_started(&self, title: &str) {
+        if let Ok(mut w) = self.shared.lock() {
+            w.case = Some((std::time::Instant::now(), title.to_string()));
+        }
+    }
+    fn case_finished(&self, sidecar: &Sidecar) {
+        if let Ok(mut w) = self.shared.lock() {
+            w.case = None;
+            w.sidecar = sidecar.clone();
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 fn write_report_next_to(csv: &Path, title: &str) -> Result<(), Error> {
@@ -380,6 +464,9 @@ pub fn guard(case: &Case, ram: u64, allow_pinned: f64, gpu: &CudaGpu) -> Option<
             format_size(case.host_bytes()),
             format_size(ram)
         ));
+    }
+    if !case.guard {
+        return None;
     }
     if let Ok((free, _)) = gpu.mem_info() {
         let need = case.device_bytes();
@@ -928,18 +1015,35 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         );
     }
     if let Some(s) = &session {
-        println!("observers:");
-        for o in s.observers.statuses() {
-            match o.reason {
-                None if o.available => println!("  {:<8} available", o.name),
-                r => println!("  {:<8} unavailable: {}", o.name, r.unwrap_or_default()),
-            }
+        println!("memory observers:");
+        for line in probe::describe(&s.observers).lines() {
+            println!("  {line}");
         }
         if args.probe {
             match max_allocatable(&s.gpu) {
                 Ok(v) => println!("max allocatable device memory: {}", format_size(v)),
                 Err(e) => println!("max allocatable device memory: probe failed: {e}"),
             }
+            let cap = ceiling_cap(args.pinned_cap.as_deref(), machine.ram_bytes)?;
+            let c = pinned_ceiling(256 * MIB, cap, &s.ledger);
+            match c.error {
+                Some(e) => println!(
+                    "pinned ceiling: {} in 256 MiB chunks, then {e} ({:.1} s)",
+                    format_size(c.bytes),
+                    c.seconds
+                ),
+                None => println!(
+                    "pinned ceiling: at least {} (reached the cap; raise it with --pinned-cap) ({:.1} s)",
+                    format_size(c.bytes),
+                    c.seconds
+                ),
+            }
+        }
+    } else {
+        let obs = Observers::for_this_machine(GpuContext::default());
+        println!("memory observers (without a GPU):");
+        for line in probe::describe(&obs).lines() {
+            println!("  {line}");
         }
     }
     Ok(if session.is_some() { 0 } else { 3 })
