@@ -935,6 +935,19 @@ fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar, csv: &Path
             r.status.to_field()
         ));
     }
+    let answer = answer_lines(rows);
+    if !answer.is_empty() {
+        s.push_str("\nin plain words:\n");
+        for l in answer {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+    if !sidecar.derived.is_empty() {
+        s.push_str("\nderived:\n");
+        for (k, v) in &sidecar.derived {
+            s.push_str(&format!("  {k}: {v}\n"));
+        }
+    }
     if !sidecar.claims.is_empty() {
         s.push_str("\nclaims:\n");
         for c in &sidecar.claims {
@@ -946,6 +959,89 @@ fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar, csv: &Path
     }
     s.push_str(&format!("\nresults: {}\n", csv.display()));
     s
+}
+
+fn row_title(r: &Row) -> String {
+    let axes: Vec<&str> = r
+        .axes
+        .split(';')
+        .filter(|a| !a.is_empty() && !a.starts_with("direction="))
+        .collect();
+    if axes.is_empty() {
+        r.case_label.clone()
+    } else {
+        format!("{} ({})", r.case_label, axes.join(", "))
+    }
+}
+
+/// The answer to "which way is fastest and what does it cost", per direction, in sentences.
+pub fn answer_lines(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for lane in [Lane::H2d, Lane::D2h] {
+        let ok: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.lane == lane && r.status.is_ok() && r.bw_median_gbs.is_some())
+            .filter(|r| r.engine != "cpu-read" && r.engine != "cpu-write")
+            .filter(|r| r.direction != "bidirectional")
+            .collect();
+        let bw = |r: &Row| r.bw_median_gbs.unwrap_or(0.0);
+        let Some(best) = ok.iter().copied().max_by(|a, b| bw(a).total_cmp(&bw(b))) else {
+            continue;
+        };
+        let dir = if lane == Lane::H2d {
+            "host->GPU"
+        } else {
+            "GPU->host"
+        };
+        out.push(format!(
+            "{dir}: fastest is {} at {:.1} GB/s, holding {} page-locked.",
+            row_title(best),
+            bw(best),
+            format_size(best.pinned_bytes)
+        ));
+        // The least pinned memory that stays within 5% of the fastest.
+        if let Some(frugal) = ok
+            .iter()
+            .copied()
+            .filter(|r| bw(r) >= 0.95 * bw(best) && r.pinned_bytes < best.pinned_bytes)
+            .min_by_key(|r| r.pinned_bytes)
+        {
+            out.push(format!(
+                "{dir}: {} reaches {:.0}% of that ({:.1} GB/s) with only {} page-locked.",
+                row_title(frugal),
+                100.0 * bw(frugal) / bw(best),
+                bw(frugal),
+                format_size(frugal.pinned_bytes)
+            ));
+        }
+        if let Some(pageable) = ok
+            .iter()
+            .copied()
+            .filter(|r| r.host == "pageable" && r.mode == "direct")
+            .max_by(|a, b| bw(a).total_cmp(&bw(b)))
+        {
+            out.push(format!(
+                "{dir}: plain pageable copies ({}) get {:.1} GB/s, {:.1}x slower than the fastest.",
+                row_title(pageable),
+                bw(pageable),
+                bw(best) / bw(pageable).max(1e-9)
+            ));
+        }
+    }
+    let failed = rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::Failed(_)))
+        .count();
+    let skipped = rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::Skipped(_)))
+        .count();
+    if failed + skipped > 0 {
+        out.push(format!(
+            "{failed} row(s) failed and {skipped} were skipped: see the status column."
+        ));
+    }
+    out
 }
 
 fn truncate(s: &str, n: usize) -> String {
