@@ -2,7 +2,7 @@
 //! plan table and `pinscope plan` itself.
 
 use pinscope::Error;
-use pinscope::scenario::{self, Direction, HostKind, Mode, Scenario};
+use pinscope::scenario::{self, Direction, Engine, HostKind, Mode, Scenario};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -219,7 +219,7 @@ fn quick_scenario_is_valid_and_about_a_minute() {
 #[test]
 fn ollama_like_scenario_is_valid() {
     let s = load_ok(&shipped("ollama-like.toml"));
-    let sizes = |label: &str| -> Vec<u64> {
+    let size = |label: &str| -> Vec<u64> {
         s.cases
             .iter()
             .filter(|c| c.label == label)
@@ -227,19 +227,176 @@ fn ollama_like_scenario_is_valid() {
             .collect()
     };
     let mib = |layers: u64| (layers * 135) << 20;
-    for label in ["load-pageable", "load-staged", "load-pinned"] {
-        assert_eq!(sizes(label), vec![mib(33), mib(25), mib(20)], "{label}");
+    for strategy in ["pageable", "staged", "pinned"] {
+        for layers in [33, 25, 20] {
+            let label = format!("load-{strategy}-{layers}");
+            assert_eq!(size(&label), vec![mib(layers)], "{label}");
+        }
     }
-    assert_eq!(sizes("pp-stream"), vec![mib(8), mib(13)]);
-    assert_eq!(sizes("decode-logits"), vec![128_000, 513_024]);
-    assert_eq!(sizes("decode-hidden"), vec![16 << 10]);
+    assert_eq!(size("pp-stream-25"), vec![mib(8)]);
+    assert_eq!(size("pp-stream-20"), vec![mib(13)]);
+    assert_eq!(size("pp-stream-0"), vec![mib(33)]);
+    assert_eq!(size("decode-logits-32k"), vec![128_000]);
+    assert_eq!(size("decode-logits-128k"), vec![513_024]);
+    assert_eq!(size("decode-hidden"), vec![16 << 10]);
     assert!(
         s.cases
             .iter()
             .filter(|c| c.label.starts_with("decode"))
             .all(|c| c.measure.batch == 100 && c.host == HostKind::Alloc)
     );
-    assert_eq!(s.claims.len(), 3);
+    assert!(
+        s.cases
+            .iter()
+            .filter(|c| c.label.starts_with("load-staged"))
+            .all(|c| c.mode == Mode::Staged && c.chunk == Some(16 << 20) && c.ring == 3)
+    );
+    // Pinned memory per case stays within ~5 GiB, so a consumer machine can run it.
+    assert!(s.cases.iter().all(|c| c.pinned_bytes() <= 5 << 30));
+    let max_alloc: Vec<&str> = s
+        .cases
+        .iter()
+        .filter(|c| c.probes.max_alloc)
+        .map(|c| c.label.as_str())
+        .collect();
+    assert_eq!(max_alloc, vec!["load-pinned-33"]);
+    assert_eq!(s.claims.len(), 5);
+    assert_eq!(s.derived.len(), 16);
+    let tokens = s.derived.iter().filter(|d| d.invert).count();
+    assert_eq!(tokens, 2);
+    let total: f64 = s.cases.iter().map(scenario::estimate_seconds).sum();
+    assert!(total < 180.0, "ollama-like.toml is estimated at {total} s");
+}
+
+/// Every shipped scenario: parses, `name` is the file stem, the file opens with a comment block
+/// (the question, the workload and how to read the result), `plan` renders it, and nothing in it
+/// can oversubscribe managed memory or skip the device guard unless the file says so.
+#[test]
+fn every_shipped_scenario_parses_and_opens_with_its_question() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    paths.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+    paths.sort();
+    assert!(paths.len() >= 12, "{paths:?}");
+    for path in &paths {
+        let s = load_ok(path);
+        let stem = path.file_stem().map(|s| s.to_string_lossy().to_string());
+        assert_eq!(Some(s.name.clone()), stem, "{}", path.display());
+        let comment: Vec<&str> = s.text.lines().take_while(|l| l.starts_with('#')).collect();
+        // The two tuning scenarios of the H200 runs say their question in one line.
+        let least = if ["h200-headline", "staging-tune"].contains(&s.name.as_str()) {
+            1
+        } else {
+            8
+        };
+        assert!(
+            comment.len() >= least,
+            "{} must open with a comment block: the question, the workload it mirrors, how to read the result",
+            path.display()
+        );
+        let table = scenario::plan_table(&s, Some(64 << 30), 0.5);
+        assert!(table.starts_with(&format!("{}: ", s.name)), "{table}");
+        assert!(!table.contains("refused"), "{table}");
+        for c in &s.cases {
+            assert!(c.guard, "{}: {} runs unguarded", path.display(), c.label);
+        }
+        for d in &s.derived {
+            for label in &d.cases {
+                let n = s.cases.iter().filter(|c| &c.label == label).count();
+                assert_eq!(n, 1, "{}: {label}", path.display());
+            }
+        }
+    }
+    // The plan command accepts them all at once.
+    let out = pinscope().arg("plan").args(&paths).output().ok();
+    let Some(out) = out else {
+        panic!("could not run pinscope")
+    };
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn shipped_scenarios_mirror_their_workloads() {
+    let wddm = load_ok(&shipped("wddm-pinned-4g.toml"));
+    let hosts: Vec<(&str, HostKind, String)> = wddm
+        .cases
+        .iter()
+        .map(|c| (c.label.as_str(), c.host, c.flags.label()))
+        .collect();
+    assert_eq!(
+        hosts,
+        vec![
+            ("alloc", HostKind::Alloc, "none".into()),
+            ("alloc-mapped", HostKind::Alloc, "mapped".into()),
+            ("alloc-wc", HostKind::Alloc, "write-combined".into()),
+            ("register", HostKind::Register, "none".into()),
+            ("managed", HostKind::Managed, "none".into()),
+            ("pageable", HostKind::Pageable, "none".into()),
+            ("alloc-h2d", HostKind::Alloc, "none".into()),
+        ]
+    );
+    for c in &wddm.cases {
+        assert_eq!(c.size, 4 << 30);
+        assert!(c.probes.accounting);
+        if c.label != "alloc-h2d" {
+            // The article's program: allocate, touch every page, no device memory.
+            assert_eq!(c.engine, Engine::CpuWrite, "{}", c.label);
+            assert_eq!(c.device_bytes(), 0);
+            assert!(c.probes.max_alloc);
+            assert_eq!(c.probes.hold_after_free.as_secs(), 10);
+        }
+    }
+
+    let dl = load_ok(&shipped("dataloader-pin-memory.toml"));
+    let pool = &dl.cases[0];
+    assert_eq!(
+        (pool.mode, pool.chunk, pool.ring, pool.size),
+        (Mode::Staged, Some(38_535_168), 8, 64 * 38_535_168)
+    );
+    assert_eq!(38_535_168, 64 * 3 * 224 * 224 * 4);
+
+    let cvm = load_ok(&shipped("chunked-vs-monolithic.toml"));
+    let ring: Vec<_> = cvm.cases.iter().filter(|c| c.label == "ring").collect();
+    assert_eq!(ring.len(), 18);
+    assert!(ring.iter().all(|c| c.threads == 12 && c.size == 4 << 30));
+
+    let flags = load_ok(&shipped("host-alloc-flags.toml"));
+    let engines: Vec<Engine> = flags.cases.iter().map(|c| c.engine).collect();
+    for e in [Engine::Copy, Engine::CpuRead, Engine::CpuWrite] {
+        assert!(engines.contains(&e), "{e}");
+    }
+
+    let zc = load_ok(&shipped("zero-copy.toml"));
+    for e in [Engine::KernelRead, Engine::KernelWrite, Engine::Kernel] {
+        let hosts: Vec<HostKind> = zc
+            .cases
+            .iter()
+            .filter(|c| c.engine == e)
+            .map(|c| c.host)
+            .collect();
+        assert!(hosts.contains(&HostKind::Alloc) && hosts.contains(&HostKind::Register));
+    }
+
+    let ceiling = load_ok(&shipped("pinned-ceiling.toml"));
+    assert_eq!(ceiling.cases.len(), 1);
+    assert!(ceiling.cases[0].probes.pinned_ceiling);
+    assert_eq!(ceiling.claims[0].platforms, vec!["wsl2".to_string()]);
+
+    // No shipped scenario runs managed memory larger than a small card holds.
+    let vram = load_ok(&shipped("when-vram-runs-out.toml"));
+    assert!(
+        vram.cases
+            .iter()
+            .filter(|c| c.host == HostKind::Managed)
+            .all(|c| c.size <= 1 << 30 && c.guard)
+    );
 }
 
 #[test]
@@ -269,7 +426,7 @@ fn unreadable_and_non_utf8_files_get_one_clear_error() {
 
 #[test]
 fn parse_never_panics_on_damaged_scenarios() {
-    for (name, step) in [("quick.toml", 1), ("ollama-like.toml", 4)] {
+    for (name, step) in [("quick.toml", 1), ("ollama-like.toml", 8)] {
         let text = std::fs::read_to_string(shipped(name)).unwrap_or_default();
         for (i, c) in text.char_indices().step_by(step) {
             // Single-character deletions, and the text cut short.

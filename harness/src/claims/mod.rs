@@ -209,3 +209,108 @@ fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (&'static str, String) {
         format!("{} = {v:.3} {} {bound:.3}", c.metric, c.op.symbol()),
     )
 }
+
+/// `v` to three significant digits: `1.23`, `12.3`, `123`, `12300`, `0.000123`.
+pub fn format_sig3(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let exp = v.abs().log10().floor() as i32;
+    if exp >= 2 {
+        let unit = 10f64.powi(exp - 2);
+        format!("{:.0}", (v / unit).round() * unit)
+    } else {
+        let decimals = (2 - exp) as usize;
+        let s = format!("{v:.decimals$}");
+        // Rounding may carry into a new digit (9.995 → 10.00): keep three significant digits.
+        if s.trim_start_matches('-')
+            .replace('.', "")
+            .trim_start_matches('0')
+            .len()
+            > 3
+        {
+            format!("{v:.0$}", decimals.saturating_sub(1))
+        } else {
+            s
+        }
+    }
+}
+
+/// Computes every `[[derived]]` value of `scenario` from the rows of a run, in file order:
+/// (`text`, `"<value to 3 significant digits> <unit>"`), or (`text`, `"not available: …"`) when a
+/// case failed, was skipped, did not run or lacks the metric.
+pub fn derive(scenario: &Scenario, rows: &[Row]) -> Vec<(String, String)> {
+    scenario
+        .derived
+        .iter()
+        .map(|d| (d.text.clone(), derived_value(d, rows)))
+        .collect()
+}
+
+fn derived_value(d: &Derived, rows: &[Row]) -> String {
+    let mut sum = 0.0;
+    for label in &d.cases {
+        let Some(r) = rows_of(rows, label).into_iter().next() else {
+            return format!("not available: case `{label}` was not measured");
+        };
+        match &r.status {
+            crate::results::Status::Ok => {}
+            crate::results::Status::Failed(why) => {
+                return format!("not available: case `{label}` failed: {why}");
+            }
+            crate::results::Status::Skipped(why) => {
+                return format!("not available: case `{label}` was skipped: {why}");
+            }
+        }
+        match metric_value(r, &d.metric) {
+            Some(v) => sum += v,
+            None => {
+                return format!(
+                    "not available: {} of case `{label}` was not measured",
+                    d.metric
+                );
+            }
+        }
+    }
+    let value = if d.invert {
+        if sum == 0.0 {
+            return format!("not available: the sum of {} is 0", d.metric);
+        }
+        d.scale / sum
+    } else {
+        d.scale * sum
+    };
+    let shown = format_sig3(value);
+    if d.unit.is_empty() {
+        shown
+    } else {
+        format!("{shown} {}", d.unit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_sig3;
+
+    #[test]
+    fn three_significant_digits() {
+        let cases = [
+            (1.23456, "1.23"),
+            (12.3456, "12.3"),
+            (123.456, "123"),
+            (12345.6, "12300"),
+            (0.000123456, "0.000123"),
+            (9.9996, "10.0"),
+            (0.99996, "1.00"),
+            (-4.5678, "-4.57"),
+            (0.0, "0"),
+            (55.0, "55.0"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(format_sig3(v), want, "{v}");
+        }
+    }
+}

@@ -159,6 +159,8 @@ pub(super) fn build_case(scenario: &str, label: &str, settings: &Settings) -> Ca
             ("probes.pinned_ceiling", Val::Bool(b)) => c.probes.pinned_ceiling = *b,
             ("probes.hold_after_free", Val::Dur(d)) => c.probes.hold_after_free = *d,
             ("probes.hold_interval", Val::Dur(d)) => c.probes.hold_interval = *d,
+            ("probes.ceiling_chunk", Val::Bytes(b)) => c.probes.ceiling_chunk = *b,
+            ("guard", Val::Bool(b)) => c.guard = *b,
             _ => {}
         }
     }
@@ -173,6 +175,24 @@ struct Violation {
 
 /// The exact rule texts, shared with the tests.
 pub(super) const KERNEL_NEEDS_MAPPED: &str = "zero-copy kernel access needs mapped memory: add \"mapped\" to flags (host = \"alloc\" or \"register\") or use host = \"managed\"";
+pub(super) const MANAGED_UNGUARDED: &str = "guard = false with host = \"managed\" could oversubscribe device memory with managed memory, which can hang the GPU: keep guard = true for managed cases";
+
+/// The one direction an engine measures, and what it does, for engines that have one.
+pub(super) fn engine_direction(e: Engine) -> Option<(Direction, &'static str)> {
+    match e {
+        Engine::KernelRead => Some((Direction::H2d, "only reads host memory from a kernel")),
+        Engine::KernelWrite => Some((Direction::D2h, "only writes host memory from a kernel")),
+        Engine::CpuRead => Some((
+            Direction::D2h,
+            "times the CPU reading the host buffer, as after a device-to-host copy",
+        )),
+        Engine::CpuWrite => Some((
+            Direction::H2d,
+            "times the CPU writing the host buffer, as before a host-to-device copy",
+        )),
+        Engine::Copy | Engine::Kernel => None,
+    }
+}
 
 fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
     let written = |key: &str, bytes: u64| {
@@ -183,7 +203,7 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
     let mut rule = |keys: &'static [&'static str], message: String| {
         v.push(Violation { keys, message });
     };
-    if c.engine == Engine::Kernel {
+    if c.engine.is_zero_copy() {
         let mapped = match c.host {
             HostKind::Managed => true,
             HostKind::Alloc | HostKind::Register => c.flags.mapped,
@@ -271,7 +291,24 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
             ),
         );
     }
+    let fixed = engine_direction(c.engine);
+    if let Some((need, what)) = fixed
+        && c.direction != need
+    {
+        rule(
+            &["direction", "engine"],
+            format!(
+                "engine = \"{}\" {what}: it needs direction = \"{need}\", not \"{}\"",
+                c.engine, c.direction
+            ),
+        );
+    }
+    if !c.guard && c.host == HostKind::Managed {
+        rule(&["guard", "host"], MANAGED_UNGUARDED.into());
+    }
+    // An engine with a direction of its own already said so above.
     if c.direction == Direction::Bidirectional
+        && fixed.is_none()
         && (c.engine != Engine::Copy || c.mode != Mode::Direct)
     {
         rule(
@@ -296,4 +333,39 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
         );
     }
     v
+}
+
+/// Each label a `[[derived]]` names must expand to exactly one case: a derived value adds one row
+/// per case, and a label swept over several values would make that row ambiguous.
+pub(super) fn check_derived(file: &File, problems: &mut Vec<Problem>) {
+    if file.broken {
+        return;
+    }
+    for d in &file.derived {
+        for (label, pos) in d.derived.cases.iter().zip(&d.label_pos) {
+            let Some(block) = file.cases.iter().find(|b| &b.label == label) else {
+                continue;
+            };
+            if block.broken {
+                continue;
+            }
+            let axes = axes_of(file, block);
+            let count: u64 = axes
+                .iter()
+                .try_fold(1u64, |n, a| n.checked_mul(a.values.len() as u64))
+                .unwrap_or(u64::MAX);
+            if count > 1 {
+                let swept: Vec<&str> = axes
+                    .iter()
+                    .filter(|a| a.values.len() > 1)
+                    .map(|a| a.key)
+                    .collect();
+                problems.push(pos.problem(format!(
+                    "[[derived]] #{} names case `{label}`, which expands to {count} cases (swept over {}): a derived value takes one row per label; give each point its own [[case]] and label",
+                    d.number,
+                    swept.join(", ")
+                )));
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! with the rules about combinations (`expand`) — into a [`Scenario`]. `plan` prints what a
 //! scenario expands to. Every problem of a file is reported at once, each at its line:column.
 //!
-//! The grammar, in short (README has the long form):
+//! The grammar, in short (scenarios/README.md has the long form):
 //!
 //! ```toml
 //! name = "quick"                        # [a-z0-9-_]+
@@ -16,6 +16,9 @@
 //! label = "pinned"                      # unique
 //! host = "alloc"                        # pageable | alloc | register | managed
 //! flags = ["mapped"]                    # portable | mapped | write-combined
+//! engine = "copy"                       # copy | kernel | kernel-read | kernel-write | cpu-read | cpu-write
+//! guard = true                          # false: try allocations beyond free device memory
+//! probes = { pinned_ceiling = true, ceiling_chunk = "256MiB" }
 //! sweep = { size = ["64MiB", "1GiB"], "measure.batch" = [1, 8] }
 //! [[claim]]
 //! text = "..."
@@ -23,6 +26,12 @@
 //! metric = "bw_median_gbs"
 //! op = ">="
 //! value = 20.0
+//! [[derived]]                           # computed after the run, see `claims::derive`
+//! text = "load time"
+//! cases = ["pinned"]                    # labels that expand to one case each; the metric is summed
+//! metric = "time_median_ms"
+//! scale = 1e-3                          # value = scale × sum, or scale / sum with invert = true
+//! unit = "s"
 //! ```
 
 mod expand;
@@ -112,6 +121,7 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
     let mut problems = Vec::new();
     let file = validate::validate(&root, &mut problems);
     let cases = expand::expand(&file, &mut problems);
+    expand::check_derived(&file, &mut problems);
     if !problems.is_empty() {
         return Err(fail(problems));
     }
@@ -122,7 +132,7 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
         text: text.to_string(),
         cases,
         claims: file.claims,
-        derived: vec![],
+        derived: file.derived.into_iter().map(|d| d.derived).collect(),
     })
 }
 

@@ -1,7 +1,7 @@
 //! `pinscope plan`: what a scenario expands to, what each case pins and allocates, and roughly how
 //! long it will take, without touching a GPU.
 
-use super::{Case, HostKind, Mode, Scenario};
+use super::{Case, Engine, HostKind, Mode, Scenario};
 use crate::Error;
 use crate::units::{GB, MIB, format_size};
 use std::fmt::Write as _;
@@ -10,25 +10,37 @@ use std::fmt::Write as _;
 pub const ASSUMED_PINNED_BPS: f64 = 25.0 * GB;
 /// Assumed bandwidth for pageable, managed and staged transfers, bytes per second.
 pub const ASSUMED_PAGEABLE_BPS: f64 = 6.0 * GB;
+/// Assumed CPU bandwidth reading or writing host memory (`cpu-read`, `cpu-write`), bytes per second.
+pub const ASSUMED_CPU_BPS: f64 = 10.0 * GB;
+/// Assumed CPU bandwidth reading write-combined (uncached) memory, bytes per second.
+pub const ASSUMED_WC_READ_BPS: f64 = 0.5 * GB;
 /// Fixed cost per case (context, allocation, probes' first snapshots), seconds.
 pub const SETUP_S: f64 = 0.5;
 
-/// Transfers per sample when `measure.batch` is 0: enough to move 256 MiB, at most 1000.
+/// Transfers per sample when `measure.batch` is 0: enough to move 256 MiB, at most 256 (the
+/// runner's `strategy::batch_for` rule).
 pub fn auto_batch(size: u64) -> u64 {
     if size == 0 {
         return 1;
     }
-    (256 * MIB).div_ceil(size).clamp(1, 1000)
+    (256 * MIB).div_ceil(size).clamp(1, 256)
+}
+
+/// The bandwidth the estimate assumes for a case, bytes per second.
+pub fn assumed_bps(c: &Case) -> f64 {
+    match (c.engine, c.host, c.mode) {
+        (Engine::CpuRead, _, _) if c.flags.write_combined => ASSUMED_WC_READ_BPS,
+        (Engine::CpuRead | Engine::CpuWrite, _, _) => ASSUMED_CPU_BPS,
+        (_, HostKind::Alloc | HostKind::Register, Mode::Direct | Mode::RegisterPerCopy) => {
+            ASSUMED_PINNED_BPS
+        }
+        _ => ASSUMED_PAGEABLE_BPS,
+    }
 }
 
 /// A rough wall-time estimate for one case, in seconds (the model is printed under the table).
 pub fn estimate_seconds(c: &Case) -> f64 {
-    let bps = match (c.host, c.mode) {
-        (HostKind::Alloc | HostKind::Register, Mode::Direct | Mode::RegisterPerCopy) => {
-            ASSUMED_PINNED_BPS
-        }
-        _ => ASSUMED_PAGEABLE_BPS,
-    };
+    let bps = assumed_bps(c);
     let batch = if c.measure.batch == 0 {
         auto_batch(c.size)
     } else {
@@ -170,7 +182,11 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
             }
             _ => {
                 total_s += est;
-                String::new()
+                if c.guard {
+                    String::new()
+                } else {
+                    "guard off: tried even if device memory is short".into()
+                }
             }
         };
         rows.push(vec![
@@ -184,7 +200,7 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
             format_bytes_exact(c.size),
             chunk_ring(c),
             dash_if_zero(pinned),
-            format_bytes_exact(c.device_bytes()),
+            dash_if_zero(c.device_bytes()),
             format_seconds(est),
             note,
         ]);
@@ -221,6 +237,15 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
         let _ = write!(out, " ({refused} refused)");
     }
     let _ = writeln!(out, ", estimated {} in total", format_seconds(total_s));
+    let (nc, nd) = (s.claims.len(), s.derived.len());
+    if nc + nd > 0 {
+        let _ = writeln!(
+            out,
+            "{nc} claim{}, {nd} derived result{} checked after the run",
+            if nc == 1 { "" } else { "s" },
+            if nd == 1 { "" } else { "s" }
+        );
+    }
     match (ram_bytes, cap) {
         (Some(r), Some(cap)) => {
             let _ = writeln!(
@@ -240,7 +265,11 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
     );
     let _ = writeln!(
         out,
-        "  sampling: (warmup + up to max_samples) × batch × size / bandwidth, stopping at time_limit once min_samples are in; batch 0 = ceil(256 MiB / size), at most 1000; max_alloc and pinned_ceiling probes not included"
+        "  cpu-read/cpu-write: 10 GB/s, 0.5 GB/s reading write-combined memory"
+    );
+    let _ = writeln!(
+        out,
+        "  sampling: (warmup + up to max_samples) × batch × size / bandwidth, stopping at time_limit once min_samples are in; batch 0 = ceil(256 MiB / size), at most 256; max_alloc and pinned_ceiling probes not included"
     );
     out
 }

@@ -971,3 +971,345 @@ fn a_file_over_the_case_limit_is_refused() {
         )]
     );
 }
+
+// ---- engines, guard, ceiling chunk ------------------------------------------------------------
+
+#[test]
+fn every_engine_name_parses_and_unknown_ones_are_listed() {
+    for e in Engine::ALL {
+        let (host, flags, dir) = match e {
+            Engine::Copy => ("alloc", "[]", "h2d"),
+            Engine::Kernel | Engine::KernelRead => ("alloc", "[\"mapped\"]", "h2d"),
+            Engine::KernelWrite => ("register", "[\"mapped\"]", "d2h"),
+            Engine::CpuRead => ("alloc", "[\"write-combined\"]", "d2h"),
+            Engine::CpuWrite => ("pageable", "[]", "h2d"),
+        };
+        let s = ok(&format!(
+            "[[case]]\nlabel = \"e\"\nhost = \"{host}\"\nflags = {flags}\nengine = \"{e}\"\ndirection = \"{dir}\"\n"
+        ));
+        assert_eq!(s.cases[0].engine, e);
+    }
+    let got = problems("[[case]]\nlabel = \"e\"\nengine = \"kernel_read\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            10,
+            "`engine` must be one of \"copy\", \"kernel\", \"kernel-read\", \"kernel-write\", \"cpu-read\", \"cpu-write\", not \"kernel_read\"; did you mean \"kernel-read\"?"
+        )]
+    );
+}
+
+#[test]
+fn one_way_engines_need_their_direction() {
+    let cases = [
+        (
+            "host = \"alloc\"\nflags = [\"mapped\"]\nengine = \"kernel-read\"\ndirection = \"d2h\"",
+            "case `x`: engine = \"kernel-read\" only reads host memory from a kernel: it needs direction = \"h2d\", not \"d2h\"",
+        ),
+        (
+            "host = \"managed\"\nengine = \"kernel-write\"\ndirection = \"h2d\"",
+            "case `x`: engine = \"kernel-write\" only writes host memory from a kernel: it needs direction = \"d2h\", not \"h2d\"",
+        ),
+        (
+            "host = \"pageable\"\nengine = \"cpu-read\"\ndirection = \"bidirectional\"",
+            "case `x`: engine = \"cpu-read\" times the CPU reading the host buffer, as after a device-to-host copy: it needs direction = \"d2h\", not \"bidirectional\"",
+        ),
+        (
+            "host = \"register\"\nengine = \"cpu-write\"\ndirection = \"d2h\"",
+            "case `x`: engine = \"cpu-write\" times the CPU writing the host buffer, as before a host-to-device copy: it needs direction = \"h2d\", not \"d2h\"",
+        ),
+    ];
+    for (body, msg) in cases {
+        let got = problems(&format!("[[case]]\nlabel = \"x\"\n{body}\n"));
+        let lines = body.lines().count();
+        // Points at the `direction` value, the last line of the body.
+        assert_eq!(got, vec![p(4 + lines, 13, msg)], "{body}");
+    }
+    // A swept direction points at the value behind the problem and names it.
+    let got = problems(
+        "[sweep]\ndirection = [\"h2d\", \"d2h\"]\n[[case]]\nlabel = \"w\"\nengine = \"cpu-write\"\n",
+    );
+    assert_eq!(
+        got,
+        vec![p(
+            4,
+            21,
+            "case `w` with direction=d2h: engine = \"cpu-write\" times the CPU writing the host buffer, as before a host-to-device copy: it needs direction = \"h2d\", not \"d2h\""
+        )]
+    );
+}
+
+#[test]
+fn kernel_read_and_write_need_mapped_memory() {
+    let got = problems("[[case]]\nlabel = \"r\"\nhost = \"pageable\"\nengine = \"kernel-read\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            6,
+            10,
+            &format!("case `r`: {}", expand::KERNEL_NEEDS_MAPPED)
+        )]
+    );
+    let got = problems(
+        "[[case]]\nlabel = \"w\"\nhost = \"register\"\nengine = \"kernel-write\"\ndirection = \"d2h\"\n",
+    );
+    assert_eq!(
+        got,
+        vec![p(
+            6,
+            10,
+            &format!("case `w`: {}", expand::KERNEL_NEEDS_MAPPED)
+        )]
+    );
+}
+
+#[test]
+fn cpu_engines_take_any_host_kind_but_only_direct_mode() {
+    for host in ["pageable", "alloc", "register", "managed"] {
+        let s = ok(&format!(
+            "[[case]]\nlabel = \"c\"\nhost = \"{host}\"\nengine = \"cpu-read\"\ndirection = \"d2h\"\n"
+        ));
+        assert_eq!(s.cases[0].device_bytes(), 0, "{host}");
+    }
+    let got = problems(
+        "[[case]]\nlabel = \"c\"\nhost = \"pageable\"\nengine = \"cpu-write\"\nmode = \"staged\"\nchunk = \"16MiB\"\n",
+    );
+    assert_eq!(
+        got,
+        vec![p(
+            7,
+            8,
+            "case `c`: mode = \"staged\" needs engine = \"copy\""
+        )]
+    );
+    let got = problems(
+        "[[case]]\nlabel = \"c\"\nhost = \"register\"\nengine = \"cpu-write\"\nmode = \"register-per-copy\"\n",
+    );
+    assert_eq!(
+        got,
+        vec![p(
+            7,
+            8,
+            "case `c`: mode = \"register-per-copy\" needs engine = \"copy\""
+        )]
+    );
+}
+
+#[test]
+fn guard_is_a_sweepable_case_key() {
+    let s = ok("[[case]]\nlabel = \"g\"\n");
+    assert!(s.cases[0].guard);
+    let s = ok("[defaults]\nguard = false\n[[case]]\nlabel = \"g\"\n");
+    assert!(!s.cases[0].guard);
+    let s = ok("[[case]]\nlabel = \"g\"\nsweep = { guard = [true, false] }\n");
+    let got: Vec<(bool, Vec<(String, String)>)> =
+        s.cases.iter().map(|c| (c.guard, c.axes.clone())).collect();
+    assert_eq!(
+        got,
+        vec![
+            (true, vec![("guard".into(), "true".into())]),
+            (false, vec![("guard".into(), "false".into())]),
+        ]
+    );
+    let got = problems("[[case]]\nlabel = \"g\"\nguard = \"no\"\n");
+    assert_eq!(
+        got,
+        vec![p(5, 9, "`guard` must be true or false, not a string")]
+    );
+    let got = problems("[[case]]\nlabel = \"g\"\nguards = false\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            1,
+            "unknown key `guards` in [[case]] #1; did you mean `guard`?"
+        )]
+    );
+}
+
+#[test]
+fn unguarded_managed_memory_is_refused() {
+    let got = problems("[[case]]\nlabel = \"m\"\nhost = \"managed\"\nguard = false\n");
+    assert_eq!(
+        got,
+        vec![p(6, 9, &format!("case `m`: {}", expand::MANAGED_UNGUARDED))]
+    );
+    assert_eq!(
+        expand::MANAGED_UNGUARDED,
+        "guard = false with host = \"managed\" could oversubscribe device memory with managed memory, which can hang the GPU: keep guard = true for managed cases"
+    );
+    ok(
+        "[[case]]\nlabel = \"m\"\nhost = \"alloc\"\nflags = [\"mapped\"]\nengine = \"kernel-read\"\nguard = false\n",
+    );
+}
+
+#[test]
+fn ceiling_chunk_is_a_size_of_at_least_one_mib() {
+    let s = ok("[[case]]\nlabel = \"c\"\n");
+    assert_eq!(s.cases[0].probes.ceiling_chunk, 256 << 20);
+    let s = ok(
+        "[[case]]\nlabel = \"c\"\nprobes = { pinned_ceiling = true, ceiling_chunk = \"64MiB\" }\n",
+    );
+    assert_eq!(
+        (
+            s.cases[0].probes.pinned_ceiling,
+            s.cases[0].probes.ceiling_chunk
+        ),
+        (true, 64 << 20)
+    );
+    let got = problems("[[case]]\nlabel = \"c\"\nprobes.ceiling_chunk = \"4KiB\"\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            24,
+            "`probes.ceiling_chunk` must be at least 1MiB (the probe pins memory chunk by chunk), not \"4KiB\""
+        )]
+    );
+    let got = problems("[[case]]\nlabel = \"c\"\nprobes = { ceiling_chunks = \"4MiB\" }\n");
+    assert_eq!(
+        got,
+        vec![p(
+            5,
+            12,
+            "unknown key `ceiling_chunks` in `probes` of [[case]] #1; did you mean `ceiling_chunk`?"
+        )]
+    );
+    let s = ok(
+        "[[case]]\nlabel = \"c\"\nsweep = { \"probes.ceiling_chunk\" = [\"1MiB\", \"1GiB\"] }\n",
+    );
+    assert_eq!(s.cases.len(), 2);
+}
+
+// ---- derived ----------------------------------------------------------------------------------
+
+#[test]
+fn derived_blocks_are_read_with_defaults() {
+    let s = ok(&format!(
+        "{CLAIM_CASES}[[derived]]\ntext = \"load time\"\ncases = [\"pinned\", \"pageable\"]\nmetric = \"time_median_ms\"\nscale = 1e-3\nunit = \"s\"\n[[derived]]\ntext = \"tokens/s ceiling\"\ncases = [\"pinned\"]\nmetric = \"time_median_ms\"\nscale = 1000\ninvert = true\n"
+    ));
+    assert_eq!(
+        s.derived,
+        vec![
+            crate::claims::Derived {
+                text: "load time".into(),
+                cases: vec!["pinned".into(), "pageable".into()],
+                metric: "time_median_ms".into(),
+                scale: 1e-3,
+                invert: false,
+                unit: "s".into(),
+            },
+            crate::claims::Derived {
+                text: "tokens/s ceiling".into(),
+                cases: vec!["pinned".into()],
+                metric: "time_median_ms".into(),
+                scale: 1000.0,
+                invert: true,
+                unit: String::new(),
+            },
+        ]
+    );
+}
+
+#[test]
+fn derived_blocks_are_validated() {
+    // Line 8 is the [[derived]] header.
+    let got = problems(&format!(
+        "{CLAIM_CASES}[[derived]]\ntext = 3\ncases = [\"pined\", 4, \"pinned\", \"pinned\"]\nmetric = \"time_median\"\nscale = 0\ninvert = \"yes\"\nunit = 1\nunits = \"s\"\n"
+    ));
+    assert_eq!(
+        got,
+        vec![
+            p(9, 8, "`text` must be a string, not an integer"),
+            p(
+                10,
+                10,
+                "[[derived]] #1 names case `pined`, which is not a label in this file; did you mean `pinned`?"
+            ),
+            p(
+                10,
+                19,
+                "`cases` must contain only case labels (strings), not an integer"
+            ),
+            p(10, 32, "`cases` in [[derived]] #1 lists `pinned` twice"),
+            p(
+                11,
+                10,
+                "unknown metric `time_median` in [[derived]] #1; did you mean `time_median_ms`?"
+            ),
+            p(12, 9, "`scale` must be a finite number other than 0, not 0"),
+            p(13, 10, "`invert` must be true or false, not a string"),
+            p(14, 8, "`unit` must be a string, not an integer"),
+            p(
+                15,
+                1,
+                "unknown key `units` in [[derived]] #1; did you mean `unit`?"
+            ),
+        ]
+    );
+    let got = problems(&format!("{CLAIM_CASES}[[derived]]\nscale = \"2\"\n"));
+    assert_eq!(
+        got,
+        vec![
+            p(
+                8,
+                1,
+                "[[derived]] #1 has no `text`: say what the number is, like \"model load time\""
+            ),
+            p(
+                8,
+                1,
+                "[[derived]] #1 has no `cases`: list the labels whose metric is summed, like cases = [\"load\"]"
+            ),
+            p(
+                8,
+                1,
+                "[[derived]] #1 has no `metric`: name the measured quantity, like \"time_median_ms\""
+            ),
+            p(9, 9, "`scale` must be a number, not a string"),
+        ]
+    );
+    let got = problems(&format!(
+        "{CLAIM_CASES}[[derived]]\ntext = \"t\"\ncases = \"pinned\"\nmetric = \"alloc_ms\"\n[[derived]]\ntext = \"t\"\ncases = []\nmetric = \"alloc_ms\"\n"
+    ));
+    assert_eq!(
+        got,
+        vec![
+            p(
+                10,
+                9,
+                "`cases` must be an array of case labels, like cases = [\"load\"], not a string"
+            ),
+            p(
+                14,
+                9,
+                "`cases` in [[derived]] #2 is empty: list at least one label"
+            ),
+        ]
+    );
+    let got = problems(&format!("derived = 3\n{CLAIM_CASES}"));
+    assert_eq!(
+        got,
+        vec![p(
+            3,
+            11,
+            "`derived` must be written as [[derived]] blocks, not an integer"
+        )]
+    );
+}
+
+#[test]
+fn derived_cases_must_expand_to_one_case_each() {
+    let got = problems(
+        "[sweep]\ndirection = [\"h2d\", \"d2h\"]\n[[case]]\nlabel = \"a\"\nsweep = { size = [\"1MiB\", \"2MiB\"], ring = [3] }\n[[case]]\nlabel = \"b\"\ndirection = \"h2d\"\n[[derived]]\ntext = \"t\"\ncases = [\"b\", \"a\"]\nmetric = \"time_median_ms\"\n",
+    );
+    assert_eq!(
+        got,
+        vec![p(
+            13,
+            15,
+            "[[derived]] #1 names case `a`, which expands to 4 cases (swept over direction, size): a derived value takes one row per label; give each point its own [[case]] and label"
+        )]
+    );
+}

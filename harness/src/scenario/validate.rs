@@ -4,7 +4,7 @@
 
 use super::raw::{self, Entry, Kind, Pos};
 use super::{Direction, Engine, HostFlags, HostKind, Mode};
-use crate::claims::{Claim, Op};
+use crate::claims::{Claim, Derived, Op};
 use crate::error::Problem;
 use crate::units;
 use std::collections::BTreeMap;
@@ -84,6 +84,8 @@ pub(super) const KEYS: &[(&str, Ty)] = &[
     ("probes.pinned_ceiling", Ty::Bool),
     ("probes.hold_after_free", Ty::Dur),
     ("probes.hold_interval", Ty::Dur),
+    ("probes.ceiling_chunk", Ty::Size),
+    ("guard", Ty::Bool),
 ];
 
 /// The keys a `[[case]]` block may hold (besides the dotted ones, which sit under `measure`/`probes`).
@@ -99,13 +101,25 @@ const CASE_BLOCK_KEYS: &[&str] = &[
     "ring",
     "streams",
     "threads",
+    "guard",
     "measure",
     "probes",
     "sweep",
 ];
 
-const TOP_KEYS: &[&str] = &["name", "description", "defaults", "sweep", "case", "claim"];
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "defaults",
+    "sweep",
+    "case",
+    "claim",
+    "derived",
+];
 const CLAIM_KEYS: &[&str] = &["text", "case", "metric", "op", "value", "of", "platforms"];
+const DERIVED_KEYS: &[&str] = &["text", "cases", "metric", "scale", "invert", "unit"];
+/// Smallest chunk of the pinned-ceiling probe.
+pub(super) const MIN_CEILING_CHUNK: u64 = crate::units::MIB;
 pub(super) const PLATFORMS: &[&str] = &["linux", "wsl2", "windows", "windows-wddm", "windows-tcc"];
 
 fn key_spec(name: &str) -> Option<(&'static str, Ty)> {
@@ -160,6 +174,16 @@ pub(super) struct CaseBlock {
     pub broken: bool,
 }
 
+/// A `[[derived]]` block with where each of its case labels was written (checked against the
+/// expanded cases in `expand`).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct DerivedBlock {
+    /// 1-based position among the `[[derived]]` blocks.
+    pub number: usize,
+    pub derived: Derived,
+    pub label_pos: Vec<Pos>,
+}
+
 /// A scenario file, typed but not expanded.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(super) struct File {
@@ -170,6 +194,7 @@ pub(super) struct File {
     pub sweep_pos: Pos,
     pub cases: Vec<CaseBlock>,
     pub claims: Vec<Claim>,
+    pub derived: Vec<DerivedBlock>,
     /// Problems in `[defaults]` or `[sweep]`: no combination is checked.
     pub broken: bool,
 }
@@ -384,13 +409,25 @@ pub(super) fn parse_value(
     let (val, written) = match ty {
         Ty::Host => enum_value(key, &["pageable", "alloc", "register", "managed"], v)
             .map(|(x, w)| (Val::Host(x), w))?,
-        Ty::Engine => enum_value(key, &["copy", "kernel"], v).map(|(x, w)| (Val::Engine(x), w))?,
+        Ty::Engine => {
+            let names = Engine::ALL.map(Engine::name);
+            enum_value(key, &names, v).map(|(x, w)| (Val::Engine(x), w))?
+        }
         Ty::Direction => enum_value(key, &["h2d", "d2h", "bidirectional"], v)
             .map(|(x, w)| (Val::Direction(x), w))?,
         Ty::Mode => enum_value(key, &["direct", "staged", "register-per-copy"], v)
             .map(|(x, w)| (Val::Mode(x), w))?,
         Ty::Flags => flags_value(key, v, in_sweep).map(|(x, w)| (Val::Flags(x), w))?,
-        Ty::Size => size_value(key, v).map(|(x, w)| (Val::Bytes(x), w))?,
+        Ty::Size => {
+            let (bytes, written) = size_value(key, v)?;
+            if key == "probes.ceiling_chunk" && bytes < MIN_CEILING_CHUNK {
+                return Err(v.pos.problem(format!(
+                    "`{key}` must be at least 1MiB (the probe pins memory chunk by chunk), not {}",
+                    shown(v)
+                )));
+            }
+            (Val::Bytes(bytes), written)
+        }
         Ty::Int { min, max } => int_value(key, min, max, v).map(|(x, w)| (Val::Int(x), w))?,
         Ty::Spread => spread_value(key, v).map(|(x, w)| (Val::Float(x), w))?,
         Ty::Dur => duration_value(key, v).map(|(x, w)| (Val::Dur(x), w))?,
@@ -765,7 +802,172 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
             }
         }
     }
+
+    if let Some(e) = root.get("derived") {
+        for (i, t) in tables_of("derived", &e.value, problems)
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(d) = parse_derived(i + 1, t, &file.cases, problems) {
+                file.derived.push(d);
+            }
+        }
+    }
     file
+}
+
+/// A number for `scale`: finite and not zero.
+fn number_of(key: &str, v: &raw::Value, problems: &mut Vec<Problem>) -> Option<f64> {
+    let x = match &v.kind {
+        Kind::Float(f) => *f,
+        Kind::Int(i) => *i as f64,
+        other => {
+            problems.push(v.pos.problem(format!(
+                "`{key}` must be a number, not {}",
+                other.type_name()
+            )));
+            return None;
+        }
+    };
+    if x.is_finite() && x != 0.0 {
+        Some(x)
+    } else {
+        problems.push(v.pos.problem(format!(
+            "`{key}` must be a finite number other than 0, not {}",
+            shown(v)
+        )));
+        None
+    }
+}
+
+fn parse_derived(
+    number: usize,
+    t: &raw::Table,
+    cases: &[CaseBlock],
+    problems: &mut Vec<Problem>,
+) -> Option<DerivedBlock> {
+    let before = problems.len();
+    let here = format!("[[derived]] #{number}");
+    for e in &t.entries {
+        if !DERIVED_KEYS.contains(&e.key.as_str()) {
+            problems.push(e.key_pos.problem(format!(
+                "unknown key `{}` in {here}{}",
+                e.key,
+                did_you_mean(&e.key, DERIVED_KEYS.iter().copied())
+            )));
+        }
+    }
+    let labels = || cases.iter().map(|c| c.label.as_str());
+    let required = |key: &str, hint: &str, problems: &mut Vec<Problem>| -> Option<&raw::Value> {
+        let v = t.get(key).map(|e| &e.value);
+        if v.is_none() {
+            problems.push(t.pos.problem(format!("{here} has no `{key}`: {hint}")));
+        }
+        v
+    };
+    let text = required(
+        "text",
+        "say what the number is, like \"model load time\"",
+        problems,
+    );
+    let list = required(
+        "cases",
+        "list the labels whose metric is summed, like cases = [\"load\"]",
+        problems,
+    );
+    let metric = required(
+        "metric",
+        "name the measured quantity, like \"time_median_ms\"",
+        problems,
+    );
+    let text = text
+        .and_then(|v| string_of("text", v, problems))
+        .map(str::to_string);
+    let mut names: Vec<String> = Vec::new();
+    let mut label_pos: Vec<Pos> = Vec::new();
+    if let Some(v) = list {
+        match &v.kind {
+            Kind::Array(items) if items.is_empty() => problems.push(v.pos.problem(format!(
+                "`cases` in {here} is empty: list at least one label"
+            ))),
+            Kind::Array(items) => {
+                for item in items {
+                    match &item.kind {
+                        Kind::Str(s) if names.contains(s) => problems.push(
+                            item.pos
+                                .problem(format!("`cases` in {here} lists `{s}` twice")),
+                        ),
+                        Kind::Str(s) if labels().any(|l| l == s) => {
+                            names.push(s.clone());
+                            label_pos.push(item.pos);
+                        }
+                        Kind::Str(s) => problems.push(item.pos.problem(format!(
+                            "{here} names case `{s}`, which is not a label in this file{}",
+                            did_you_mean(s, labels())
+                        ))),
+                        other => problems.push(item.pos.problem(format!(
+                            "`cases` must contain only case labels (strings), not {}",
+                            other.type_name()
+                        ))),
+                    }
+                }
+            }
+            other => problems.push(v.pos.problem(format!(
+                "`cases` must be an array of case labels, like cases = [\"load\"], not {}",
+                other.type_name()
+            ))),
+        }
+    }
+    let metric = metric.and_then(|v| {
+        let s = string_of("metric", v, problems)?;
+        if super::CLAIM_METRICS.contains(&s) {
+            Some(s.to_string())
+        } else {
+            problems.push(v.pos.problem(format!(
+                "unknown metric `{s}` in {here}{}",
+                did_you_mean(s, super::CLAIM_METRICS.iter().copied())
+            )));
+            None
+        }
+    });
+    let scale = match t.get("scale") {
+        Some(e) => number_of("scale", &e.value, problems),
+        None => Some(1.0),
+    };
+    let invert = match t.get("invert").map(|e| &e.value) {
+        Some(raw::Value {
+            kind: Kind::Bool(b),
+            ..
+        }) => Some(*b),
+        Some(v) => {
+            problems.push(v.pos.problem(format!(
+                "`invert` must be true or false, not {}",
+                v.kind.type_name()
+            )));
+            None
+        }
+        None => Some(false),
+    };
+    let unit = match t.get("unit") {
+        Some(e) => string_of("unit", &e.value, problems).map(|s| s.trim().to_string()),
+        None => Some(String::new()),
+    };
+    if problems.len() > before {
+        return None;
+    }
+    Some(DerivedBlock {
+        number,
+        derived: Derived {
+            text: text?,
+            cases: names,
+            metric: metric?,
+            scale: scale?,
+            invert: invert?,
+            unit: unit?,
+        },
+        label_pos,
+    })
 }
 
 fn parse_claim(
