@@ -289,6 +289,9 @@ pub fn run_scenario(
     sidecar.partial = partial;
     sidecar.finished_at = Some(chrono::Local::now().to_rfc3339());
     sidecar.claims = crate::claims::evaluate(scenario, &all_rows, &session.machine);
+    sidecar
+        .derived
+        .extend(crate::claims::derive(scenario, &all_rows));
     let drop_errors = cuda::take_drop_errors();
     for e in &drop_errors {
         sidecar
