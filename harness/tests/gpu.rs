@@ -250,6 +250,11 @@ fn failures_are_rows_and_the_run_goes_on() {
         out.rows[0].status
     );
     assert_eq!(out.rows[1].status, Status::Ok);
+    // Page-locking a read-only mapping is refused with an error, not a crash.
+    static READ_ONLY: [u8; 1 << 20] = [1; 1 << 20];
+    let e = cuda::try_register_readonly(&READ_ONLY)
+        .expect_err("read-only memory cannot be pinned for writing");
+    println!("register of a read-only mapping: {e}");
     // An allocation the driver refuses becomes a CudaError, not a crash.
     let e = DeviceBuffer::new((total * 2) as usize)
         .err()

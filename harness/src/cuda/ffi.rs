@@ -927,3 +927,17 @@ pub fn cuda_mem_info() -> Result<(u64, u64), CudaError> {
     })?;
     Ok((free as u64, total as u64))
 }
+
+/// Tries to page-lock memory the process may only read (`bytes` should live in a read-only
+/// mapping, such as a non-zero `static`) and unregisters it again if the driver accepted it.
+/// Used to check that such a failure is reported, not crashed on.
+pub fn try_register_readonly(bytes: &'static [u8]) -> Result<(), CudaError> {
+    // SAFETY: registration does not write to the memory; the range is a valid 'static slice.
+    check("cuMemHostRegister", unsafe {
+        sys::cuMemHostRegister_v2(bytes.as_ptr() as *mut std::ffi::c_void, bytes.len(), 0)
+    })?;
+    // SAFETY: registered just above, unregistered once.
+    check("cuMemHostUnregister", unsafe {
+        sys::cuMemHostUnregister(bytes.as_ptr() as *mut std::ffi::c_void)
+    })
+}
