@@ -5,6 +5,8 @@
 #[path = "fixtures/results/devfixture.rs"]
 mod devfixture;
 
+// The binary is started directly (not through assert_cmd's cargo_bin, which prefixes the cargo
+// runner): under Wine the runner is a Linux script a Windows process cannot start.
 use assert_cmd::Command;
 use pinscope::cli::{CompareFormat, ReportArgs};
 use pinscope::compare::{self, Comparison, Exporter};
@@ -121,8 +123,7 @@ fn compare_refuses_other_schema_naming_the_file() {
     assert!(msg.contains("future.csv") && msg.contains("99"), "{msg}");
     assert!(!msg.contains('\n'), "one sentence: {msg}");
 
-    let out = Command::cargo_bin("pinscope")
-        .expect("binary")
+    let out = Command::new(env!("CARGO_BIN_EXE_pinscope"))
         .args(["compare"])
         .arg(&paths[0])
         .arg(&bad)
@@ -161,8 +162,7 @@ fn compare_command_writes_html() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let paths = fixture_paths(tmp.path());
     let html = tmp.path().join("out/compare.html");
-    Command::cargo_bin("pinscope")
-        .expect("binary")
+    Command::new(env!("CARGO_BIN_EXE_pinscope"))
         .arg("compare")
         .args(&paths)
         .args(["--format", "markdown", "--html"])
