@@ -110,7 +110,10 @@ fn info_json_without_a_gpu_is_valid_json_with_the_machine() {
     // The first line says the GPU is unavailable; the JSON follows it.
     let json_start = stdout.find('{').expect("JSON in output");
     let v: serde_json::Value = serde_json::from_str(&stdout[json_start..]).expect("valid JSON");
-    assert!(v["machine"]["ram_bytes"].as_u64().is_some_and(|r| r > 0), "{v}");
+    assert!(
+        v["machine"]["ram_bytes"].as_u64().is_some_and(|r| r > 0),
+        "{v}"
+    );
     assert!(v["observers"].is_null(), "{v}");
     assert!(no_panic().eval(&String::from_utf8_lossy(&out.stderr)));
 }
@@ -140,7 +143,9 @@ fn bad_scenario_is_refused_before_the_gpu_is_needed() {
         .arg(fixture("malformed/truncated.toml"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("truncated.toml:6:11: TOML syntax error"))
+        .stderr(predicate::str::contains(
+            "truncated.toml:6:11: TOML syntax error",
+        ))
         .stderr(no_panic());
 }
 
@@ -151,7 +156,9 @@ fn non_utf8_scenario_exits_2_located() {
         .arg(fixture("malformed/not-utf8.toml"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("not-utf8.toml:2:34: the file is not UTF-8 text"))
+        .stderr(predicate::str::contains(
+            "not-utf8.toml:2:34: the file is not UTF-8 text",
+        ))
         .stderr(no_panic());
 }
 
@@ -163,7 +170,9 @@ fn missing_scenario_file_exits_2_with_one_sentence() {
         .code(2)
         .stderr(one_error_line())
         .stderr(predicate::str::contains("scenarios/does-not-exist.toml"))
-        .stderr(predicate::str::contains("No such file").or(predicate::str::contains("cannot find")));
+        .stderr(
+            predicate::str::contains("No such file").or(predicate::str::contains("cannot find")),
+        );
 }
 
 #[test]
@@ -206,7 +215,9 @@ fn case_timeout_that_is_not_a_duration_exits_2() {
         .assert()
         .code(2)
         .stderr(one_error_line())
-        .stderr(predicate::str::contains("--case-timeout: `soon` is not a duration"));
+        .stderr(predicate::str::contains(
+            "--case-timeout: `soon` is not a duration",
+        ));
 }
 
 #[test]
@@ -216,7 +227,10 @@ fn pinned_cap_above_75_percent_of_ram_is_refused() {
     let e = pinscope::runner::ceiling_cap(Some("13GiB"), ram).expect_err("above 75% is refused");
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("more than 75%"), "{e}");
-    assert_eq!(pinscope::runner::ceiling_cap(Some("12GiB"), ram).ok(), Some(12 * pinscope::units::GIB));
+    assert_eq!(
+        pinscope::runner::ceiling_cap(Some("12GiB"), ram).ok(),
+        Some(12 * pinscope::units::GIB)
+    );
     let e = pinscope::runner::ceiling_cap(Some("-1GiB"), ram).expect_err("not a size");
     assert_eq!(e.exit_code(), 2);
 }
@@ -249,7 +263,12 @@ fn compare_with_one_file_is_a_usage_error() {
 
 #[test]
 fn compare_on_a_non_csv_names_the_file() {
-    for bad in ["png-header.csv", "toml-as-results.csv", "empty.csv", "schema-v2.csv"] {
+    for bad in [
+        "png-header.csv",
+        "toml-as-results.csv",
+        "empty.csv",
+        "schema-v2.csv",
+    ] {
         let path = fixture("malformed").join(bad);
         pinscope()
             .arg("compare")
@@ -282,8 +301,11 @@ fn compare_with_a_bad_sidecar_names_the_sidecar() {
     let dir = tempfile::tempdir().expect("tempdir");
     let csv = dir.path().join("other.csv");
     std::fs::copy(fixture("runs/h200-headline.csv"), &csv).expect("copy");
-    std::fs::copy(fixture("malformed/sidecar-v2.json"), dir.path().join("other.json"))
-        .expect("copy");
+    std::fs::copy(
+        fixture("malformed/sidecar-v2.json"),
+        dir.path().join("other.json"),
+    )
+    .expect("copy");
     pinscope()
         .arg("compare")
         .arg(fixture("runs/h200-headline.csv"))
@@ -291,7 +313,9 @@ fn compare_with_a_bad_sidecar_names_the_sidecar() {
         .assert()
         .code(2)
         .stderr(one_error_line())
-        .stderr(predicate::str::contains("other.json cannot be used: its schema_version is 2"));
+        .stderr(predicate::str::contains(
+            "other.json cannot be used: its schema_version is 2",
+        ));
 }
 
 #[test]
@@ -344,8 +368,12 @@ fn help_shows_examples() {
         .assert()
         .success()
         .stdout(predicate::str::contains("Examples:"))
-        .stdout(predicate::str::contains("pinscope plan scenarios/ollama-like.toml"))
-        .stdout(predicate::str::contains("pinscope compare windows.csv wsl2.csv"));
+        .stdout(predicate::str::contains(
+            "pinscope plan scenarios/ollama-like.toml",
+        ))
+        .stdout(predicate::str::contains(
+            "pinscope compare windows.csv wsl2.csv",
+        ));
 }
 
 #[test]

@@ -105,11 +105,22 @@ fn assert_injected(r: &Row, call: &str) {
     match &r.status {
         Status::Failed(why) => {
             assert!(why.contains("INJECTED_FAULT"), "{}: {why}", r.case_label);
-            assert!(why.contains(call), "{}: `{why}` does not name {call}", r.case_label);
+            assert!(
+                why.contains(call),
+                "{}: `{why}` does not name {call}",
+                r.case_label
+            );
         }
-        other => panic!("{}: expected an injected failure, got {other:?}", r.case_label),
+        other => panic!(
+            "{}: expected an injected failure, got {other:?}",
+            r.case_label
+        ),
     }
-    assert!(r.bw_median_gbs.is_none(), "{}: a failed case has no bandwidth", r.case_label);
+    assert!(
+        r.bw_median_gbs.is_none(),
+        "{}: a failed case has no bandwidth",
+        r.case_label
+    );
 }
 
 fn assert_ok(r: &Row) {

@@ -71,7 +71,10 @@ fn assert_scenario_rejection(e: &Error, path: &str, text: &str) -> Result<(), Te
     }
     let mut lines = shown.lines();
     let first = lines.next().unwrap_or_default();
-    prop_assert!(first.starts_with(path), "first line does not name the file: {shown}");
+    prop_assert!(
+        first.starts_with(path),
+        "first line does not name the file: {shown}"
+    );
     let n = problems.items.len();
     prop_assert_eq!(lines.clone().count(), n, "one line per problem: {}", shown);
     for l in lines {
@@ -109,7 +112,8 @@ fn must_reject_scenario(name: &str) -> String {
     match scenario::load(&path) {
         Ok(s) => panic!("{name} was accepted with {} cases", s.cases.len()),
         Err(e) => {
-            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).into_owned();
+            let text =
+                String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).into_owned();
             assert_scenario_rejection(&e, &path.display().to_string(), &text)
                 .unwrap_or_else(|f| panic!("{name}: {f}"));
             assert_eq!(e.exit_code(), 2, "{name}");
@@ -203,7 +207,8 @@ fn scenario_text() -> impl Strategy<Value = String> {
         "\"1e300\"",
     ]);
     let line = (key, value).prop_map(|(k, v)| format!("{k} = {v}\n"));
-    let block = prop::collection::vec(line, 0..6).prop_map(|ls| format!("[[case]]\n{}", ls.concat()));
+    let block =
+        prop::collection::vec(line, 0..6).prop_map(|ls| format!("[[case]]\n{}", ls.concat()));
     let head = prop::sample::select(vec![
         "name = \"p\"\ndescription = \"d\"\n",
         "name = \"Bad Name\"\n",
@@ -268,17 +273,26 @@ fn status() -> impl Strategy<Value = Status> {
 }
 
 fn row() -> impl Strategy<Value = Row> {
-    let machine = (field(), field(), field(), field(), field(), field(), field()).prop_map(
-        |(host_name, platform, os, driver_model, gpu, driver_version, pcie_link)| MachineKey {
-            host_name,
-            platform,
-            os,
-            driver_model,
-            gpu,
-            driver_version,
-            pcie_link,
-        },
-    );
+    let machine = (
+        field(),
+        field(),
+        field(),
+        field(),
+        field(),
+        field(),
+        field(),
+    )
+        .prop_map(
+            |(host_name, platform, os, driver_model, gpu, driver_version, pcie_link)| MachineKey {
+                host_name,
+                platform,
+                os,
+                driver_model,
+                gpu,
+                driver_version,
+                pcie_link,
+            },
+        );
     let ids = (field(), field(), field(), field(), any::<u32>(), field());
     let kind = (
         prop::sample::select(vec![Lane::H2d, Lane::D2h, Lane::Sum]),
@@ -298,7 +312,11 @@ fn row() -> impl Strategy<Value = Row> {
     );
     let outcome = (status(), any::<u32>(), any::<u32>(), field(), field());
     let bw = prop::collection::vec(opt_f64(), 8);
-    let setup = (prop::collection::vec(opt_f64(), 4), any::<u64>(), any::<u64>());
+    let setup = (
+        prop::collection::vec(opt_f64(), 4),
+        any::<u64>(),
+        any::<u64>(),
+    );
     let acct = (
         prop::collection::vec(opt_f64(), 16),
         prop::collection::vec(opt_f64(), 3),
@@ -376,13 +394,8 @@ fn csv_with_bad_record() -> impl Strategy<Value = (String, usize)> {
     let header = lines.next().unwrap_or_default().to_string();
     let good = lines.next().unwrap_or_default().to_string();
     let n_fields = header.split(',').count();
-    (
-        0..3usize,
-        0..n_fields,
-        "[ -~]{0,8}",
-        prop::bool::ANY,
-    )
-        .prop_map(move |(good_before, field, junk, quote)| {
+    (0..3usize, 0..n_fields, "[ -~]{0,8}", prop::bool::ANY).prop_map(
+        move |(good_before, field, junk, quote)| {
             // Replace a field of a record without quotes (the header has none).
             let rec: Vec<String> = csv_split(&good);
             let mut bad = rec.clone();
@@ -401,7 +414,8 @@ fn csv_with_bad_record() -> impl Strategy<Value = (String, usize)> {
             t.push_str(&bad.join(","));
             t.push('\n');
             (t, good_before + 2)
-        })
+        },
+    )
 }
 
 /// Splits one CSV record keeping each field's quotes, so fields can be swapped textually.
@@ -544,7 +558,10 @@ fn truncated_toml_is_a_located_syntax_error() {
 
 #[test]
 fn wrong_types_say_what_was_expected() {
-    let e = after_path(&must_reject_scenario("wrong-types.toml"), "wrong-types.toml");
+    let e = after_path(
+        &must_reject_scenario("wrong-types.toml"),
+        "wrong-types.toml",
+    );
     assert!(
         e.contains("<f>:7:8: `size` must be a size like \"64MiB\" or a whole number of bytes, not a boolean"),
         "{e}"
@@ -557,7 +574,10 @@ fn wrong_types_say_what_was_expected() {
 
 #[test]
 fn negative_size_is_not_a_size() {
-    let e = after_path(&must_reject_scenario("negative-size.toml"), "negative-size.toml");
+    let e = after_path(
+        &must_reject_scenario("negative-size.toml"),
+        "negative-size.toml",
+    );
     assert!(
         e.contains("<f>:7:8: `size` is not a valid size: `-64MiB` is not a size"),
         "{e}"
@@ -575,7 +595,10 @@ fn scientific_notation_size_is_rejected() {
 
 #[test]
 fn empty_sweep_axis_is_rejected() {
-    let e = after_path(&must_reject_scenario("empty-sweep.toml"), "empty-sweep.toml");
+    let e = after_path(
+        &must_reject_scenario("empty-sweep.toml"),
+        "empty-sweep.toml",
+    );
     assert!(
         e.contains("<f>:7:18: sweep axis `size` in the sweep of [[case]] #1 has no values"),
         "{e}"
@@ -584,9 +607,14 @@ fn empty_sweep_axis_is_rejected() {
 
 #[test]
 fn a_million_case_sweep_is_refused_before_expanding() {
-    let e = after_path(&must_reject_scenario("million-cases.toml"), "million-cases.toml");
+    let e = after_path(
+        &must_reject_scenario("million-cases.toml"),
+        "million-cases.toml",
+    );
     assert!(
-        e.contains("<f>:4:1: the sweep of case `alloc` expands to 1000000 cases; the limit is 100000"),
+        e.contains(
+            "<f>:4:1: the sweep of case `alloc` expands to 1000000 cases; the limit is 100000"
+        ),
         "{e}"
     );
 }
@@ -595,9 +623,8 @@ fn a_million_case_sweep_is_refused_before_expanding() {
 /// the only way these return at all is by counting before expanding.
 #[test]
 fn astronomically_large_sweeps_are_refused_by_counting() {
-    let values = |n: usize, f: &dyn Fn(usize) -> String| {
-        (0..n).map(f).collect::<Vec<_>>().join(", ")
-    };
+    let values =
+        |n: usize, f: &dyn Fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>().join(", ");
     let sizes = values(1000, &|i| format!("\"{}KiB\"", 16 * (i + 1)));
     let ints = values(1000, &|i| (i + 1).to_string());
     let text = format!(
@@ -612,7 +639,10 @@ fn astronomically_large_sweeps_are_refused_by_counting() {
     // A seventh axis of 1000 threads values: 10^21 overflows u64 and must still be refused.
     let text = text.replace(
         "ring = [",
-        &format!("threads = [{}], ring = [", values(1000, &|i| (i % 256 + 1).to_string())),
+        &format!(
+            "threads = [{}], ring = [",
+            values(1000, &|i| (i % 256 + 1).to_string())
+        ),
     );
     let e = scenario::parse("huge.toml", &text).map(|s| s.cases.len());
     assert!(e.is_err_and(|e| e.to_string().contains("the limit is 100000")));
@@ -623,8 +653,14 @@ fn many_blocks_under_the_limit_each_are_refused_in_total() {
     let block = |i: usize| {
         format!(
             "[[case]]\nlabel = \"c{i}\"\nsweep = {{ \"measure.batch\" = [{}], ring = [{}] }}\n",
-            (1..=100).map(|v| v.to_string()).collect::<Vec<_>>().join(", "),
-            (1..=100).map(|v| v.to_string()).collect::<Vec<_>>().join(", "),
+            (1..=100)
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            (1..=100)
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
         )
     };
     // 11 blocks of 10^4 cases: each is fine, together they exceed 10^5.
@@ -633,7 +669,9 @@ fn many_blocks_under_the_limit_each_are_refused_in_total() {
         (0..11).map(block).collect::<String>()
     );
     let e = scenario::parse("many.toml", &text).map(|s| s.cases.len());
-    let e = e.expect_err("110000 cases in total must be refused").to_string();
+    let e = e
+        .expect_err("110000 cases in total must be refused")
+        .to_string();
     assert!(
         e.contains("the sweeps of this file expand to 110000 cases, counting up to case `c10`"),
         "{e}"
@@ -642,15 +680,23 @@ fn many_blocks_under_the_limit_each_are_refused_in_total() {
 
 #[test]
 fn duplicate_keys_are_a_located_syntax_error() {
-    let e = after_path(&must_reject_scenario("duplicate-keys.toml"), "duplicate-keys.toml");
-    assert!(e.contains("<f>:8:1: TOML syntax error: duplicate key"), "{e}");
+    let e = after_path(
+        &must_reject_scenario("duplicate-keys.toml"),
+        "duplicate-keys.toml",
+    );
+    assert!(
+        e.contains("<f>:8:1: TOML syntax error: duplicate key"),
+        "{e}"
+    );
 }
 
 #[test]
 fn non_utf8_scenario_points_at_the_first_bad_byte() {
     let e = after_path(&must_reject_scenario("not-utf8.toml"), "not-utf8.toml");
     assert!(
-        e.contains("<f>:2:34: the file is not UTF-8 text (the first bad byte is here): save it as UTF-8"),
+        e.contains(
+            "<f>:2:34: the file is not UTF-8 text (the first bad byte is here): save it as UTF-8"
+        ),
         "{e}"
     );
 }
@@ -666,7 +712,10 @@ fn csv_of_another_schema_version_is_refused_with_the_version() {
 
 #[test]
 fn csv_with_a_missing_column_names_it() {
-    let e = after_path(&must_reject_results("missing-column.csv"), "missing-column.csv");
+    let e = after_path(
+        &must_reject_results("missing-column.csv"),
+        "missing-column.csv",
+    );
     assert_eq!(
         e,
         "<f> cannot be used: it has no `lane` column (is it a pinscope results CSV?)"
@@ -685,13 +734,19 @@ fn csv_with_a_bad_number_names_line_and_column() {
 #[test]
 fn png_as_results_is_not_a_readable_csv() {
     let e = after_path(&must_reject_results("png-header.csv"), "png-header.csv");
-    assert!(e.starts_with("<f> cannot be used: it is not a readable CSV ("), "{e}");
+    assert!(
+        e.starts_with("<f> cannot be used: it is not a readable CSV ("),
+        "{e}"
+    );
     assert!(e.contains("line 1"), "{e}");
 }
 
 #[test]
 fn toml_as_results_is_not_a_pinscope_csv() {
-    let e = after_path(&must_reject_results("toml-as-results.csv"), "toml-as-results.csv");
+    let e = after_path(
+        &must_reject_results("toml-as-results.csv"),
+        "toml-as-results.csv",
+    );
     assert_eq!(
         e,
         "<f> cannot be used: it has no `schema_version` column, so it is not a pinscope results CSV"
@@ -730,8 +785,11 @@ fn truncated_sidecar_is_not_valid_json() {
 
 #[test]
 fn non_utf8_sidecar_is_bad_results_not_an_io_error() {
-    let e = Sidecar::from_bytes(Path::new("s.json"), b"{\"schema_version\": 1, \"x\": \"\xff\"}")
-        .expect_err("not UTF-8");
+    let e = Sidecar::from_bytes(
+        Path::new("s.json"),
+        b"{\"schema_version\": 1, \"x\": \"\xff\"}",
+    )
+    .expect_err("not UTF-8");
     assert!(matches!(e, Error::BadResults { .. }), "{e}");
 }
 
@@ -788,10 +846,11 @@ fn write_case_flushes_before_the_writer_is_dropped() {
     // The writer is still alive: what a crash now would leave on disk.
     let seen = results::read_rows(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(seen, rows[..1].to_vec());
-    let samples = results::read_samples(&results::samples_path(&path))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let samples =
+        results::read_samples(&results::samples_path(&path)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(samples, vec![sample]);
-    w.write_case(&rows[1..2], &[]).unwrap_or_else(|e| panic!("{e}"));
+    w.write_case(&rows[1..2], &[])
+        .unwrap_or_else(|e| panic!("{e}"));
     let seen = results::read_rows(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(seen, rows[..2].to_vec());
     drop(w);
@@ -813,7 +872,11 @@ fn sidecar_write_atomic_leaves_no_temporary_file_and_reads_back() {
                 .collect()
         })
         .unwrap_or_default();
-    assert_eq!(names, vec!["run.json".to_string()], "left behind: {names:?}");
+    assert_eq!(
+        names,
+        vec!["run.json".to_string()],
+        "left behind: {names:?}"
+    );
     assert_eq!(Sidecar::read(&path).ok(), Some(s));
 }
 
@@ -834,7 +897,10 @@ fn a_reader_sees_the_old_sidecar_or_the_new_one_never_half() {
     new.run_id = "new".into();
     new.write_atomic(&path).unwrap_or_else(|e| panic!("{e}"));
     assert!(!tmp.exists(), "the stale temporary file is still there");
-    assert_eq!(Sidecar::read(&path).map(|s| s.run_id).ok().as_deref(), Some("new"));
+    assert_eq!(
+        Sidecar::read(&path).map(|s| s.run_id).ok().as_deref(),
+        Some("new")
+    );
     // And a half-written sidecar (what a non-atomic write could leave) is refused, not misread.
     let e = Sidecar::from_bytes(&path, &full[..full.len() / 2]).expect_err("half a file");
     assert!(e.to_string().contains("it is not valid JSON"), "{e}");
@@ -856,7 +922,8 @@ fn a_partial_sidecar_marks_the_set_partial() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let set = partial_set(dir.path());
     assert!(set.is_partial());
-    let whole = ResultSet::load(&fixture("runs/h200-headline.csv")).unwrap_or_else(|e| panic!("{e}"));
+    let whole =
+        ResultSet::load(&fixture("runs/h200-headline.csv")).unwrap_or_else(|e| panic!("{e}"));
     assert!(!whole.is_partial());
 }
 
@@ -864,11 +931,17 @@ fn a_partial_sidecar_marks_the_set_partial() {
 fn compare_accepts_a_partial_run_and_says_so() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let partial = partial_set(dir.path());
-    let whole = ResultSet::load(&fixture("runs/h200-headline.csv")).unwrap_or_else(|e| panic!("{e}"));
+    let whole =
+        ResultSet::load(&fixture("runs/h200-headline.csv")).unwrap_or_else(|e| panic!("{e}"));
     let cmp = pinscope::compare::build(&[whole, partial], 0.02);
-    assert_eq!(cmp.runs.iter().map(|r| r.partial).collect::<Vec<_>>(), [false, true]);
+    assert_eq!(
+        cmp.runs.iter().map(|r| r.partial).collect::<Vec<_>>(),
+        [false, true]
+    );
     assert!(
-        cmp.notes.iter().any(|n| n.contains("partial.csv) is a partial run")),
+        cmp.notes
+            .iter()
+            .any(|n| n.contains("partial.csv) is a partial run")),
         "{:?}",
         cmp.notes
     );
@@ -879,7 +952,14 @@ fn compare_accepts_a_partial_run_and_says_so() {
 fn report_accepts_a_partial_run_and_shows_a_banner() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let partial = partial_set(dir.path());
-    let page = pinscope::report::render_report(&[partial], &[], "t").unwrap_or_else(|e| panic!("{e}"));
-    assert!(page.contains("<div class=\"banner\">Partial run"), "no banner");
-    assert!(page.contains("partial.csv"), "the banner does not name the file");
+    let page =
+        pinscope::report::render_report(&[partial], &[], "t").unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        page.contains("<div class=\"banner\">Partial run"),
+        "no banner"
+    );
+    assert!(
+        page.contains("partial.csv"),
+        "the banner does not name the file"
+    );
 }
