@@ -624,7 +624,7 @@ fn a_million_case_sweep_is_refused_before_expanding() {
 #[test]
 fn astronomically_large_sweeps_are_refused_by_counting() {
     let values =
-        |n: usize, f: &dyn Fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>().join(", ");
+        |n: usize, f: &dyn Fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>().join(",\n");
     let sizes = values(1000, &|i| format!("\"{}KiB\"", 16 * (i + 1)));
     let ints = values(1000, &|i| (i + 1).to_string());
     let text = format!(
