@@ -11,12 +11,12 @@ fn check(r: Result<pinscope::scenario::Scenario, pinscope::Error>, path: &str) {
         match e {
             pinscope::Error::Scenario(p) => {
                 assert!(!p.items.is_empty(), "a rejection with no problems: {text}");
-                assert!(
-                    text.contains(&format!("{path}:")),
-                    "no location in: {text}"
-                );
+                assert!(text.contains(&format!("{path}:")), "no location in: {text}");
                 for item in &p.items {
-                    assert!(item.line >= 1 && item.column >= 1, "0-based location: {text}");
+                    assert!(
+                        item.line >= 1 && item.column >= 1,
+                        "0-based location: {text}"
+                    );
                 }
             }
             other => panic!("unexpected error kind for scenario text: {other}"),
@@ -39,10 +39,7 @@ fuzz_target!(|data: &[u8]| {
             h.set_len(0).expect("truncate");
             h.write_all(data).expect("write");
             let path = f.path();
-            check(
-                pinscope::scenario::load(path),
-                &path.display().to_string(),
-            );
+            check(pinscope::scenario::load(path), &path.display().to_string());
         });
     }
 });
