@@ -92,13 +92,15 @@ impl Error {
         }
     }
 
-    /// The process exit status for this error: 2 invalid input, 3 no GPU/driver, 130 interrupted,
-    /// 1 anything else.
+    /// The process exit status for this error: 2 invalid input (including a file that does not
+    /// exist), 3 no GPU/driver, 130 interrupted, 1 anything else.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Scenario(_) | Error::Usage(_) | Error::BadResults { .. } | Error::Refused(_) => {
                 2
             }
+            // A file named on the command line that does not exist is bad input, not an I/O fault.
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 2,
             Error::NoGpu(_) => 3,
             Error::Interrupted(_) => 130,
             Error::Cuda { .. } | Error::Io { .. } => 1,

@@ -348,6 +348,8 @@ impl HostBuffer {
 
     /// `cuMemHostAlloc` with exactly these flags.
     pub fn pinned(len: usize, flags: HostFlags) -> Result<HostBuffer, CudaError> {
+        #[cfg(feature = "fault-injection")]
+        super::fault::check(super::fault::Call::Alloc, "cuMemHostAlloc")?;
         let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
         let t = Instant::now();
         // SAFETY: valid out-pointer; the flags are CU_MEMHOSTALLOC_* bits.
@@ -382,6 +384,8 @@ impl HostBuffer {
 
     /// Registers this (pageable) buffer; records the time it took.
     pub fn register(&mut self, flags: HostFlags) -> Result<(), CudaError> {
+        #[cfg(feature = "fault-injection")]
+        super::fault::check(super::fault::Call::Register, "cuMemHostRegister")?;
         let t = Instant::now();
         // SAFETY: ptr/len describe memory this buffer owns; registration is undone in `unregister`/Drop.
         check("cuMemHostRegister", unsafe {
@@ -402,6 +406,8 @@ impl HostBuffer {
 
     /// `cuMemAllocManaged(CU_MEM_ATTACH_GLOBAL)`.
     pub fn managed(len: usize) -> Result<HostBuffer, CudaError> {
+        #[cfg(feature = "fault-injection")]
+        super::fault::check(super::fault::Call::Alloc, "cuMemAllocManaged")?;
         let mut d: sys::CUdeviceptr = 0;
         let t = Instant::now();
         // SAFETY: valid out-pointer; ATTACH_GLOBAL is a valid flag.
@@ -508,6 +514,8 @@ impl HostBuffer {
 
     /// Page-locks `len` bytes at `offset` until the returned guard is dropped or unregistered.
     pub fn register_range(&self, offset: usize, len: usize) -> Result<Registration<'_>, CudaError> {
+        #[cfg(feature = "fault-injection")]
+        super::fault::check(super::fault::Call::Register, "cuMemHostRegister")?;
         if offset.checked_add(len).is_none_or(|end| end > self.len) {
             return Err(CudaError::new(
                 "cuMemHostRegister",
@@ -589,6 +597,8 @@ pub struct DeviceBuffer {
 
 impl DeviceBuffer {
     pub fn new(len: usize) -> Result<DeviceBuffer, CudaError> {
+        #[cfg(feature = "fault-injection")]
+        super::fault::check(super::fault::Call::DeviceAlloc, "cuMemAlloc")?;
         let mut d: sys::CUdeviceptr = 0;
         let t = Instant::now();
         // SAFETY: valid out-pointer.
@@ -690,6 +700,8 @@ impl Stream {
         src_off: usize,
         len: usize,
     ) -> Result<(), CudaError> {
+        #[cfg(feature = "fault-injection")]
+        super::fault::check(super::fault::Call::Copy, "cuMemcpyHtoDAsync")?;
         if !in_bounds(dst_off, len, dst.len) || !in_bounds(src_off, len, src.len) {
             return Err(CudaError::new(
                 "cuMemcpyHtoDAsync",
@@ -717,6 +729,8 @@ impl Stream {
         src_off: usize,
         len: usize,
     ) -> Result<(), CudaError> {
+        #[cfg(feature = "fault-injection")]
+        super::fault::check(super::fault::Call::Copy, "cuMemcpyDtoHAsync")?;
         if !in_bounds(dst_off, len, dst.len) || !in_bounds(src_off, len, src.len) {
             return Err(CudaError::new(
                 "cuMemcpyDtoHAsync",

@@ -6,6 +6,8 @@
 //! [`Kernels`]) are safe to use. Errors raised while freeing (in `Drop`) are kept and can be
 //! collected with [`take_drop_errors`] instead of being lost.
 
+#[cfg(any(test, feature = "fault-injection"))]
+pub mod fault;
 mod ffi;
 mod kernels;
 

@@ -79,9 +79,14 @@ impl Sidecar {
     }
 
     pub fn read(path: &Path) -> Result<Sidecar, crate::Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| crate::Error::io(path, e))?;
+        let bytes = std::fs::read(path).map_err(|e| crate::Error::io(path, e))?;
+        Self::from_bytes(path, &bytes)
+    }
+
+    /// Parses sidecar JSON; `path` is only used in messages.
+    pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<Sidecar, crate::Error> {
         let v: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| crate::Error::BadResults {
+            serde_json::from_slice(bytes).map_err(|e| crate::Error::BadResults {
                 path: path.to_path_buf(),
                 reason: format!("it is not valid JSON ({e})"),
             })?;

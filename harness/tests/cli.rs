@@ -1,0 +1,397 @@
+//! The real `pinscope` binary on failure paths: exit codes (2 bad input, 3 no GPU/driver), one
+//! sentence on stderr, never a panic or a backtrace. Tests that need the GPU to be *absent* check
+//! for the driver first and say so when they cannot apply (on the GPU machine).
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn pinscope() -> Command {
+    let mut c = assert_cmd::cargo::cargo_bin_cmd!("pinscope");
+    // A panic would print a backtrace with this set; the tests assert there is none.
+    c.env("RUST_BACKTRACE", "1");
+    c.current_dir(repo());
+    c
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+fn no_panic() -> impl Predicate<str> {
+    predicate::str::contains("panicked")
+        .or(predicate::str::contains("stack backtrace"))
+        .or(predicate::str::contains("RUST_BACKTRACE"))
+        .not()
+}
+
+/// stderr is exactly one line, starting with `error: `, without panic or backtrace.
+fn one_error_line() -> impl Predicate<str> {
+    predicate::function(|s: &str| s.lines().count() == 1 && s.ends_with('\n'))
+        .and(predicate::str::starts_with("error: "))
+        .and(no_panic())
+}
+
+/// True when this machine cannot load the CUDA driver, which the no-GPU tests need.
+fn without_driver(test: &str) -> bool {
+    let absent = !pinscope::cuda::driver_present();
+    if !absent {
+        eprintln!("{test}: a CUDA driver is present here, so the no-GPU behaviour cannot be seen");
+    }
+    absent
+}
+
+const NEEDS_DRIVER: &str = "pinscope needs an NVIDIA GPU with its driver installed";
+
+#[test]
+fn run_without_a_gpu_exits_3_with_one_line() {
+    if !without_driver("run_without_a_gpu_exits_3_with_one_line") {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tempdir");
+    pinscope()
+        .args(["run", "scenarios/quick.toml", "--out"])
+        .arg(out.path())
+        .assert()
+        .code(3)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains("no NVIDIA driver found"))
+        .stderr(predicate::str::contains(NEEDS_DRIVER));
+    // Nothing was written for a run that never started.
+    let left: Vec<_> = std::fs::read_dir(out.path()).expect("dir").collect();
+    assert!(left.is_empty(), "files written: {left:?}");
+}
+
+#[test]
+fn implicit_run_without_a_gpu_and_empty_library_path_exits_3() {
+    if !without_driver("implicit_run_without_a_gpu_and_empty_library_path_exits_3") {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tempdir");
+    pinscope()
+        .env("LD_LIBRARY_PATH", "")
+        .args(["scenarios/quick.toml", "--out"])
+        .arg(out.path())
+        .assert()
+        .code(3)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains(NEEDS_DRIVER));
+}
+
+#[test]
+fn info_without_a_gpu_describes_the_machine_and_exits_3() {
+    if !without_driver("info_without_a_gpu_describes_the_machine_and_exits_3") {
+        return;
+    }
+    pinscope()
+        .arg("info")
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains("GPU: none usable"))
+        .stdout(predicate::str::contains("no NVIDIA driver found"))
+        .stdout(predicate::str::contains("platform:"))
+        .stdout(predicate::str::contains("ram:"))
+        .stderr(no_panic());
+}
+
+#[test]
+fn info_json_without_a_gpu_is_valid_json_with_the_machine() {
+    if !without_driver("info_json_without_a_gpu_is_valid_json_with_the_machine") {
+        return;
+    }
+    let out = pinscope().args(["info", "--json"]).output().expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The first line says the GPU is unavailable; the JSON follows it.
+    let json_start = stdout.find('{').expect("JSON in output");
+    let v: serde_json::Value = serde_json::from_str(&stdout[json_start..]).expect("valid JSON");
+    assert!(
+        v["machine"]["ram_bytes"].as_u64().is_some_and(|r| r > 0),
+        "{v}"
+    );
+    assert!(v["observers"].is_null(), "{v}");
+    assert!(no_panic().eval(&String::from_utf8_lossy(&out.stderr)));
+}
+
+#[test]
+fn bad_scenario_exits_2_with_path_line_col() {
+    let bad = fixture("malformed/wrong-types.toml");
+    let shown = bad.display().to_string();
+    pinscope()
+        .arg("run")
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(format!(
+            "error: {shown} has 2 problems\n"
+        )))
+        .stderr(predicate::str::contains(format!(
+            "  {shown}:8:11: `streams` must be a whole number from 1 to 16, not a string\n"
+        )))
+        .stderr(no_panic());
+}
+
+#[test]
+fn bad_scenario_is_refused_before_the_gpu_is_needed() {
+    // Validation comes first: even without a driver a broken file is exit 2, not 3.
+    pinscope()
+        .arg(fixture("malformed/truncated.toml"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "truncated.toml:6:11: TOML syntax error",
+        ))
+        .stderr(no_panic());
+}
+
+#[test]
+fn non_utf8_scenario_exits_2_located() {
+    pinscope()
+        .arg("plan")
+        .arg(fixture("malformed/not-utf8.toml"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "not-utf8.toml:2:34: the file is not UTF-8 text",
+        ))
+        .stderr(no_panic());
+}
+
+#[test]
+fn missing_scenario_file_exits_2_with_one_sentence() {
+    pinscope()
+        .args(["run", "scenarios/does-not-exist.toml"])
+        .assert()
+        .code(2)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains("scenarios/does-not-exist.toml"))
+        .stderr(
+            predicate::str::contains("No such file").or(predicate::str::contains("cannot find")),
+        );
+}
+
+#[test]
+fn missing_scenario_file_for_plan_exits_2() {
+    pinscope()
+        .args(["plan", "nowhere.toml"])
+        .assert()
+        .code(2)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains("nowhere.toml"));
+}
+
+#[test]
+fn allow_pinned_out_of_range_exits_2() {
+    for cmd in ["run", "plan"] {
+        pinscope()
+            .args([cmd, "--allow-pinned", "2", "scenarios/quick.toml"])
+            .assert()
+            .code(2)
+            .stderr(one_error_line())
+            .stderr(predicate::str::contains("--allow-pinned"))
+            .stderr(predicate::str::contains("0.9"));
+    }
+}
+
+#[test]
+fn allow_pinned_not_a_number_is_a_usage_error() {
+    pinscope()
+        .args(["run", "--allow-pinned", "lots", "scenarios/quick.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--allow-pinned"))
+        .stderr(no_panic());
+}
+
+#[test]
+fn case_timeout_that_is_not_a_duration_exits_2() {
+    pinscope()
+        .args(["run", "--case-timeout", "soon", "scenarios/quick.toml"])
+        .assert()
+        .code(2)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains(
+            "--case-timeout: `soon` is not a duration",
+        ));
+}
+
+#[test]
+fn pinned_cap_above_75_percent_of_ram_is_refused() {
+    // The rule itself, on any machine: 13 GiB of 16 GiB is above 75%.
+    let ram = 16 * pinscope::units::GIB;
+    let e = pinscope::runner::ceiling_cap(Some("13GiB"), ram).expect_err("above 75% is refused");
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().contains("more than 75%"), "{e}");
+    assert_eq!(
+        pinscope::runner::ceiling_cap(Some("12GiB"), ram).ok(),
+        Some(12 * pinscope::units::GIB)
+    );
+    let e = pinscope::runner::ceiling_cap(Some("-1GiB"), ram).expect_err("not a size");
+    assert_eq!(e.exit_code(), 2);
+}
+
+/// The CLI should refuse a bad `--pinned-cap` before it needs a GPU, like `--allow-pinned`.
+/// Today `run_command` opens the GPU first (runner.rs, `open_session` before `ceiling_cap`), so
+/// without a GPU this exits 3 instead of 2.
+#[test]
+#[ignore = "bug: --pinned-cap is validated only after the GPU is opened (runner.rs run_command)"]
+fn pinned_cap_above_75_percent_is_refused_before_opening_the_gpu() {
+    pinscope()
+        .args(["run", "--pinned-cap", "1000TiB", "scenarios/quick.toml"])
+        .assert()
+        .code(2)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains("more than 75%"));
+}
+
+#[test]
+fn compare_with_one_file_is_a_usage_error() {
+    pinscope()
+        .arg("compare")
+        .arg(fixture("runs/h200-headline.csv"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("2 values required"))
+        .stderr(predicate::str::contains("Usage: pinscope compare"))
+        .stderr(no_panic());
+}
+
+#[test]
+fn compare_on_a_non_csv_names_the_file() {
+    for bad in [
+        "png-header.csv",
+        "toml-as-results.csv",
+        "empty.csv",
+        "schema-v2.csv",
+    ] {
+        let path = fixture("malformed").join(bad);
+        pinscope()
+            .arg("compare")
+            .arg(fixture("runs/h200-headline.csv"))
+            .arg(&path)
+            .assert()
+            .code(2)
+            .stderr(one_error_line())
+            .stderr(predicate::str::contains(format!(
+                "error: {} cannot be used: ",
+                path.display()
+            )));
+    }
+}
+
+#[test]
+fn compare_on_a_missing_file_exits_2_naming_it() {
+    pinscope()
+        .arg("compare")
+        .arg(fixture("runs/h200-headline.csv"))
+        .arg("no-such-run.csv")
+        .assert()
+        .code(2)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains("no-such-run.csv"));
+}
+
+#[test]
+fn compare_with_a_bad_sidecar_names_the_sidecar() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let csv = dir.path().join("other.csv");
+    std::fs::copy(fixture("runs/h200-headline.csv"), &csv).expect("copy");
+    std::fs::copy(
+        fixture("malformed/sidecar-v2.json"),
+        dir.path().join("other.json"),
+    )
+    .expect("copy");
+    pinscope()
+        .arg("compare")
+        .arg(fixture("runs/h200-headline.csv"))
+        .arg(&csv)
+        .assert()
+        .code(2)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains(
+            "other.json cannot be used: its schema_version is 2",
+        ));
+}
+
+#[test]
+fn report_on_a_non_csv_exits_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    pinscope()
+        .arg("report")
+        .arg(fixture("malformed/png-header.csv"))
+        .arg("-o")
+        .arg(dir.path().join("r.html"))
+        .assert()
+        .code(2)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains("png-header.csv cannot be used"));
+    assert!(!dir.path().join("r.html").exists());
+}
+
+#[test]
+fn plan_accepts_every_shipped_scenario() {
+    let mut n = 0;
+    for entry in std::fs::read_dir(repo().join("scenarios")).expect("scenarios/") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|x| x == "toml") {
+            n += 1;
+            pinscope()
+                .arg("plan")
+                .arg(&path)
+                .assert()
+                .success()
+                .stdout(predicate::str::is_empty().not())
+                .stderr(no_panic());
+        }
+    }
+    assert!(n >= 4, "only {n} shipped scenarios found");
+}
+
+#[test]
+fn version_prints_name_and_version() {
+    pinscope()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(format!("pinscope {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn help_shows_examples() {
+    pinscope()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Examples:"))
+        .stdout(predicate::str::contains(
+            "pinscope plan scenarios/ollama-like.toml",
+        ))
+        .stdout(predicate::str::contains(
+            "pinscope compare windows.csv wsl2.csv",
+        ));
+}
+
+#[test]
+fn no_arguments_is_a_usage_error() {
+    pinscope()
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("Usage:"))
+        .stderr(no_panic());
+}
+
+#[test]
+fn unknown_subcommand_like_path_is_treated_as_a_missing_scenario() {
+    // `pinscope foo` means `pinscope run foo`: a missing file, not a clap error about `foo`.
+    pinscope()
+        .arg("foo")
+        .assert()
+        .code(2)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains("foo"));
+}
