@@ -26,6 +26,8 @@ fi
 if has tests; then
   log "GPU tests (ignored by default)"
   dist/gpu-tests --ignored --test-threads=1 --nocapture 2>&1 | tee "$OUT/gpu-tests.log" | tail -60
+  log "GPU fault-injection tests (built with --features fault-injection)"
+  dist/gpu-fault-tests --ignored --test-threads=1 --nocapture 2>&1 | tee "$OUT/gpu-fault-tests.log" | tail -40
 fi
 if has info; then
   log "pinscope info"

@@ -964,13 +964,10 @@ fn report_accepts_a_partial_run_and_shows_a_banner() {
     );
 }
 
-/// Every value of this sweep sits on one 33 KB line. Locating a value (`raw::Lines::pos`) counts
-/// the characters from the start of its line, so the time grows with the square of the line
-/// length: this file takes 4.6 s in a debug build (0.2 s release), 140 KB on one line 1.5 s in
-/// release, 55 s in the fuzz build. The same values one per line take milliseconds. Un-ignore
-/// once `Lines::pos` is O(1) per lookup (see the robustness report).
+/// Every value of this sweep sits on one 33 KB line. Locating a value (`raw::Lines::pos`) used to
+/// count the characters from the start of its line, quadratic in the line length (4.6 s in a
+/// debug build); ASCII lines are now located in O(1).
 #[test]
-#[ignore = "bug: scenario/raw.rs Lines::pos is O(column), quadratic on long lines"]
 fn a_long_single_line_sweep_is_refused() {
     let e = after_path(
         &must_reject_scenario("long-line-sweep.toml"),

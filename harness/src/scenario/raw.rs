@@ -27,19 +27,39 @@ impl Pos {
 pub struct Lines<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// Whether each line is pure ASCII (then a column is a byte offset: O(1) to locate).
+    ascii: Vec<bool>,
 }
 
 impl<'a> Lines<'a> {
     pub fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Self { text, starts }
+        let ascii = starts
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                let end = starts.get(i + 1).copied().unwrap_or(text.len());
+                text.as_bytes().get(s..end).is_some_and(|b| b.is_ascii())
+            })
+            .collect();
+        Self {
+            text,
+            starts,
+            ascii,
+        }
     }
 
     pub fn pos(&self, offset: usize) -> Pos {
         let offset = offset.min(self.text.len());
         let line = self.starts.partition_point(|&s| s <= offset).max(1);
         let start = self.starts.get(line - 1).copied().unwrap_or(0);
+        if self.ascii.get(line - 1).copied().unwrap_or(false) {
+            return Pos {
+                line,
+                column: offset.saturating_sub(start) + 1,
+            };
+        }
         // Count characters up to the offset; an offset inside a character counts that character.
         let column = self
             .text
