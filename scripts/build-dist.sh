@@ -19,4 +19,6 @@ mkdir -p dist
 cp target/release/pinscope dist/pinscope
 cp "$exe" dist/gpu-tests
 cp "$faults" dist/gpu-fault-tests
+# Symbols stripped: the device tool carries at most 64 MiB.
+strip dist/pinscope dist/gpu-tests dist/gpu-fault-tests
 ls -la dist

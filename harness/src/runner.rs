@@ -965,16 +965,7 @@ fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar, csv: &Path
 }
 
 fn row_title(r: &Row) -> String {
-    let axes: Vec<&str> = r
-        .axes
-        .split(';')
-        .filter(|a| !a.is_empty() && !a.starts_with("direction="))
-        .collect();
-    if axes.is_empty() {
-        r.case_label.clone()
-    } else {
-        format!("{} ({})", r.case_label, axes.join(", "))
-    }
+    r.title()
 }
 
 /// The answer to "which way is fastest and what does it cost", per direction, in sentences.

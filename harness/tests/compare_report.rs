@@ -36,7 +36,10 @@ fn build(tmp: &Path) -> Comparison {
 fn entry<'a>(c: &'a Comparison, label: &str, lane: Lane) -> &'a compare::Entry {
     c.entries
         .iter()
-        .find(|e| e.case_label == label && e.lane == lane)
+        .find(|e| {
+            (e.case_label == label || e.case_label.starts_with(&format!("{label} (")))
+                && e.lane == lane
+        })
         .unwrap_or_else(|| panic!("no entry {label} {lane:?}"))
 }
 

@@ -298,7 +298,7 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
                 .collect();
             Entry {
                 case_key: first.case_key.clone(),
-                case_label: first.case_label.clone(),
+                case_label: first.title(),
                 scenario: first.scenario.clone(),
                 lane: first.lane,
                 size_bytes: first.size_bytes,

@@ -162,6 +162,21 @@ pub struct Row {
 }
 
 impl Row {
+    /// The case's label with the sweep axes that tell it apart (h2d/d2h is the lane already):
+    /// `staged ring (chunk=16MiB, ring=3, threads=12)`.
+    pub fn title(&self) -> String {
+        let axes: Vec<&str> = self
+            .axes
+            .split(';')
+            .filter(|a| !a.is_empty() && *a != "direction=h2d" && *a != "direction=d2h")
+            .collect();
+        if axes.is_empty() {
+            self.case_label.clone()
+        } else {
+            format!("{} ({})", self.case_label, axes.join(", "))
+        }
+    }
+
     pub fn accounting_value(&self, phase: &str, metric: &str) -> Option<f64> {
         self.accounting
             .iter()

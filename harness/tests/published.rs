@@ -1,0 +1,151 @@
+//! `compare`, `report` and claims on the published results in `reports/`: real runs on the lent
+//! H200 machines (single-GPU host and two-GPU host), so CI checks the tools on measured data.
+
+use pinscope::compare;
+use pinscope::report;
+use pinscope::results::{Lane, ResultSet, read_rows};
+use std::path::{Path, PathBuf};
+
+fn reports() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports")
+}
+
+fn results_in(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(reports().join(dir))
+        .expect("published results")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "csv")
+                && !p.to_string_lossy().ends_with(".samples.csv")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn one(dir: &str, scenario: &str) -> PathBuf {
+    results_in(dir)
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains(&format!("-{scenario}-")))
+        .unwrap_or_else(|| panic!("no {scenario} results in reports/{dir}"))
+}
+
+#[test]
+fn every_published_run_reads_back_and_renders() {
+    let runs = results_in("h200");
+    assert!(runs.len() >= 12, "{runs:?}");
+    for p in runs.iter().chain(results_in("h200-x2").iter()) {
+        let set = ResultSet::load(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert!(!set.rows.is_empty() && !set.samples.is_empty() && set.sidecar.is_some());
+        assert!(!set.is_partial(), "{} is partial", p.display());
+        let html = report::render_report(&[set.clone()], &[], "t").expect("renders");
+        assert!(
+            html.contains("<svg") && !html.contains("<script"),
+            "{}",
+            p.display()
+        );
+        // The published page beside it exists.
+        assert!(p.with_extension("html").exists(), "{}", p.display());
+    }
+}
+
+#[test]
+fn the_two_h200_hosts_compare_with_intervals_and_verdicts() {
+    let sets = compare::load_all(&[
+        one("h200", "h200-headline"),
+        one("h200-x2", "h200-headline"),
+    ])
+    .expect("loads");
+    let c = compare::build(&sets, 0.02);
+    assert_eq!(c.runs.len(), 2);
+    let pinned = c
+        .entries
+        .iter()
+        .find(|e| e.case_label == "pinned copy-engine" && e.lane == Lane::H2d)
+        .expect("pinned h2d");
+    let change = pinned.cells[1]
+        .as_ref()
+        .and_then(|c| c.change)
+        .expect("a comparison");
+    // Same card, same link: the pinned copy engine is within 2% on both hosts.
+    assert!((change.ratio - 1.0).abs() < 0.02, "{}", change.ratio);
+    let (lo, hi) = change
+        .ci
+        .expect("a bootstrap interval from the raw samples");
+    assert!(lo <= change.ratio && change.ratio <= hi);
+    // Every case of the scenario is present in both runs.
+    assert!(
+        c.entries
+            .iter()
+            .all(|e| e.cells.iter().all(|x| x.is_some()))
+    );
+    let md = compare::exporter(pinscope::cli::CompareFormat::Markdown, false).render(&c);
+    assert!(md.contains("| pinned copy-engine | h2d |"), "{md}");
+    assert!(md.contains("differs — ram"), "{md}");
+}
+
+#[test]
+fn published_claims_agree_with_a_fresh_evaluation() {
+    for p in results_in("h200") {
+        let set = ResultSet::load(&p).expect("loads");
+        let side = set.sidecar.as_ref().expect("sidecar");
+        let Some(rec) = side.scenarios.first() else {
+            continue;
+        };
+        let scenario =
+            pinscope::scenario::parse(&rec.path, &rec.text).expect("its own text parses");
+        let fresh =
+            pinscope::claims::evaluate(&scenario, &read_rows(&p).expect("rows"), &side.machine);
+        let verdicts = |v: &[pinscope::results::ClaimVerdict]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|c| (c.text.clone(), c.verdict.clone()))
+                .collect()
+        };
+        assert_eq!(verdicts(&fresh), verdicts(&side.claims), "{}", p.display());
+    }
+}
+
+#[test]
+fn the_article_000_experiment_on_linux_holds_where_it_applies() {
+    let set = ResultSet::load(&one("h200", "wddm-pinned-4g")).expect("loads");
+    let side = set.sidecar.expect("sidecar");
+    assert_eq!(side.machine.platform, "linux");
+    let held = side.claims.iter().filter(|c| c.verdict == "held").count();
+    let na = side
+        .claims
+        .iter()
+        .filter(|c| c.verdict == "not applicable here")
+        .count();
+    assert!(held >= 5 && na >= 4, "{:?}", side.claims);
+    // 4 GiB pinned with cudaMallocHost: cudaMemGetInfo barely moves, VmRSS grows by the size.
+    let alloc = set
+        .rows
+        .iter()
+        .find(|r| r.case_label == "alloc")
+        .expect("alloc row");
+    assert!(alloc.accounting_value("alloc", "cuda_used").expect("cuda") < 64.0);
+    assert!(alloc.accounting_value("alloc", "proc_rss").expect("rss") > 4000.0);
+    assert_eq!(
+        alloc.accounting_value("alloc", "shared"),
+        None,
+        "no DXGI on Linux"
+    );
+}
+
+#[test]
+fn the_index_links_every_published_page() {
+    let index = std::fs::read_to_string(reports().join("index.html")).expect("index");
+    for p in results_in("h200").into_iter().chain(results_in("h200-x2")) {
+        let rel = p.with_extension("html");
+        let rel = rel
+            .strip_prefix(reports())
+            .expect("inside reports")
+            .to_string_lossy()
+            .replace('\\', "/");
+        assert!(index.contains(&rel), "index lacks {rel}");
+    }
+    assert!(
+        index.contains("compare-h200-headline.html")
+            && reports().join("compare-h200-headline.html").exists()
+    );
+}
