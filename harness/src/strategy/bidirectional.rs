@@ -158,18 +158,9 @@ impl Transfer for Bidirectional {
     }
 
     fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let mut t = self.setup.clone();
         self.up_dev = None;
         self.down_dev = None;
-        let mut first = Ok(());
-        for h in [self.up_host.take(), self.down_host.take()]
-            .into_iter()
-            .flatten()
-        {
-            if let Err(e) = free_host(h, &mut t) {
-                first = first.and(Err(e));
-            }
-        }
-        first.map(|_| t)
+        let bufs = [self.up_host.take(), self.down_host.take()];
+        free_all(bufs.into_iter().flatten(), self.setup.clone())
     }
 }

@@ -26,11 +26,7 @@ impl CopyEngine {
             .map(|_| Stream::new())
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
-            setup: SetupTimes {
-                alloc_ms: Some(host.alloc_ms),
-                register_ms: host.register_ms,
-                ..Default::default()
-            },
+            setup: SetupTimes::of(&host),
             managed: case.host == HostKind::Managed,
             host: Some(host),
             device: Some(device),
@@ -72,15 +68,7 @@ impl Transfer for CopyEngine {
         let (Some(host), Some(dev)) = (self.host.as_mut(), self.device.as_ref()) else {
             return Ok(());
         };
-        let s = &self.streams[0];
-        if self.h2d {
-            crate::cuda::fill_pattern(host.as_mut_slice(), 0, self.seed);
-            dev.memset(s, 0)?;
-        } else {
-            host.as_mut_slice().fill(0);
-            gpu.kernels.write(s, dev, self.size, self.seed)?;
-        }
-        s.synchronize()
+        touch_one_way(gpu, &self.streams[0], self.h2d, host, dev, self.seed)
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
@@ -159,13 +147,10 @@ impl Transfer for CopyEngine {
         let (Some(host), Some(dev)) = (self.host.as_ref(), self.device.as_ref()) else {
             return Err(CudaError::new("verify", "buffers already freed"));
         };
-        let s = &self.streams[0];
-        s.synchronize()?;
-        if self.h2d {
-            verify_device(gpu, s, dev, self.seed, Lane::H2d)
-        } else {
-            Ok(verify_host(host, self.seed, Lane::D2h))
+        for s in &self.streams[1..] {
+            s.synchronize()?;
         }
+        verify_one_way(gpu, &self.streams[0], self.h2d, host, dev, self.seed)
     }
 
     fn setup(&self) -> SetupTimes {
@@ -182,12 +167,8 @@ impl Transfer for CopyEngine {
     }
 
     fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let mut t = self.setup.clone();
         self.device = None;
-        if let Some(h) = self.host.take() {
-            free_host(h, &mut t)?;
-        }
-        Ok(t)
+        free_all(self.host.take(), self.setup.clone())
     }
 }
 

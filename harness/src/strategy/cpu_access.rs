@@ -25,11 +25,7 @@ impl CpuAccess {
             .build()
             .map_err(|e| CudaError::new("thread pool", e.to_string()))?;
         Ok(Self {
-            setup: SetupTimes {
-                alloc_ms: Some(host.alloc_ms),
-                register_ms: host.register_ms,
-                ..Default::default()
-            },
+            setup: SetupTimes::of(&host),
             host: Some(host),
             scratch: if read { vec![0; size] } else { Vec::new() },
             read,

@@ -58,6 +58,17 @@ pub struct SetupTimes {
     pub free_ms: Option<f64>,
 }
 
+impl SetupTimes {
+    /// The allocation (and registration) time of one host buffer.
+    pub(crate) fn of(host: &HostBuffer) -> SetupTimes {
+        SetupTimes {
+            alloc_ms: Some(host.alloc_ms),
+            register_ms: host.register_ms,
+            ..Default::default()
+        }
+    }
+}
+
 /// Bytes a strategy holds, for the ledger.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Footprint {
@@ -153,6 +164,58 @@ pub(crate) fn free_host(buf: HostBuffer, t: &mut SetupTimes) -> Result<(), CudaE
     }
     t.free_ms = Some(t.free_ms.unwrap_or(0.0) + free);
     Ok(())
+}
+
+/// First touch of a one-way transfer: the source gets the pattern, the destination zeros
+/// (H2D: host source, device destination; D2H the reverse).
+pub(crate) fn touch_one_way(
+    gpu: &Gpu,
+    stream: &Stream,
+    h2d: bool,
+    host: &mut HostBuffer,
+    dev: &DeviceBuffer,
+    seed: u32,
+) -> Result<(), CudaError> {
+    if h2d {
+        crate::cuda::fill_pattern(host.as_mut_slice(), 0, seed);
+        dev.memset(stream, 0)?;
+    } else {
+        host.as_mut_slice().fill(0);
+        gpu.kernels.write(stream, dev, dev.len(), seed)?;
+    }
+    stream.synchronize()
+}
+
+/// Checks the destination of a one-way transfer: the device buffer after H2D, the host after D2H.
+pub(crate) fn verify_one_way(
+    gpu: &Gpu,
+    stream: &Stream,
+    h2d: bool,
+    host: &HostBuffer,
+    dev: &DeviceBuffer,
+    seed: u32,
+) -> Result<Verified, CudaError> {
+    stream.synchronize()?;
+    if h2d {
+        verify_device(gpu, stream, dev, seed, Lane::H2d)
+    } else {
+        Ok(verify_host(host, seed, Lane::D2h))
+    }
+}
+
+/// Frees the host buffers of a transfer, folding their times into `setup`; the first error wins
+/// but every buffer is freed.
+pub(crate) fn free_all(
+    bufs: impl IntoIterator<Item = HostBuffer>,
+    mut setup: SetupTimes,
+) -> Result<SetupTimes, CudaError> {
+    let mut first = Ok(());
+    for b in bufs {
+        if let Err(e) = free_host(b, &mut setup) {
+            first = first.and(Err(e));
+        }
+    }
+    first.map(|_| setup)
 }
 
 /// Checks a device buffer holds the pattern.

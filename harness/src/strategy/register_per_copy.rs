@@ -22,10 +22,7 @@ impl RegisterPerCopy {
         let size = case.size as usize;
         let host = HostBuffer::pageable(size)?;
         Ok(Self {
-            setup: SetupTimes {
-                alloc_ms: Some(host.alloc_ms),
-                ..Default::default()
-            },
+            setup: SetupTimes::of(&host),
             host: Some(host),
             device: Some(DeviceBuffer::new(size)?),
             stream: Stream::new()?,
@@ -49,14 +46,7 @@ impl Transfer for RegisterPerCopy {
         let (Some(host), Some(dev)) = (self.host.as_mut(), self.device.as_ref()) else {
             return Ok(());
         };
-        if self.h2d {
-            crate::cuda::fill_pattern(host.as_mut_slice(), 0, self.seed);
-            dev.memset(&self.stream, 0)?;
-        } else {
-            host.as_mut_slice().fill(0);
-            gpu.kernels.write(&self.stream, dev, self.size, self.seed)?;
-        }
-        self.stream.synchronize()
+        touch_one_way(gpu, &self.stream, self.h2d, host, dev, self.seed)
     }
 
     fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
@@ -102,12 +92,7 @@ impl Transfer for RegisterPerCopy {
         let (Some(host), Some(dev)) = (self.host.as_ref(), self.device.as_ref()) else {
             return Err(CudaError::new("verify", "buffers already freed"));
         };
-        self.stream.synchronize()?;
-        if self.h2d {
-            verify_device(gpu, &self.stream, dev, self.seed, Lane::H2d)
-        } else {
-            Ok(verify_host(host, self.seed, Lane::D2h))
-        }
+        verify_one_way(gpu, &self.stream, self.h2d, host, dev, self.seed)
     }
 
     fn setup(&self) -> SetupTimes {
@@ -124,11 +109,7 @@ impl Transfer for RegisterPerCopy {
     }
 
     fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let mut t = self.setup.clone();
         self.device = None;
-        if let Some(h) = self.host.take() {
-            free_host(h, &mut t)?;
-        }
-        Ok(t)
+        free_all(self.host.take(), self.setup.clone())
     }
 }

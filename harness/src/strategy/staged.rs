@@ -153,18 +153,10 @@ impl Transfer for Staged {
         let (Some(host), Some(dev)) = (self.pageable.as_mut(), self.device.as_ref()) else {
             return Ok(());
         };
-        let s = &self.streams[0];
-        if self.h2d {
-            crate::cuda::fill_pattern(host.as_mut_slice(), 0, self.seed);
-            dev.memset(s, 0)?;
-        } else {
-            host.as_mut_slice().fill(0);
-            gpu.kernels.write(s, dev, self.size, self.seed)?;
-        }
         for r in &mut self.ring {
             r.as_mut_slice().fill(0);
         }
-        s.synchronize()
+        touch_one_way(gpu, &self.streams[0], self.h2d, host, dev, self.seed)
     }
 
     fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
@@ -204,14 +196,10 @@ impl Transfer for Staged {
         let (Some(host), Some(dev)) = (self.pageable.as_ref(), self.device.as_ref()) else {
             return Err(CudaError::new("verify", "buffers already freed"));
         };
-        for s in &self.streams {
+        for s in &self.streams[1..] {
             s.synchronize()?;
         }
-        if self.h2d {
-            verify_device(gpu, &self.streams[0], dev, self.seed, Lane::H2d)
-        } else {
-            Ok(verify_host(host, self.seed, Lane::D2h))
-        }
+        verify_one_way(gpu, &self.streams[0], self.h2d, host, dev, self.seed)
     }
 
     fn setup(&self) -> SetupTimes {
@@ -228,15 +216,8 @@ impl Transfer for Staged {
     }
 
     fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let mut t = self.setup.clone();
         self.device = None;
-        let mut first = Ok(());
         let bufs: Vec<HostBuffer> = self.ring.drain(..).chain(self.pageable.take()).collect();
-        for b in bufs {
-            if let Err(e) = free_host(b, &mut t) {
-                first = first.and(Err(e));
-            }
-        }
-        first.map(|_| t)
+        free_all(bufs, self.setup.clone())
     }
 }

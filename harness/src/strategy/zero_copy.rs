@@ -30,11 +30,7 @@ impl ZeroCopy {
             ));
         }
         Ok(Self {
-            setup: SetupTimes {
-                alloc_ms: Some(host.alloc_ms),
-                register_ms: host.register_ms,
-                ..Default::default()
-            },
+            setup: SetupTimes::of(&host),
             managed: case.host == HostKind::Managed,
             host: Some(host),
             device: Some(DeviceBuffer::new(size)?),
@@ -60,14 +56,7 @@ impl Transfer for ZeroCopy {
         let (Some(host), Some(dev)) = (self.host.as_mut(), self.device.as_ref()) else {
             return Ok(());
         };
-        if self.h2d {
-            crate::cuda::fill_pattern(host.as_mut_slice(), 0, self.seed);
-            dev.memset(&self.stream, 0)?;
-        } else {
-            host.as_mut_slice().fill(0);
-            gpu.kernels.write(&self.stream, dev, self.size, self.seed)?;
-        }
-        self.stream.synchronize()
+        touch_one_way(gpu, &self.stream, self.h2d, host, dev, self.seed)
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
@@ -132,10 +121,8 @@ impl Transfer for ZeroCopy {
             Ok(Verified::NotApplicable)
         } else if self.access == Engine::KernelWrite {
             Ok(verify_host(host, self.seed, Lane::D2h))
-        } else if self.h2d {
-            verify_device(gpu, &self.stream, dev, self.seed, Lane::H2d)
         } else {
-            Ok(verify_host(host, self.seed, Lane::D2h))
+            verify_one_way(gpu, &self.stream, self.h2d, host, dev, self.seed)
         }
     }
 
@@ -153,11 +140,7 @@ impl Transfer for ZeroCopy {
     }
 
     fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let mut t = self.setup.clone();
         self.device = None;
-        if let Some(h) = self.host.take() {
-            free_host(h, &mut t)?;
-        }
-        Ok(t)
+        free_all(self.host.take(), self.setup.clone())
     }
 }
