@@ -38,7 +38,7 @@ fn every_published_run_reads_back_and_renders() {
         let set = ResultSet::load(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         assert!(!set.rows.is_empty() && !set.samples.is_empty() && set.sidecar.is_some());
         assert!(!set.is_partial(), "{} is partial", p.display());
-        let html = report::render_report(&[set.clone()], &[], "t").expect("renders");
+        let html = report::render_report(std::slice::from_ref(&set), &[], "t").expect("renders");
         assert!(
             html.contains("<svg") && !html.contains("<script"),
             "{}",
