@@ -23,6 +23,7 @@ const MEMINFO_FIELDS: &[(&str, &str)] = &[
     ("Mlocked", "mlocked"),
     ("Unevictable", "unevictable"),
     ("AnonPages", "anon_pages"),
+    ("AnonHugePages", "anon_huge_pages"),
 ];
 
 /// The wanted `Key:   value kB` lines of a /proc file, in bytes. A field that is missing or does
@@ -52,7 +53,8 @@ pub fn parse_status(text: &str) -> Vec<Reading> {
     parse_kb_fields(text, STATUS_FIELDS)
 }
 
-/// `mem_total`, `mem_available`, `committed_as`, `mlocked`, `unevictable`, `anon_pages` (bytes)
+/// `mem_total`, `mem_available`, `committed_as`, `mlocked`, `unevictable`, `anon_pages`,
+/// `anon_huge_pages` (bytes)
 /// from the text of `/proc/meminfo`.
 pub fn parse_meminfo(text: &str) -> Vec<Reading> {
     parse_kb_fields(text, MEMINFO_FIELDS)
