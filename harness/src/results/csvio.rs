@@ -209,6 +209,10 @@ impl ResultsWriter {
             .get_ref()
             .sync_data()
             .map_err(|e| Error::io(&self.path, e))?;
+        self.samples
+            .get_ref()
+            .sync_data()
+            .map_err(|e| Error::io(&self.samples_path, e))?;
         Ok(())
     }
 }

@@ -115,7 +115,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), crate::Error> {
         name.push(".tmp");
         path.with_file_name(name)
     };
-    std::fs::write(&tmp, bytes).map_err(|e| crate::Error::io(&tmp, e))?;
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp).map_err(|e| crate::Error::io(&tmp, e))?;
+        f.write_all(bytes).map_err(|e| crate::Error::io(&tmp, e))?;
+        // On disk before the rename, so the new name never points at a half-written file.
+        f.sync_all().map_err(|e| crate::Error::io(&tmp, e))?;
+    }
     std::fs::rename(&tmp, path).map_err(|e| crate::Error::io(path, e))
 }
 
