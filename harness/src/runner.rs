@@ -330,6 +330,16 @@ struct Watch {
 
 impl Watchdog {
     fn start(sidecar: Sidecar, json: PathBuf, timeout: std::time::Duration) -> Watchdog {
+        Self::start_with(sidecar, json, timeout, || std::process::exit(124))
+    }
+
+    /// `on_timeout` runs after the sidecar was written (the process exits there; tests observe).
+    fn start_with(
+        sidecar: Sidecar,
+        json: PathBuf,
+        timeout: std::time::Duration,
+        on_timeout: impl Fn() + Send + 'static,
+    ) -> Watchdog {
         let shared = Arc::new(std::sync::Mutex::new(Watch {
             sidecar,
             json,
@@ -359,7 +369,8 @@ impl Watchdog {
                     "error: {msg}; every finished case is in {}",
                     w.json.with_extension("csv").display()
                 );
-                std::process::exit(124);
+                w.case = None;
+                on_timeout();
             }
         });
         Watchdog {
@@ -1137,4 +1148,75 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         }
     }
     Ok(if session.is_some() { 0 } else { 3 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sidecar() -> Sidecar {
+        Sidecar {
+            schema_version: crate::results::SCHEMA_VERSION,
+            pinscope_version: "test".into(),
+            run_id: "r".into(),
+            started_at: "t".into(),
+            finished_at: None,
+            partial: false,
+            command_line: vec![],
+            machine: Machine::default(),
+            scenarios: vec![],
+            observers: vec![],
+            claims: vec![],
+            probes: vec![],
+            derived: vec![],
+        }
+    }
+
+    #[test]
+    fn watchdog_marks_the_run_partial_when_a_case_hangs() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("run.json");
+        let fired = Arc::new(AtomicBool::new(false));
+        let f = fired.clone();
+        let w = Watchdog::start_with(
+            sidecar(),
+            json.clone(),
+            std::time::Duration::from_millis(300),
+            move || f.store(true, Ordering::SeqCst),
+        );
+        w.case_started("stuck case");
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        drop(w);
+        assert!(fired.load(Ordering::SeqCst), "the watchdog did not fire");
+        let back = Sidecar::read(&json).unwrap();
+        assert!(back.partial);
+        assert!(
+            back.derived
+                .iter()
+                .any(|(k, v)| k == "watchdog" && v.contains("stuck case"))
+        );
+    }
+
+    #[test]
+    fn watchdog_stays_quiet_for_cases_that_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("run.json");
+        let fired = Arc::new(AtomicBool::new(false));
+        let f = fired.clone();
+        let w = Watchdog::start_with(
+            sidecar(),
+            json.clone(),
+            std::time::Duration::from_millis(500),
+            move || f.store(true, Ordering::SeqCst),
+        );
+        for _ in 0..3 {
+            w.case_started("quick case");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            w.case_finished(&sidecar());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        drop(w);
+        assert!(!fired.load(Ordering::SeqCst));
+        assert!(!json.exists(), "nothing written when no case hangs");
+    }
 }
