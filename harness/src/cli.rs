@@ -16,6 +16,7 @@ Examples:
 #[derive(Debug, Parser)]
 #[command(
     name = "pinscope",
+    bin_name = "pinscope",
     version,
     about = "Measures host<->GPU transfer strategies and what each costs in memory (Windows WDDM, WSL2, Linux).",
     after_help = EXAMPLES

@@ -64,7 +64,7 @@ pub enum Error {
         context: String,
     },
 
-    #[error("could not read or write {}: {source}", path.display())]
+    #[error("{}", io_sentence(path, source))]
     Io {
         path: PathBuf,
         #[source]
@@ -82,6 +82,19 @@ pub enum Error {
     /// The run was interrupted (Ctrl-C); partial results are where the message says.
     #[error("interrupted: {0}")]
     Interrupted(String),
+}
+
+/// The same sentence on every OS for the common cases (the OS's own wording differs).
+fn io_sentence(path: &Path, e: &std::io::Error) -> String {
+    use std::io::ErrorKind::*;
+    match e.kind() {
+        NotFound => format!("{} does not exist: check the path", path.display()),
+        PermissionDenied => format!(
+            "{} cannot be accessed (permission denied): check its permissions",
+            path.display()
+        ),
+        _ => format!("could not read or write {}: {e}", path.display()),
+    }
 }
 
 impl Error {

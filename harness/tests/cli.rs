@@ -172,9 +172,7 @@ fn missing_scenario_file_exits_2_with_one_sentence() {
         .code(2)
         .stderr(one_error_line())
         .stderr(predicate::str::contains("scenarios/does-not-exist.toml"))
-        .stderr(
-            predicate::str::contains("No such file").or(predicate::str::contains("cannot find")),
-        );
+        .stderr(predicate::str::contains("does not exist: check the path"));
 }
 
 #[test]
