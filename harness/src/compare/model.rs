@@ -132,6 +132,12 @@ fn machine_fields(set: &ResultSet) -> Vec<(&'static str, String)> {
         ("kernel", m.map(|m| m.kernel.clone()).unwrap_or_default()),
         ("cpu", m.map(|m| m.cpu.clone()).unwrap_or_default()),
         (
+            "cpu threads",
+            m.filter(|m| m.cpu_threads > 0)
+                .map(|m| m.cpu_threads.to_string())
+                .unwrap_or_default(),
+        ),
+        (
             "ram",
             m.filter(|m| m.ram_bytes > 0)
                 .map(|m| crate::units::format_size(m.ram_bytes))
