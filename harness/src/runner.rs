@@ -822,7 +822,7 @@ impl CaseOutcome {
                 chunk_bytes: case.chunk.unwrap_or(0),
                 ring: case.ring,
                 streams: case.streams,
-                threads: case.threads,
+                threads: case.threads.resolve(),
                 batch: self.measured.batch,
                 axes: case
                     .axes

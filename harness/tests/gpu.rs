@@ -32,7 +32,7 @@ fn case(
         chunk: (mode != Mode::Direct).then_some(size.min(16 << 20)),
         ring: 3,
         streams: 1,
-        threads: 4,
+        threads: pinscope::scenario::Threads::Count(4),
         measure: Measure {
             warmup: 1,
             min_samples: 3,

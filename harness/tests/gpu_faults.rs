@@ -34,7 +34,7 @@ fn case(label: &str, host: HostKind, dir: Direction, mode: Mode) -> Case {
         chunk: (mode != Mode::Direct).then_some(4 << 20),
         ring: 3,
         streams: 1,
-        threads: 4,
+        threads: pinscope::scenario::Threads::Count(4),
         measure: Measure {
             warmup: 1,
             min_samples: 3,

@@ -365,7 +365,10 @@ fn shipped_scenarios_mirror_their_workloads() {
     let cvm = load_ok(&shipped("chunked-vs-monolithic.toml"));
     let ring: Vec<_> = cvm.cases.iter().filter(|c| c.label == "ring").collect();
     assert_eq!(ring.len(), 18);
-    assert!(ring.iter().all(|c| c.threads == 12 && c.size == 4 << 30));
+    assert!(
+        ring.iter()
+            .all(|c| c.threads == pinscope::scenario::Threads::Count(12) && c.size == 4 << 30)
+    );
 
     let flags = load_ok(&shipped("host-alloc-flags.toml"));
     let engines: Vec<Engine> = flags.cases.iter().map(|c| c.engine).collect();

@@ -377,7 +377,7 @@ impl HostBuffer {
     /// Pageable memory, touched, then page-locked with `cuMemHostRegister`.
     pub fn registered(len: usize, flags: HostFlags) -> Result<HostBuffer, CudaError> {
         let mut b = HostBuffer::pageable(len)?;
-        b.as_mut_slice().fill(0);
+        super::fill_zero(b.as_mut_slice());
         b.register(flags)?;
         Ok(b)
     }
@@ -801,6 +801,20 @@ impl Event {
         check("cuEventSynchronize", unsafe {
             sys::cuEventSynchronize(self.raw)
         })
+    }
+    /// Waits for the event by polling it (`cuEventQuery` in a spin loop) instead of letting the
+    /// driver decide how to wait: the staged ring's hand-off between DMA and copy threads is
+    /// a fraction of a millisecond, and a sleeping wait can take longer than that to return.
+    pub fn spin_wait(&self) -> Result<(), CudaError> {
+        loop {
+            // SAFETY: live event.
+            let r = unsafe { sys::cuEventQuery(self.raw) };
+            match r {
+                sys::CUresult::CUDA_SUCCESS => return Ok(()),
+                sys::CUresult::CUDA_ERROR_NOT_READY => std::hint::spin_loop(),
+                other => return check("cuEventQuery", other),
+            }
+        }
     }
     /// Milliseconds from `self` to `end` (both recorded and complete).
     pub fn elapsed_ms(&self, end: &Event) -> Result<f64, CudaError> {

@@ -6,11 +6,13 @@
 //! [`Kernels`]) are safe to use. Errors raised while freeing (in `Drop`) are kept and can be
 //! collected with [`take_drop_errors`] instead of being lost.
 
+pub mod crew;
 #[cfg(any(test, feature = "fault-injection"))]
 pub mod fault;
 mod ffi;
 mod kernels;
 
+pub use crew::CopyCrew;
 pub use ffi::*;
 pub use kernels::*;
 
@@ -53,6 +55,13 @@ pub fn fill_pattern(buf: &mut [u8], first_word: u64, seed: u32) {
                 w.copy_from_slice(&pattern_word(base + i as u64, seed).to_le_bytes());
             }
         });
+}
+
+/// Fills `buf` with zeros using every core (the first touch of large pageable buffers is page
+/// faults, which one thread takes seconds to serve for a few GiB).
+pub fn fill_zero(buf: &mut [u8]) {
+    use rayon::prelude::*;
+    buf.par_chunks_mut(1 << 20).for_each(|c| c.fill(0));
 }
 
 /// Counts words of `buf` that differ from the pattern, and the first bad word index.

@@ -8,7 +8,7 @@
 
 use super::raw::Pos;
 use super::validate::{Axis, CaseBlock, File, Settings, Val};
-use super::{Case, Direction, Engine, HostKind, Measure, Mode, Probes};
+use super::{Case, Direction, Engine, HostKind, Measure, Mode, Probes, Threads};
 use crate::error::Problem;
 use crate::units::{self, MIB};
 use std::collections::HashSet;
@@ -129,7 +129,7 @@ pub(super) fn build_case(scenario: &str, label: &str, settings: &Settings) -> Ca
         chunk: None,
         ring: 3,
         streams: 1,
-        threads: 8,
+        threads: Threads::Auto,
         measure: Measure::default(),
         probes: Probes::default(),
         axes: Vec::new(),
@@ -146,7 +146,7 @@ pub(super) fn build_case(scenario: &str, label: &str, settings: &Settings) -> Ca
             ("chunk", Val::Bytes(b)) => c.chunk = Some(*b),
             ("ring", Val::Int(n)) => c.ring = *n,
             ("streams", Val::Int(n)) => c.streams = *n,
-            ("threads", Val::Int(n)) => c.threads = *n,
+            ("threads", Val::Threads(t)) => c.threads = *t,
             ("measure.warmup", Val::Int(n)) => c.measure.warmup = *n,
             ("measure.min_samples", Val::Int(n)) => c.measure.min_samples = *n,
             ("measure.max_samples", Val::Int(n)) => c.measure.max_samples = *n,

@@ -281,6 +281,37 @@ impl Default for Probes {
     }
 }
 
+/// Host threads for the staging memcpy and the CPU engines: every CPU the process may use
+/// (`"auto"`, the default), or a fixed count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Threads {
+    #[default]
+    Auto,
+    Count(u32),
+}
+
+impl Threads {
+    /// The number of threads this means on this machine (`auto`: the CPUs this process may run
+    /// on, which honours affinity masks and cgroup quotas).
+    pub fn resolve(self) -> u32 {
+        match self {
+            Threads::Count(n) => n.max(1),
+            Threads::Auto => std::thread::available_parallelism()
+                .map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
+impl fmt::Display for Threads {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Threads::Auto => f.write_str("auto"),
+            Threads::Count(n) => write!(f, "{n}"),
+        }
+    }
+}
+
 /// One fully specified transfer experiment: a point of a scenario's sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Case {
@@ -302,8 +333,8 @@ pub struct Case {
     pub ring: u32,
     /// CUDA streams used.
     pub streams: u32,
-    /// Host threads for the staging memcpy.
-    pub threads: u32,
+    /// Host threads for the staging memcpy and the CPU engines.
+    pub threads: Threads,
     pub measure: Measure,
     pub probes: Probes,
     /// Sweep axes of this case: (key, value as the user wrote it).

@@ -800,7 +800,7 @@ fn defaults_and_measure_tables_merge_key_by_key() {
             None,
             3,
             1,
-            8
+            Threads::Auto
         )
     );
     assert_eq!(
@@ -1312,4 +1312,44 @@ fn derived_cases_must_expand_to_one_case_each() {
             "[[derived]] #1 names case `a`, which expands to 4 cases (swept over direction, size): a derived value takes one row per label; give each point its own [[case]] and label"
         )]
     );
+}
+
+// ---- threads ----------------------------------------------------------------------------------
+
+#[test]
+fn threads_take_auto_or_a_count_and_auto_is_the_default() {
+    let s = ok(
+        "[[case]]\nlabel = \"a\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"1MiB\"\nthreads = \"auto\"\n\
+                [[case]]\nlabel = \"b\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"1MiB\"\nthreads = 6\n\
+                [[case]]\nlabel = \"c\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"1MiB\"\n",
+    );
+    let t: Vec<Threads> = s.cases.iter().map(|c| c.threads).collect();
+    assert_eq!(t, vec![Threads::Auto, Threads::Count(6), Threads::Auto]);
+    assert_eq!(Threads::Count(6).resolve(), 6);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    assert_eq!(Threads::Auto.resolve(), cpus);
+    assert!(
+        s.cases[0].key().ends_with("threads=auto"),
+        "{}",
+        s.cases[0].key()
+    );
+    assert!(s.cases[1].key().ends_with("threads=6"));
+}
+
+#[test]
+fn threads_reject_other_words_and_types() {
+    for (value, shown) in [("\"all\"", "\"all\""), ("1.5", "1.5"), ("true", "true")] {
+        let got = problems(&format!("[[case]]\nlabel = \"a\"\nthreads = {value}\n"));
+        assert_eq!(
+            got,
+            vec![p(
+                5,
+                11,
+                &format!(
+                    "`threads` must be \"auto\" (every CPU this process may use) or a whole number from 1 to 256, not {shown}"
+                )
+            )],
+            "{value}"
+        );
+    }
 }

@@ -3,7 +3,7 @@
 //! live in `expand`. Every problem is collected, none stops the others.
 
 use super::raw::{self, Entry, Kind, Pos};
-use super::{Direction, Engine, HostFlags, HostKind, Mode};
+use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads};
 use crate::claims::{Claim, Derived, Op};
 use crate::error::Problem;
 use crate::units;
@@ -28,6 +28,8 @@ pub(super) enum Ty {
     Spread,
     Dur,
     Bool,
+    /// `"auto"` or a count from 1 to 256.
+    Threads,
 }
 
 /// Every case key, `measure` and `probes` keys by their dotted name.
@@ -47,7 +49,7 @@ pub(super) const KEYS: &[(&str, Ty)] = &[
         },
     ),
     ("streams", Ty::Int { min: 1, max: 16 }),
-    ("threads", Ty::Int { min: 1, max: 256 }),
+    ("threads", Ty::Threads),
     (
         "measure.warmup",
         Ty::Int {
@@ -139,6 +141,7 @@ pub(super) enum Val {
     Float(f64),
     Dur(Duration),
     Bool(bool),
+    Threads(Threads),
 }
 
 /// A value with what the user wrote and where.
@@ -429,6 +432,18 @@ pub(super) fn parse_value(
             (Val::Bytes(bytes), written)
         }
         Ty::Int { min, max } => int_value(key, min, max, v).map(|(x, w)| (Val::Int(x), w))?,
+        Ty::Threads => match &v.kind {
+            Kind::Str(s) if s == "auto" => (Val::Threads(Threads::Auto), "auto".into()),
+            Kind::Int(_) => {
+                int_value(key, 1, 256, v).map(|(x, w)| (Val::Threads(Threads::Count(x)), w))?
+            }
+            _ => {
+                return Err(v.pos.problem(format!(
+                    "`{key}` must be \"auto\" (every CPU this process may use) or a whole number from 1 to 256, not {}",
+                    shown(v)
+                )));
+            }
+        },
         Ty::Spread => spread_value(key, v).map(|(x, w)| (Val::Float(x), w))?,
         Ty::Dur => duration_value(key, v).map(|(x, w)| (Val::Dur(x), w))?,
         Ty::Bool => match &v.kind {

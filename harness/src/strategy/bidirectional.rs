@@ -63,7 +63,7 @@ impl Transfer for Bidirectional {
             self.down_dev.as_ref(),
         ) {
             crate::cuda::fill_pattern(uh.as_mut_slice(), 0, self.seed);
-            dh.as_mut_slice().fill(0);
+            crate::cuda::fill_zero(dh.as_mut_slice());
             ud.memset(&self.up, 0)?;
             gpu.kernels.write(&self.up, dd, self.size, self.seed)?;
             self.up.synchronize()?;

@@ -21,7 +21,7 @@ impl CpuAccess {
         let host = host_buffer(case, size)?;
         let read = case.engine == Engine::CpuRead;
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(case.threads.max(1) as usize)
+            .num_threads(case.threads.resolve() as usize)
             .build()
             .map_err(|e| CudaError::new("thread pool", e.to_string()))?;
         Ok(Self {

@@ -180,7 +180,7 @@ pub(crate) fn touch_one_way(
         crate::cuda::fill_pattern(host.as_mut_slice(), 0, seed);
         dev.memset(stream, 0)?;
     } else {
-        host.as_mut_slice().fill(0);
+        crate::cuda::fill_zero(host.as_mut_slice());
         gpu.kernels.write(stream, dev, dev.len(), seed)?;
     }
     stream.synchronize()
@@ -272,7 +272,7 @@ mod tests {
             chunk: None,
             ring: 3,
             streams: 1,
-            threads: 8,
+            threads: crate::scenario::Threads::Count(8),
             measure: Measure::default(),
             probes: Probes::default(),
             axes: vec![],

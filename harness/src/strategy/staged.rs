@@ -1,11 +1,18 @@
 //! "Small buffers, reused often": pageable data moved through a ring of small pinned staging
-//! buffers. H2D: the CPU copies chunk k into a free slot (split over `threads` threads) while the
+//! buffers. H2D: the CPU copies chunk k into a free slot (split over the copy crew) while the
 //! DMA of earlier chunks runs; an event per slot says when the slot may be refilled. D2H is the
 //! reverse: DMA into slots ahead, the CPU drains each slot once its event completes. Timed by the
 //! wall clock (the CPU copy is part of the transfer); event time is kept too.
+//!
+//! The CPU side decides whether the ring keeps up with the link, so it is built to stay hot
+//! (see `cuda::crew`): persistent copy threads that spin between chunks, the caller copying too,
+//! and slot events polled rather than slept on. `PINSCOPE_STAGING_COPIER` (`crew`, the default;
+//! `rayon`; `scoped`) and `PINSCOPE_EVENT_WAIT` (`spin`, the default; `block`) select the
+//! alternatives that were measured against it (`scripts/staging-alternatives.sh`); they exist for
+//! that comparison and are not scenario keys.
 
 use super::*;
-use crate::cuda::Event;
+use crate::cuda::{CopyCrew, Event};
 use crate::scenario::HostFlags;
 use std::time::Instant;
 
@@ -19,9 +26,46 @@ pub struct Staged {
     seed: u32,
     size: usize,
     chunk: usize,
-    threads: usize,
-    pool: rayon::ThreadPool,
+    copier: Copier,
+    spin_events: bool,
     setup: SetupTimes,
+}
+
+/// How the staging memcpy is spread over threads.
+enum Copier {
+    /// Persistent spinning threads plus the caller (the default).
+    Crew(CopyCrew),
+    /// A rayon pool (workers park between chunks): the previous implementation.
+    Rayon(rayon::ThreadPool, usize),
+    /// Fresh scoped threads per chunk.
+    Scoped(usize),
+}
+
+impl Copier {
+    fn from_env(threads: usize) -> Result<Copier, CudaError> {
+        let spin = std::env::var("PINSCOPE_CREW_SPIN_US")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .map_or(
+                crate::cuda::crew::DEFAULT_SPIN,
+                std::time::Duration::from_micros,
+            );
+        match std::env::var("PINSCOPE_STAGING_COPIER").as_deref() {
+            Ok("rayon") => Ok(Copier::Rayon(pool(threads)?, threads)),
+            Ok("scoped") => Ok(Copier::Scoped(threads)),
+            _ => CopyCrew::new(threads, spin)
+                .map(Copier::Crew)
+                .map_err(|e| CudaError::new("starting copy threads", e.to_string())),
+        }
+    }
+
+    fn copy(&self, dst: &mut [u8], src: &[u8]) {
+        match self {
+            Copier::Crew(c) => c.copy(dst, src),
+            Copier::Rayon(pool, threads) => split_copy(pool, dst, src, *threads),
+            Copier::Scoped(threads) => scoped_copy(dst, src, *threads),
+        }
+    }
 }
 
 impl Staged {
@@ -53,8 +97,8 @@ impl Staged {
             seed: seed_for(case),
             size,
             chunk,
-            threads: case.threads.max(1) as usize,
-            pool: pool(case.threads.max(1) as usize)?,
+            copier: Copier::from_env(case.threads.resolve() as usize)?,
+            spin_events: std::env::var("PINSCOPE_EVENT_WAIT").as_deref() != Ok("block"),
             setup: SetupTimes {
                 alloc_ms: Some(alloc_ms),
                 ..Default::default()
@@ -68,6 +112,15 @@ impl Staged {
             .collect()
     }
 
+    /// Waits until slot `slot`'s last DMA is done.
+    fn wait_slot(&self, slot: usize) -> Result<(), CudaError> {
+        if self.spin_events {
+            self.slot_events[slot].spin_wait()
+        } else {
+            self.slot_events[slot].synchronize()
+        }
+    }
+
     fn upload(&mut self) -> Result<(), CudaError> {
         let chunks = self.chunks();
         let (Some(src), Some(dev)) = (self.pageable.as_ref(), self.device.as_ref()) else {
@@ -79,14 +132,12 @@ impl Staged {
             let stream = &self.streams[k % self.streams.len()];
             // The slot's previous DMA must be done before the CPU refills it.
             if k >= n {
-                self.slot_events[slot].synchronize()?;
+                self.wait_slot(slot)?;
             }
             let staging = &mut self.ring[slot];
-            split_copy(
-                &self.pool,
+            self.copier.copy(
                 &mut staging.as_mut_slice()[..len],
                 &src.as_slice()[off..off + len],
-                self.threads,
             );
             stream.copy_h2d(dev, off, staging, 0, len)?;
             self.slot_events[slot].record(stream)?;
@@ -96,27 +147,29 @@ impl Staged {
 
     fn download(&mut self) -> Result<(), CudaError> {
         let chunks = self.chunks();
-        let (Some(dst), Some(dev)) = (self.pageable.as_mut(), self.device.as_ref()) else {
+        let n = self.ring.len();
+        let Some(dev) = self.device.as_ref() else {
             return Err(CudaError::new("staged copy", "buffers already freed"));
         };
-        let n = self.ring.len();
-        let issue = |k: usize, ring: &[HostBuffer], events: &[Event]| -> Result<(), CudaError> {
+        let issue = |k: usize| -> Result<(), CudaError> {
             let (off, len) = chunks[k];
             let stream = &self.streams[k % self.streams.len()];
-            stream.copy_d2h(&ring[k % n], 0, dev, off, len)?;
-            events[k % n].record(stream)
+            stream.copy_d2h(&self.ring[k % n], 0, dev, off, len)?;
+            self.slot_events[k % n].record(stream)
         };
         for k in 0..n.min(chunks.len()) {
-            issue(k, &self.ring, &self.slot_events)?;
+            issue(k)?;
         }
         for k in 0..chunks.len() {
             let (off, len) = chunks[k];
-            self.slot_events[k % n].synchronize()?;
-            let staging = &self.ring[k % n];
+            self.wait_slot(k % n)?;
+            let Some(dst) = self.pageable.as_mut() else {
+                return Err(CudaError::new("staged copy", "buffers already freed"));
+            };
             let out = &mut dst.as_mut_slice()[off..off + len];
-            split_copy(&self.pool, out, &staging.as_slice()[..len], self.threads);
+            self.copier.copy(out, &self.ring[k % n].as_slice()[..len]);
             if k + n < chunks.len() {
-                issue(k + n, &self.ring, &self.slot_events)?;
+                issue(k + n)?;
             }
         }
         Ok(())
@@ -130,6 +183,22 @@ fn split_copy(pool: &rayon::ThreadPool, dst: &mut [u8], src: &[u8], threads: usi
     pool.scope(|s| {
         for (d, c) in dst[..n].chunks_mut(part).zip(src[..n].chunks(part)) {
             s.spawn(move |_| d.copy_from_slice(c));
+        }
+    });
+}
+
+/// Copies `src` into `dst` in `threads` equal parts on fresh scoped threads (the caller takes one).
+fn scoped_copy(dst: &mut [u8], src: &[u8], threads: usize) {
+    let n = dst.len().min(src.len());
+    let part = n.div_ceil(threads.max(1)).div_ceil(4096).max(1) * 4096;
+    std::thread::scope(|s| {
+        let mut parts = dst[..n].chunks_mut(part).zip(src[..n].chunks(part));
+        let first = parts.next();
+        for (d, c) in parts {
+            s.spawn(move || d.copy_from_slice(c));
+        }
+        if let Some((d, c)) = first {
+            d.copy_from_slice(c);
         }
     });
 }

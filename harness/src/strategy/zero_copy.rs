@@ -69,7 +69,7 @@ impl Transfer for ZeroCopy {
             if self.h2d {
                 crate::cuda::fill_pattern(host.as_mut_slice(), 0, self.seed);
             } else {
-                host.as_mut_slice().fill(0);
+                crate::cuda::fill_zero(host.as_mut_slice());
             }
         }
         let host: &HostBuffer = host;

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""How much of a run's wall time went into what pinscope measured.
+
+Usage: scripts/overhead.py RUN.csv [...]   (RUN.samples.csv and RUN.json beside it)
+wall      = sidecar finished_at - started_at
+timed     = sum over every recorded sample of (bytes moved in the sample / its bandwidth):
+            the transfer time the bandwidth figures come from
+setup     = sum over cases of the measured alloc + register + unregister + free times
+ratio     = wall / (timed + setup); issue 10 asks <= 1.5 for h200-headline, <= 2 for
+            staging-repeat. Warm-up transfers, first touch, verification, probes and the
+            observers' snapshots are what the ratio charges as overhead.
+"""
+import csv
+import json
+import sys
+from datetime import datetime
+
+
+def one(path):
+    base = path[: -len(".csv")]
+    meta = json.load(open(base + ".json"))
+    rows = list(csv.DictReader(open(path)))
+    wall = (datetime.fromisoformat(meta["finished_at"]) - datetime.fromisoformat(meta["started_at"])).total_seconds()
+    per_case = {}
+    for r in rows:
+        per_case.setdefault(r["case_index"], r)
+    # Identical cases (staging-repeat) share a case_key: walk the samples in file order, which is
+    # row order, and move to the next row of that key and lane when a sample index restarts at 0.
+    queue = {}
+    for r in rows:
+        if r["lane"] != "sum":
+            queue.setdefault((r["case_key"], r["lane"]), []).append(r)
+    current = {}
+    spans = {}
+    for s in csv.DictReader(open(base + ".samples.csv")):
+        if s["series"] != "bw_gbs" or s["lane"] == "sum" or not s["value"]:
+            continue
+        key = (s["case_key"], s["lane"])
+        if s["index"] == "0" or key not in current:
+            current[key] = queue[key].pop(0)
+        r = current[key]
+        t = int(r["size_bytes"]) * int(r["batch"] or 1) / (float(s["value"]) * 1e9)
+        # bidirectional lanes run at the same time: count a sample's span once (its longest lane)
+        k = (r["case_index"], s["index"])
+        spans[k] = max(spans.get(k, 0.0), t)
+    timed = sum(spans.values())
+    setup = 0.0
+    for r in per_case.values():
+        for c in ("alloc_ms", "register_ms", "unregister_ms", "free_ms"):
+            if r.get(c):
+                setup += float(r[c]) / 1e3
+    ratio = wall / (timed + setup) if timed + setup > 0 else float("nan")
+    print(f"{path.split('/')[-1]}: wall {wall:.1f} s, timed transfers {timed:.1f} s, alloc/register/free {setup:.1f} s, ratio {ratio:.2f}")
+
+
+for p in sys.argv[1:]:
+    if not p.endswith(".samples.csv"):
+        one(p)
