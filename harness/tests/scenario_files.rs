@@ -47,7 +47,7 @@ fn golden_sweep_expansion() {
     };
     let key = |d: &str, bytes: u64| {
         format!(
-            "golden/grid/host=alloc,flags=none,engine=copy,direction={d},mode=direct,size={bytes},chunk=0,ring=3,streams=1,threads=8"
+            "golden/grid/host=alloc,flags=none,engine=copy,direction={d},mode=direct,size={bytes},chunk=0,ring=3,streams=1,threads=auto"
         )
     };
     let grid = |i: usize, d: &str, size: &str, bytes: u64| {
@@ -66,7 +66,7 @@ fn golden_sweep_expansion() {
                 6,
                 "fixed".to_string(),
                 vec![],
-                "golden/fixed/host=alloc,flags=none,engine=copy,direction=bidirectional,mode=direct,size=1073741824,chunk=0,ring=3,streams=1,threads=8".to_string()
+                "golden/fixed/host=alloc,flags=none,engine=copy,direction=bidirectional,mode=direct,size=1073741824,chunk=0,ring=3,streams=1,threads=auto".to_string()
             ),
         ]
     );
@@ -367,7 +367,7 @@ fn shipped_scenarios_mirror_their_workloads() {
     assert_eq!(ring.len(), 18);
     assert!(
         ring.iter()
-            .all(|c| c.threads == pinscope::scenario::Threads::Count(12) && c.size == 4 << 30)
+            .all(|c| c.threads == pinscope::scenario::Threads::Auto && c.size == 4 << 30)
     );
 
     let flags = load_ok(&shipped("host-alloc-flags.toml"));
