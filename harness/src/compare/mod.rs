@@ -327,6 +327,21 @@ pub(crate) fn only_in_lines(cmp: &Comparison) -> Vec<String> {
 /// Header lines: the runs, the machine fields that differ, notes.
 pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
+    let synthetic: Vec<&str> = cmp
+        .runs
+        .iter()
+        .filter(|r| {
+            let m = |t: &str| t.to_ascii_uppercase().contains("SYNTHETIC");
+            m(&r.path) || m(&r.run_id)
+        })
+        .map(|r| r.label.as_str())
+        .collect();
+    if !synthetic.is_empty() {
+        out.push(format!(
+            "SYNTHETIC DATA in run(s) {}: made up to test the renderer, not measurements.",
+            synthetic.join(", ")
+        ));
+    }
     for r in &cmp.runs {
         let mut l = format!("{}  {}", r.label, r.path);
         if !r.run_id.is_empty() {

@@ -34,12 +34,25 @@ pub const OBSERVED: &[(&str, &str, &str)] = &[
 ];
 
 /// The platform a run says it ran on (`windows-wddm`, `wsl2`, `linux`…).
+/// Native Windows is named with its driver model (`windows-wddm`, `windows-tcc`), as claims
+/// name it.
 pub fn platform_of(s: &ResultSet) -> String {
-    s.sidecar
-        .as_ref()
-        .map(|c| c.machine.platform.clone())
-        .or_else(|| s.rows.first().map(|r| r.machine.platform.clone()))
-        .unwrap_or_default()
+    let (p, model) = s
+        .rows
+        .first()
+        .map(|r| (r.machine.platform.clone(), r.machine.driver_model.clone()))
+        .or_else(|| {
+            s.sidecar.as_ref().map(|c| {
+                let m = c.machine.gpu.as_ref().map(|g| g.driver_model.clone());
+                (c.machine.platform.clone(), m.unwrap_or_default())
+            })
+        })
+        .unwrap_or_default();
+    if p == "windows" && !model.is_empty() {
+        format!("windows-{}", model.to_ascii_lowercase())
+    } else {
+        p
+    }
 }
 
 /// Whether the runs come from more than one platform.

@@ -21,14 +21,17 @@ pub const MIN_CHANGE_MIB: f64 = 1.0;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
+/// Points per metric of one case: metric -> (ms after free, value).
+type Metrics<'a> = BTreeMap<&'a str, Vec<(f64, f64)>>;
+
 /// Timeline points of every set: (set, case key) -> metric -> points.
 pub struct TimelineIndex<'a> {
-    map: HashMap<(usize, &'a str), BTreeMap<&'a str, Vec<(f64, f64)>>>,
+    map: HashMap<(usize, &'a str), Metrics<'a>>,
 }
 
 impl<'a> TimelineIndex<'a> {
     pub fn new(sets: &'a [ResultSet]) -> Self {
-        let mut map: HashMap<(usize, &str), BTreeMap<&str, Vec<(f64, f64)>>> = HashMap::new();
+        let mut map: HashMap<(usize, &str), Metrics<'_>> = HashMap::new();
         for (i, s) in sets.iter().enumerate() {
             for x in &s.samples {
                 if let (Some(metric), Some(t)) = (x.series.strip_prefix("timeline:"), x.t_ms) {
