@@ -4,7 +4,11 @@
 #   scripts/check-report.sh REPORT.html [OUT.png]
 #
 # Checks: (1) every <svg> in the HTML draws something beyond its background rectangle;
-# (2) the screenshot has a reasonable share of non-white pixels. Installs Debian's chromium when
+# (2) the screenshot has a reasonable share of non-white pixels; (3) plot defects: a
+# bandwidth-vs-size plot whose size axis labels no measured size (or labels a size that was not
+# measured), a label cut short (an ellipsis, or text running past the edge of its plot), a series
+# or bar that mixes directions or lanes (each must name exactly one, see the figure's
+# data-series-directions), and a bandwidth plot that does not say its directions at all. Installs Debian's chromium when
 # no chromium is on PATH (needs root and apt). The PNG is decoded with python3's zlib only.
 set -euo pipefail
 
@@ -42,6 +46,7 @@ python3 - "$report" "$out" <<'PY'
 import re, struct, sys, zlib
 
 html_path, png_path = sys.argv[1], sys.argv[2]
+from html import unescape as html_unescape
 problems = []
 
 # 1. Every SVG draws more than its background.
@@ -52,6 +57,48 @@ for i, svg in enumerate(svgs, 1):
     if marks <= 1:
         problems.append(f"svg #{i} draws nothing beyond its background")
 print(f"{len(svgs)} inline SVG plot(s); {len(svgs) - sum('svg #' in p for p in problems)} draw marks beyond the background")
+# 3. Plot defects, from the figures' data-* attributes and the SVG text elements.
+SIZE = re.compile(r"^\d+(\.\d+)? (B|KiB|MiB|GiB|TiB)$")
+DIRECTIONS = {"h2d", "d2h", "bidir-h2d", "bidir-d2h", "bidir-sum", "sum"}
+for n, fig in enumerate(re.findall(r"<figure\b.*?</figure>", html, flags=re.S), 1):
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', fig.split(">", 1)[0]))
+    kind = attrs.get("plot", "")
+    if not kind and re.search(r"<h3>[^<]*bandwidth vs size", fig):
+        kind = "bandwidth-vs-size"  # a report from an older renderer, checked all the same
+    name = f"plot #{n} ({attrs.get('title', kind) or 'untitled'})"
+    svg = re.search(r"<svg\b.*?</svg>", fig, flags=re.S)
+    if not svg:
+        continue
+    svg = svg.group(0)
+    width = float(re.search(r'width="(\d+)"', svg).group(1))
+    texts = re.findall(r"<text\b([^>]*)>(.*?)</text>", svg, flags=re.S)
+    for a, t in texts:
+        t = html_unescape(t.strip())
+        if "…" in t or t.endswith("..."):
+            problems.append(f"{name}: truncated label {t!r}")
+        x = re.search(r'\bx="(-?[\d.]+)"', a)
+        if x:
+            x, est = float(x.group(1)), 5.2 * len(t)
+            anchor = re.search(r'text-anchor="(\w+)"', a)
+            anchor = anchor.group(1) if anchor else "start"
+            if (anchor == "start" and x + est > width + 2) or (anchor == "end" and x - est < -2):
+                problems.append(f"{name}: label {t!r} runs past the edge of the plot")
+    if kind == "bandwidth-vs-size":
+        measured = set(filter(None, attrs.get("measured-sizes", "").split("|")))
+        ticks = {html_unescape(t.strip()) for _, t in texts if SIZE.match(html_unescape(t.strip()))}
+        if not ticks & measured:
+            problems.append(f"{name}: the size axis labels none of the measured sizes {sorted(measured)}")
+        for t in sorted(ticks - measured):
+            problems.append(f"{name}: the size axis labels {t!r}, which was not measured")
+    if kind in ("bandwidth-vs-size", "bandwidth-bars", "platform-bandwidth"):
+        dirs = attrs.get("series-directions")
+        if dirs is None:
+            problems.append(f"{name}: the plot does not say the direction of its series")
+        else:
+            for d in dirs.split("|"):
+                if d not in DIRECTIONS:
+                    problems.append(f"{name}: a series mixes directions or lanes ({d!r})")
+print(f"{len(re.findall(r'<figure', html))} figure(s) checked for axis, label and direction defects")
 if "<script" in html.lower():
     problems.append("the page contains a <script>")
 if re.search(r"https?://", html):

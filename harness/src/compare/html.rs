@@ -2,14 +2,28 @@
 //! the runs-side-by-side plot.
 
 use super::{
-    Comparison, accounting_grid, bandwidth_grid, header_lines, only_in_lines, unfinished_lines,
+    Comparison, accounting_grids, bandwidth_grid, header_lines, only_in_lines, unfinished_lines,
 };
 use crate::Error;
 use crate::report::html::{escape, page, table};
+use crate::results::ResultSet;
 use std::fmt::Write;
 
-pub fn render_html(cmp: &Comparison) -> Result<String, Error> {
-    let mut body = String::from("<h1>pinscope compare</h1>\n");
+/// The comparison page: the runs, the platforms side by side (bandwidth per strategy, what each
+/// observer saw, headroom, claims), then the full tables with ratios and verdicts. `sets` are the
+/// loaded runs in the comparison's order (they carry the observers, probes and claims).
+pub fn render_html(cmp: &Comparison, sets: &[ResultSet]) -> Result<String, Error> {
+    let names: Vec<String> = cmp
+        .runs
+        .iter()
+        .zip(sets)
+        .map(|(r, s)| format!("{} {}", r.label, crate::report::platform::platform_of(s)))
+        .collect();
+    let title = format!("pinscope compare: {}", names.join(" vs "));
+    let mut body = format!("<h1>{}</h1>\n", escape(&title));
+    if let Some(b) = crate::report::platform::synthetic_banner(sets) {
+        body.push_str(&b);
+    }
     for r in cmp.runs.iter().filter(|r| r.partial) {
         let _ = writeln!(
             body,
@@ -23,7 +37,12 @@ pub fn render_html(cmp: &Comparison) -> Result<String, Error> {
         let _ = writeln!(body, "<li>{}</li>", escape(&l));
     }
     body.push_str("</ul>\n");
-    body.push_str(&crate::report::runs_side_by_side(cmp).to_html());
+    if sets.len() == cmp.runs.len() && sets.len() >= 2 {
+        let labels: Vec<String> = cmp.runs.iter().map(|r| format!("{} ", r.label)).collect();
+        body.push_str(&crate::report::platform::platform_sections(sets, &labels));
+    } else {
+        body.push_str(&crate::report::runs_side_by_side(cmp).to_html());
+    }
     let (h, rows) = bandwidth_grid(cmp);
     let head: Vec<&str> = h.iter().map(String::as_str).collect();
     body.push_str("<h2>Bandwidth (median GB/s)</h2>\n");
@@ -36,10 +55,9 @@ pub fn render_html(cmp: &Comparison) -> Result<String, Error> {
             ""
         }
     }));
-    let (h, rows) = accounting_grid(cmp);
-    if !rows.is_empty() {
+    for (t, h, rows) in accounting_grids(cmp) {
         let head: Vec<&str> = h.iter().map(String::as_str).collect();
-        body.push_str("<h2>Memory accounting deltas (MiB)</h2>\n");
+        let _ = writeln!(body, "<h2>{}</h2>", escape(&t));
         body.push_str(&table(&head, &rows, &|_| ""));
     }
     let unfinished = unfinished_lines(cmp);
@@ -58,5 +76,5 @@ pub fn render_html(cmp: &Comparison) -> Result<String, Error> {
         }
         body.push_str("</ul>\n");
     }
-    Ok(page("pinscope compare", &body))
+    Ok(page(&title, &body))
 }

@@ -1,8 +1,8 @@
 //! GitHub-flavoured Markdown: paste into an issue or a README.
 
 use super::{
-    Comparison, Exporter, accounting_grid, bandwidth_grid, header_lines, only_in_lines,
-    unfinished_lines,
+    Comparison, Exporter, TABLE_WIDTH, accounting_grids, bandwidth_grid, header_lines,
+    only_in_lines, split_to_width, unfinished_lines,
 };
 
 pub struct MarkdownExporter;
@@ -34,11 +34,20 @@ impl Exporter for MarkdownExporter {
         }
         let (h, r) = bandwidth_grid(cmp);
         out.push_str("\n### Bandwidth (median GB/s)\n\n");
-        out.push_str(&md_table(&h, &r));
-        let (h, r) = accounting_grid(cmp);
-        if !r.is_empty() {
-            out.push_str("\n### Memory accounting deltas (MiB)\n\n");
-            out.push_str(&md_table(&h, &r));
+        for (i, (h, r)) in split_to_width(&h, &r, 2, TABLE_WIDTH).iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&md_table(h, r));
+        }
+        for (title, h, r) in accounting_grids(cmp) {
+            out.push_str(&format!("\n### {title}\n\n"));
+            for (i, (h, r)) in split_to_width(&h, &r, 3, TABLE_WIDTH).iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(&md_table(h, r));
+            }
         }
         let unfinished = unfinished_lines(cmp);
         if !unfinished.is_empty() {

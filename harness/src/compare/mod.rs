@@ -68,7 +68,7 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
     let text = exporter(args.format, color).render(&cmp);
     print!("{text}");
     if let Some(path) = &args.html {
-        let page = render_html(&cmp)?;
+        let page = render_html(&cmp, &sets)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
@@ -147,7 +147,7 @@ pub(crate) fn bandwidth_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>
         .entries
         .iter()
         .map(|e| {
-            let mut row = vec![e.case_label.clone(), e.lane.name().to_string()];
+            let mut row = vec![e.case_label.clone(), lane_cell(e)];
             for c in &e.cells {
                 row.push(cell_value(c.as_ref()));
             }
@@ -167,50 +167,147 @@ pub(crate) fn bandwidth_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>
     (head, rows)
 }
 
-/// Accounting deltas side by side: one row per case (its first lane), one column per
-/// `d_<phase>_<metric>_mib` that any run has, each cell `A / B / …` in MiB.
-pub(crate) fn accounting_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut head = vec![format!(
-        "case (MiB: {})",
-        cmp.runs
+/// Short names of the accounting metrics for table headers.
+pub(crate) fn metric_header(metric: &str) -> &str {
+    match metric {
+        "cuda_used" => "CUDA used",
+        "nvml_used" => "NVML used",
+        "proc_rss" => "RSS/WS",
+        "mem_available" => "MemAvail",
+        "committed" => "committed",
+        "dedicated" => "dedicated",
+        "shared" => "shared",
+        "ledger_pinned" => "ledger",
+        other => other,
+    }
+}
+
+/// The lane column of an accounting row: a case's memory belongs to the case, so one-way cases
+/// show their direction and bidirectional ones `bidir`.
+pub(crate) fn case_lane(e: &Entry) -> &'static str {
+    if e.case_key.contains("direction=bidirectional") {
+        "bidir"
+    } else {
+        e.lane.name()
+    }
+}
+
+/// The lane column of a bandwidth row: `h2d`, `d2h`, or `bidir h2d` / `bidir d2h` / `bidir sum`
+/// for the lanes of a bidirectional case (so its H2D lane is never taken for the one-way copy).
+pub(crate) fn lane_cell(e: &Entry) -> String {
+    if e.case_key.contains("direction=bidirectional") {
+        format!("bidir {}", e.lane.name())
+    } else {
+        e.lane.name().to_string()
+    }
+}
+
+/// Accounting deltas in long form, one table per phase (`after allocation`, `after free`):
+/// one row per case and run, one column per metric any run has, in MiB; `—` = unavailable.
+pub(crate) fn accounting_grids(cmp: &Comparison) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
+    let mut out = Vec::new();
+    for (phase, title) in [
+        ("alloc", "after allocation and first touch"),
+        ("free", "after free and the hold"),
+    ] {
+        let cols: Vec<(usize, &str)> = cmp
+            .accounting_columns
             .iter()
-            .map(|r| r.label.as_str())
-            .collect::<Vec<_>>()
-            .join(" / ")
-    )];
-    head.extend(cmp.accounting_columns.iter().map(|c| {
-        c.trim_start_matches("d_")
-            .trim_end_matches("_mib")
-            .replacen('_', ".", 1)
-    }));
-    let mut rows = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for e in &cmp.entries {
-        if !seen.insert(e.case_key.as_str()) {
+            .enumerate()
+            .filter_map(|(j, c)| {
+                c.strip_prefix(&format!("d_{phase}_"))
+                    .and_then(|m| m.strip_suffix("_mib"))
+                    .map(|m| (j, m))
+            })
+            .collect();
+        if cols.is_empty() {
             continue;
         }
-        let mut any = false;
-        let mut row = vec![e.case_label.clone()];
-        for j in 0..cmp.accounting_columns.len() {
-            let vals: Vec<Option<f64>> = e
-                .cells
-                .iter()
-                .map(|c| c.as_ref().and_then(|c| c.accounting[j]))
-                .collect();
-            any |= vals.iter().any(Option::is_some);
-            row.push(
-                vals.into_iter()
-                    .map(fmt_mib)
-                    .collect::<Vec<_>>()
-                    .join(" / "),
-            );
+        let mut head = vec!["case".to_string(), "lane".to_string(), "run".to_string()];
+        head.extend(cols.iter().map(|(_, m)| metric_header(m).to_string()));
+        let mut rows = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for e in &cmp.entries {
+            if !seen.insert(e.case_key.as_str()) {
+                continue;
+            }
+            for (c, r) in e.cells.iter().zip(&cmp.runs) {
+                let Some(c) = c else { continue };
+                let vals: Vec<Option<f64>> = cols.iter().map(|(j, _)| c.accounting[*j]).collect();
+                if vals.iter().all(Option::is_none) {
+                    continue;
+                }
+                let mut row = vec![
+                    e.case_label.clone(),
+                    case_lane(e).to_string(),
+                    r.label.clone(),
+                ];
+                row.extend(vals.into_iter().map(fmt_mib));
+                rows.push(row);
+            }
         }
-        if any {
-            rows.push(row);
+        if !rows.is_empty() {
+            out.push((
+                format!("Memory accounting deltas {title} (MiB; — = observer unavailable)"),
+                head,
+                rows,
+            ));
         }
     }
-    (head, rows)
+    out
 }
+
+/// Splits a table into several with the first `keep` columns repeated, so each fits `max`
+/// characters as [`table::align`] prints it (two spaces between columns).
+pub(crate) fn split_to_width(
+    head: &[String],
+    rows: &[Vec<String>],
+    keep: usize,
+    max: usize,
+) -> Vec<(Vec<String>, Vec<Vec<String>>)> {
+    let width = |j: usize| {
+        rows.iter()
+            .map(|r| r[j].chars().count())
+            .chain(std::iter::once(head[j].chars().count()))
+            .max()
+            .unwrap_or(0)
+    };
+    let keep = keep.min(head.len());
+    let base: usize = (0..keep).map(|j| width(j) + 2).sum();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut used = base;
+    for j in keep..head.len() {
+        let w = width(j) + 2;
+        match groups.last_mut() {
+            Some(g) if used + w <= max + 2 => {
+                g.push(j);
+                used += w;
+            }
+            _ => {
+                groups.push(vec![j]);
+                used = base + w;
+            }
+        }
+    }
+    if groups.is_empty() {
+        return vec![(head.to_vec(), rows.to_vec())];
+    }
+    groups
+        .into_iter()
+        .map(|g| {
+            let cols: Vec<usize> = (0..keep).chain(g).collect();
+            (
+                cols.iter().map(|j| head[*j].clone()).collect(),
+                rows.iter()
+                    .map(|r| cols.iter().map(|j| r[*j].clone()).collect())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// Terminal tables are split to fit this many columns.
+pub const TABLE_WIDTH: usize = 120;
 
 /// "only in B: case (lane)" lines for entries some runs lack.
 pub(crate) fn only_in_lines(cmp: &Comparison) -> Vec<String> {
@@ -230,6 +327,21 @@ pub(crate) fn only_in_lines(cmp: &Comparison) -> Vec<String> {
 /// Header lines: the runs, the machine fields that differ, notes.
 pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
+    let synthetic: Vec<&str> = cmp
+        .runs
+        .iter()
+        .filter(|r| {
+            let m = |t: &str| t.to_ascii_uppercase().contains("SYNTHETIC");
+            m(&r.path) || m(&r.run_id)
+        })
+        .map(|r| r.label.as_str())
+        .collect();
+    if !synthetic.is_empty() {
+        out.push(format!(
+            "SYNTHETIC DATA in run(s) {}: made up to test the renderer, not measurements.",
+            synthetic.join(", ")
+        ));
+    }
     for r in &cmp.runs {
         let mut l = format!("{}  {}", r.label, r.path);
         if !r.run_id.is_empty() {

@@ -2,8 +2,8 @@
 //! `NO_COLOR`).
 
 use super::{
-    Comparison, Exporter, accounting_grid, bandwidth_grid, header_lines, only_in_lines,
-    unfinished_lines,
+    Comparison, Exporter, TABLE_WIDTH, accounting_grids, bandwidth_grid, header_lines,
+    only_in_lines, split_to_width, unfinished_lines,
 };
 
 const GREEN: &str = "\x1b[32m";
@@ -92,11 +92,17 @@ impl Exporter for TableExporter {
         out.push('\n');
         let (h, r) = bandwidth_grid(cmp);
         out.push_str("Bandwidth (median GB/s, 1 GB = 1e9 bytes)\n");
-        out.push_str(&align(&h, &r, &paint));
-        let (h, r) = accounting_grid(cmp);
-        if !r.is_empty() {
-            out.push_str("\nMemory accounting deltas (MiB)\n");
-            out.push_str(&align(&h, &r, &paint));
+        for (i, (h, r)) in split_to_width(&h, &r, 2, TABLE_WIDTH).iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&align(h, r, &paint));
+        }
+        for (title, h, r) in accounting_grids(cmp) {
+            out.push_str(&format!("\n{title}\n"));
+            for (h, r) in split_to_width(&h, &r, 3, TABLE_WIDTH) {
+                out.push_str(&align(&h, &r, &paint));
+            }
         }
         let unfinished = unfinished_lines(cmp);
         if !unfinished.is_empty() {

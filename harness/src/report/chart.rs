@@ -43,6 +43,9 @@ pub enum Figure {
         title: String,
         caption: String,
         svg: String,
+        /// `data-*` attributes of the `<figure>` that `scripts/check-report.sh` checks (the plot
+        /// kind, the sizes measured, the direction of each series).
+        data: Vec<(&'static str, String)>,
     },
     Omitted {
         title: String,
@@ -58,6 +61,24 @@ impl Figure {
         }
     }
 
+    /// A drawn figure, or the sentence saying why it could not be drawn.
+    pub fn from_svg(
+        title: String,
+        caption: String,
+        svg: DrawResult<String>,
+        data: Vec<(&'static str, String)>,
+    ) -> Figure {
+        match svg {
+            Ok(svg) => Figure::Svg {
+                title,
+                caption,
+                svg,
+                data,
+            },
+            Err(e) => Figure::omitted(&title, format!("The plot could not be drawn ({e}).")),
+        }
+    }
+
     /// The figure as HTML: the SVG inline, or a one-sentence note.
     pub fn to_html(&self) -> String {
         match self {
@@ -65,13 +86,21 @@ impl Figure {
                 title,
                 caption,
                 svg,
-            } => format!(
-                "<figure>\n<h3>{}</h3>\n{svg}\n<figcaption>{}</figcaption>\n</figure>\n",
-                escape(title),
-                escape(caption)
-            ),
+                data,
+            } => {
+                let attrs: String = data
+                    .iter()
+                    .map(|(k, v)| format!(" data-{k}=\"{}\"", escape(v)))
+                    .collect();
+                // The title is drawn inside the SVG; the attribute keeps it for readers of the HTML.
+                format!(
+                    "<figure data-title=\"{}\"{attrs}>\n{svg}\n<figcaption>{}</figcaption>\n</figure>\n",
+                    escape(title),
+                    escape(caption)
+                )
+            }
             Figure::Omitted { title, reason } => format!(
-                "<h3>{}</h3>\n<p class=\"omitted\">{}</p>\n",
+                "<h4>{}</h4>\n<p class=\"omitted\">{}</p>\n",
                 escape(title),
                 escape(reason)
             ),
@@ -89,15 +118,9 @@ pub fn finish(svg: String) -> String {
     svg.replace(" xmlns=\"http://www.w3.org/2000/svg\"", "")
 }
 
-/// Shortens a label to `n` characters with an ellipsis.
-pub fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
+/// Approximate width in pixels of `s` at 12 px sans-serif (generous, so labels are never cut).
+pub fn text_px(s: &str) -> u32 {
+    (s.chars().count() as f64 * 6.3).ceil() as u32 + 4
 }
 
 /// Grouped horizontal bars: one group per category, one bar per series.
@@ -112,27 +135,32 @@ pub struct Bars {
     pub whiskers: Vec<Vec<Option<(f64, f64)>>>,
     /// Vertical reference lines: label and x value.
     pub refs: Vec<(String, f64)>,
+    /// Decimals of the value printed at the end of each bar.
+    pub digits: usize,
+    /// What a missing value means, printed in its place (e.g. `unavailable`); empty: nothing.
+    pub missing: String,
 }
 
 pub fn hbars(b: &Bars) -> DrawResult<String> {
     let ncat = b.categories.len().max(1);
     let nser = b.series.len().max(1);
-    let per_bar = if nser > 3 { 9 } else { 14 };
-    let group_h = (nser as u32 * per_bar + 12).max(22);
+    let per_bar = if nser > 3 { 12 } else { 16 };
+    let group_h = (nser as u32 * per_bar + 12).max(24);
     let legend_h = if nser > 1 || !b.refs.is_empty() {
         18 * (nser + b.refs.len()) as u32 + 10
     } else {
         0
     };
     let height = 70 + ncat as u32 * group_h + 50 + legend_h;
-    let width = 960u32;
-    let longest = b
-        .categories
+    let label_w = b.categories.iter().map(|c| text_px(c)).max().unwrap_or(40) + 16;
+    let legend_w = b
+        .series
         .iter()
-        .map(|c| c.chars().count())
+        .map(|s| text_px(s))
+        .chain(b.refs.iter().map(|(l, v)| text_px(&format!("{l}: {v:.2}"))))
         .max()
-        .unwrap_or(4);
-    let label_w = ((longest.min(56) as f64) * 6.6 + 16.0) as u32;
+        .unwrap_or(0);
+    let width = (label_w + 620).max(label_w + 40 + legend_w).max(960);
 
     let mut lo: f64 = 0.0;
     let mut hi: f64 = 0.0;
@@ -151,7 +179,8 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
     if hi - lo <= f64::EPSILON {
         hi = lo + 1.0;
     }
-    let pad = (hi - lo) * 0.06;
+    // Room for the value printed after the longest bar.
+    let pad = (hi - lo) * 0.14;
     let (lo, hi) = (if lo < 0.0 { lo - pad } else { lo }, hi + pad);
 
     let mut buf = String::new();
@@ -162,7 +191,7 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
         let mut chart = ChartBuilder::on(&chart_area)
             .caption(&b.title, (FAMILY, 17))
             .margin(12)
-            .x_label_area_size(40)
+            .x_label_area_size(48)
             .y_label_area_size(label_w)
             .build_cartesian_2d(lo..hi, 0f64..ncat as f64)?;
         chart
@@ -170,34 +199,38 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
             .disable_y_mesh()
             .disable_y_axis()
             .x_desc(b.x_desc.as_str())
+            .x_label_formatter(&|v| compact(*v))
             .label_style((FAMILY, 12))
             .axis_desc_style((FAMILY, 13))
             .draw()?;
         let band = 0.8 / nser as f64;
+        let value_style =
+            TextStyle::from((FAMILY, 11).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
         for (ci, cat) in b.categories.iter().enumerate() {
             let top = (ncat - ci) as f64;
             let centre = top - 0.5;
             let (px, py) = chart.backend_coord(&(lo, centre));
             let style =
                 TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
-            chart_area.draw(&Text::new(clip(cat, 56), (px - 6, py), style))?;
+            chart_area.draw(&Text::new(cat.clone(), (px - 6, py), style))?;
             for si in 0..nser {
                 let y1 = top - 0.1 - si as f64 * band;
                 let y0 = y1 - band * 0.88;
-                if let Some(v) = b.values.get(ci).and_then(|r| r.get(si)).copied().flatten() {
+                let yc = (y0 + y1) / 2.0;
+                let value = b.values.get(ci).and_then(|r| r.get(si)).copied().flatten();
+                if let Some(v) = value {
                     chart.draw_series(std::iter::once(Rectangle::new(
                         [(0.0, y0), (v, y1)],
                         color(si).filled(),
                     )))?;
                 }
-                if let Some((wl, wh)) = b
+                let whisker = b
                     .whiskers
                     .get(ci)
                     .and_then(|r| r.get(si))
                     .copied()
-                    .flatten()
-                {
-                    let yc = (y0 + y1) / 2.0;
+                    .flatten();
+                if let Some((wl, wh)) = whisker {
                     let d = band * 0.3;
                     let st = BLACK.stroke_width(1);
                     chart.draw_series([
@@ -206,6 +239,17 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
                         PathElement::new(vec![(wh, yc - d), (wh, yc + d)], st),
                     ])?;
                 }
+                let text = match value {
+                    Some(v) => format!("{v:.prec$}", prec = b.digits),
+                    None if !b.missing.is_empty() => b.missing.clone(),
+                    None => continue,
+                };
+                let end = value
+                    .unwrap_or(0.0)
+                    .max(0.0)
+                    .max(whisker.map_or(0.0, |w| w.1));
+                let (tx, ty) = chart.backend_coord(&(end, yc));
+                chart_area.draw(&Text::new(text, (tx + 4, ty), value_style.clone()))?;
             }
         }
         if lo < 0.0 {
@@ -214,14 +258,13 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
                 BLACK.stroke_width(1),
             )))?;
         }
-        for (label, x) in &b.refs {
+        for (_, x) in &b.refs {
             chart.draw_series(DashedLineSeries::new(
                 vec![(*x, 0.0), (*x, ncat as f64)],
                 6,
                 4,
                 REF_COLOR.stroke_width(2),
             ))?;
-            let _ = label;
         }
         // Legend below the plot, so it never covers a bar.
         if legend_h > 0 {
@@ -232,20 +275,19 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
                 .enumerate()
                 .map(|(i, s)| (s.clone(), Some(color(i))))
                 .chain(b.refs.iter().map(|(l, v)| (format!("{l}: {v:.2}"), None)));
+            let x0 = (label_w as i32 - 20).max(12);
             for (name, col) in entries {
                 match col {
-                    Some(c) => legend_area.draw(&Rectangle::new(
-                        [(label_w as i32, y), (label_w as i32 + 14, y + 12)],
-                        c.filled(),
-                    ))?,
+                    Some(c) => legend_area
+                        .draw(&Rectangle::new([(x0, y), (x0 + 14, y + 12)], c.filled()))?,
                     None => legend_area.draw(&PathElement::new(
-                        vec![(label_w as i32, y + 6), (label_w as i32 + 14, y + 6)],
+                        vec![(x0, y + 6), (x0 + 14, y + 6)],
                         REF_COLOR.stroke_width(2),
                     ))?,
                 }
                 legend_area.draw(&Text::new(
-                    clip(&name, 110),
-                    (label_w as i32 + 20, y + 6),
+                    name,
+                    (x0 + 20, y + 6),
                     TextStyle::from((FAMILY, 12).into_font())
                         .pos(Pos::new(HPos::Left, VPos::Center)),
                 ))?;
@@ -257,22 +299,68 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
     Ok(finish(buf))
 }
 
+/// A tick value without trailing noise: `55`, `2.5`, `0.125`, `12k`.
+pub fn compact(v: f64) -> String {
+    let a = v.abs();
+    if a >= 10_000.0 {
+        format!("{:.0}k", v / 1000.0)
+    } else if a >= 100.0 || v == v.round() {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
 /// One line of a line chart: `(x, y, band_lo, band_hi)` points, sorted by x.
 pub struct Line {
     pub name: String,
     pub points: Vec<(f64, f64, f64, f64)>,
 }
 
-/// A line chart; `log_x` formats x as byte sizes on a log axis. Bands (min–max) are drawn when
-/// `band_lo != band_hi`; `refs` are horizontal dashed reference lines.
+/// The x axis of a line chart.
+pub enum XAxis<'a> {
+    /// Byte sizes on a log axis, labelled only at these sizes (the sizes measured), in binary
+    /// units; a line never joins two points more than a decade apart (they stay points).
+    LogBytes(&'a [u64]),
+    /// A plain linear axis.
+    Linear,
+}
+
+/// Largest x ratio a line may span between two neighbouring points.
+pub const MAX_GAP: f64 = 10.0;
+
+/// Splits sorted points where neighbours are more than [`MAX_GAP`] apart in x.
+pub fn segments<T: Copy>(points: &[T], x: impl Fn(&T) -> f64) -> Vec<Vec<T>> {
+    let mut out: Vec<Vec<T>> = Vec::new();
+    for p in points {
+        match out.last_mut() {
+            Some(seg)
+                if seg
+                    .last()
+                    .is_some_and(|q| x(q) > 0.0 && x(p) / x(q) <= MAX_GAP) =>
+            {
+                seg.push(*p)
+            }
+            _ => out.push(vec![*p]),
+        }
+    }
+    out
+}
+
+/// A line chart. Bands (min–max) are drawn when `band_lo != band_hi`; `refs` are horizontal
+/// dashed reference lines.
 pub fn lines(
     title: &str,
     x_desc: &str,
     y_desc: &str,
     series: &[Line],
     refs: &[(String, f64)],
-    log_x: bool,
+    x_axis: XAxis<'_>,
 ) -> DrawResult<String> {
+    let log_x = matches!(x_axis, XAxis::LogBytes(_));
     let pts = series.iter().flat_map(|l| l.points.iter());
     let (mut xmin, mut xmax, mut ymin, mut ymax) = (f64::MAX, f64::MIN, 0f64, f64::MIN);
     for p in pts {
@@ -285,14 +373,13 @@ pub fn lines(
         ymax = ymax.max(*r);
         ymin = ymin.min(*r);
     }
-    if xmin >= xmax {
-        if log_x {
-            xmin /= 2.0;
-            xmax = xmin * 4.0;
-        } else {
-            xmin -= 1.0;
-            xmax += 1.0;
-        }
+    if log_x {
+        // A margin so the first and last measured sizes are not on the frame.
+        xmin /= 1.5;
+        xmax *= 1.5;
+    } else if xmin >= xmax {
+        xmin -= 1.0;
+        xmax += 1.0;
     }
     if ymax <= ymin {
         ymax = ymin + 1.0;
@@ -300,7 +387,13 @@ pub fn lines(
     let ymax = ymax + (ymax - ymin) * 0.08;
     let nleg = series.len() + refs.len();
     let legend_h = if nleg > 1 { 18 * nleg as u32 + 10 } else { 0 };
-    let (width, height) = (960u32, 460 + legend_h);
+    let legend_w = series
+        .iter()
+        .map(|l| text_px(&l.name))
+        .chain(refs.iter().map(|(l, v)| text_px(&format!("{l}: {v:.2}"))))
+        .max()
+        .unwrap_or(0);
+    let (width, height) = ((110 + legend_w).max(960), 470 + legend_h);
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
@@ -308,31 +401,41 @@ pub fn lines(
         let (area, legend_area) = root.split_vertically(height - legend_h);
         let mut cb = ChartBuilder::on(&area);
         cb.caption(title, (FAMILY, 17))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(62);
+            .margin(16)
+            .x_label_area_size(if log_x { 66 } else { 52 })
+            .y_label_area_size(78);
         macro_rules! body {
             ($chart:ident) => {{
                 for (i, l) in series.iter().enumerate() {
                     let c = color(i);
-                    if l.points.iter().any(|p| p.2 != p.3) && l.points.len() > 1 {
-                        let mut poly: Vec<(f64, f64)> =
-                            l.points.iter().map(|p| (p.0, p.2)).collect();
-                        poly.extend(l.points.iter().rev().map(|p| (p.0, p.3)));
-                        $chart.draw_series(std::iter::once(Polygon::new(
-                            poly,
-                            c.mix(0.18).filled(),
-                        )))?;
+                    let segs = if log_x {
+                        segments(&l.points, |p| p.0)
+                    } else {
+                        vec![l.points.clone()]
+                    };
+                    for seg in &segs {
+                        if seg.len() < 2 {
+                            continue;
+                        }
+                        if seg.iter().any(|p| p.2 != p.3) {
+                            let mut poly: Vec<(f64, f64)> =
+                                seg.iter().map(|p| (p.0, p.2)).collect();
+                            poly.extend(seg.iter().rev().map(|p| (p.0, p.3)));
+                            $chart.draw_series(std::iter::once(Polygon::new(
+                                poly,
+                                c.mix(0.18).filled(),
+                            )))?;
+                        }
+                        $chart.draw_series(LineSeries::new(
+                            seg.iter().map(|p| (p.0, p.1)),
+                            c.stroke_width(2),
+                        ))?;
                     }
-                    $chart.draw_series(LineSeries::new(
-                        l.points.iter().map(|p| (p.0, p.1)),
-                        c.stroke_width(2),
-                    ))?;
-                    if l.points.len() <= 60 {
+                    if l.points.len() <= 60 || segs.iter().any(|s| s.len() == 1) {
                         $chart.draw_series(
                             l.points
                                 .iter()
-                                .map(|p| Circle::new((p.0, p.1), 3, c.filled())),
+                                .map(|p| Circle::new((p.0, p.1), 4, c.filled())),
                         )?;
                     }
                 }
@@ -346,27 +449,85 @@ pub fn lines(
                 }
             }};
         }
-        if log_x {
-            let mut chart = cb.build_cartesian_2d((xmin..xmax).log_scale(), ymin..ymax)?;
-            chart
-                .configure_mesh()
-                .x_desc(x_desc)
-                .y_desc(y_desc)
-                .x_label_formatter(&|x| crate::units::format_size(x.round().max(0.0) as u64))
-                .label_style((FAMILY, 12))
-                .axis_desc_style((FAMILY, 13))
-                .draw()?;
-            body!(chart);
-        } else {
-            let mut chart = cb.build_cartesian_2d(xmin..xmax, ymin..ymax)?;
-            chart
-                .configure_mesh()
-                .x_desc(x_desc)
-                .y_desc(y_desc)
-                .label_style((FAMILY, 12))
-                .axis_desc_style((FAMILY, 13))
-                .draw()?;
-            body!(chart);
+        match x_axis {
+            XAxis::LogBytes(ticks) => {
+                let mut chart = cb.build_cartesian_2d((xmin..xmax).log_scale(), ymin..ymax)?;
+                chart
+                    .configure_mesh()
+                    .disable_x_mesh()
+                    .x_labels(0)
+                    .set_tick_mark_size(LabelAreaPosition::Bottom, 0)
+                    .x_label_formatter(&|_| String::new())
+                    .x_desc(x_desc)
+                    .y_desc(y_desc)
+                    .y_label_formatter(&|v| compact(*v))
+                    .label_style((FAMILY, 12))
+                    .axis_desc_style((FAMILY, 13))
+                    .draw()?;
+                // Ticks and grid lines at the sizes measured. Labels go on two staggered rows;
+                // the smallest and largest sizes are labelled first, then the others where they
+                // do not overlap a label already placed (the parameter table lists every size).
+                let mut sorted: Vec<u64> = ticks.to_vec();
+                sorted.sort_unstable();
+                sorted.dedup();
+                let tick_style = TextStyle::from((FAMILY, 12).into_font())
+                    .pos(Pos::new(HPos::Center, VPos::Top));
+                let mut placed: [Vec<(i32, i32)>; 2] = [Vec::new(), Vec::new()];
+                let mut order: Vec<u64> = Vec::with_capacity(sorted.len());
+                if let (Some(first), Some(last)) = (sorted.first(), sorted.last()) {
+                    order.push(*first);
+                    if last != first {
+                        order.push(*last);
+                    }
+                }
+                order.extend(sorted.iter().skip(1).take(sorted.len().saturating_sub(2)));
+                for t in order {
+                    let x = t as f64;
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(x, ymin), (x, ymax)],
+                        RGBColor(215, 215, 215).stroke_width(1),
+                    )))?;
+                    let label = crate::units::format_size(t);
+                    let (px, py) = chart.backend_coord(&(x, ymin));
+                    let half = text_px(&label) as i32 / 2;
+                    let span = (px - half - 4, px + half + 4);
+                    let free =
+                        |row: &Vec<(i32, i32)>| row.iter().all(|(a, b)| span.1 < *a || span.0 > *b);
+                    let row = if free(&placed[0]) {
+                        Some(0)
+                    } else if free(&placed[1]) {
+                        Some(1)
+                    } else {
+                        None
+                    };
+                    let dy = match row {
+                        Some(1) => 22,
+                        _ => 8,
+                    };
+                    area.draw(&PathElement::new(
+                        vec![(px, py), (px, py + dy - 2)],
+                        BLACK.stroke_width(1),
+                    ))?;
+                    if let Some(r) = row {
+                        placed[r].push(span);
+                        area.draw(&Text::new(label, (px, py + dy), tick_style.clone()))?;
+                    }
+                }
+                body!(chart);
+            }
+            XAxis::Linear => {
+                let mut chart = cb.build_cartesian_2d(xmin..xmax, ymin..ymax)?;
+                chart
+                    .configure_mesh()
+                    .x_desc(x_desc)
+                    .y_desc(y_desc)
+                    .x_label_formatter(&|v| compact(*v))
+                    .y_label_formatter(&|v| compact(*v))
+                    .label_style((FAMILY, 12))
+                    .axis_desc_style((FAMILY, 13))
+                    .draw()?;
+                body!(chart);
+            }
         }
         if legend_h > 0 {
             let mut y = 8;
@@ -379,7 +540,7 @@ pub fn lines(
                 let st = col.map_or(REF_COLOR.stroke_width(2), |c| c.stroke_width(3));
                 legend_area.draw(&PathElement::new(vec![(74, y + 6), (94, y + 6)], st))?;
                 legend_area.draw(&Text::new(
-                    clip(&name, 120),
+                    name,
                     (100, y + 6),
                     TextStyle::from((FAMILY, 12).into_font())
                         .pos(Pos::new(HPos::Left, VPos::Center)),
@@ -441,14 +602,44 @@ mod tests {
             x_desc: "GB/s".into(),
             series: vec!["a".into(), "b".into()],
             categories: vec!["<case>".into()],
-            values: vec![vec![Some(1.0), Some(-2.0)]],
+            values: vec![vec![Some(-2.0), None]],
             whiskers: vec![vec![Some((0.5, 1.5)), None]],
             refs: vec![("ref".into(), 1.2)],
+            digits: 1,
+            missing: "unavailable".into(),
         })
         .expect("draws");
         assert!(svg.starts_with("<svg"));
         assert!(!svg.contains("http"));
         assert!(svg.contains("sans-serif"));
         assert!(!svg.contains("<case>"));
+        assert!(svg.contains("unavailable"));
+    }
+
+    #[test]
+    fn gaps_over_a_decade_split_lines() {
+        let s = segments(&[1.0, 2.0, 40.0, 50.0, 5000.0], |x| *x);
+        assert_eq!(s, vec![vec![1.0, 2.0], vec![40.0, 50.0], vec![5000.0]]);
+    }
+
+    #[test]
+    fn log_axis_is_labelled_at_the_measured_sizes() {
+        let sizes = [16u64 << 10, 512 << 20, 4 << 30];
+        let svg = lines(
+            "t",
+            "size",
+            "GB/s",
+            &[Line {
+                name: "pinned, copy engine, H2D".into(),
+                points: sizes.iter().map(|s| (*s as f64, 5.0, 5.0, 5.0)).collect(),
+            }],
+            &[],
+            XAxis::LogBytes(&sizes),
+        )
+        .expect("draws");
+        for l in ["16 KiB", "512 MiB", "4 GiB"] {
+            assert!(svg.contains(l), "{l} missing");
+        }
+        assert!(!svg.contains("953.67"));
     }
 }

@@ -5,9 +5,12 @@
 //! add the file I/O. Data are aggregated before plotting, so 100 000 rows draw as a handful of
 //! lines and bars.
 
+mod answer;
 mod chart;
 pub mod html;
+pub mod labels;
 mod nvbandwidth;
+pub mod platform;
 mod plot_accounting;
 mod plot_maxalloc;
 mod plot_runs;
@@ -15,6 +18,7 @@ mod plot_size;
 mod plot_strategy;
 mod plot_timeline;
 
+pub use answer::{Sentence, answer};
 pub use chart::Figure;
 pub use nvbandwidth::{NvbandwidthSeries, load as load_nvbandwidth, parse as parse_nvbandwidth};
 pub use plot_runs::runs_side_by_side;
@@ -288,7 +292,10 @@ fn summary_rows(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<Vec<String>> {
         .map(|(set, r)| {
             vec![
                 format!("{}{}", labels[*set], r.case_label),
+                labels::strategy_words(r),
                 r.lane.name().to_string(),
+                crate::units::format_size(r.size_bytes),
+                crate::units::format_size(r.pinned_bytes),
                 opt(r.bw_median_gbs, 2),
                 opt(r.bw_min_gbs, 2),
                 opt(r.bw_max_gbs, 2),
@@ -297,6 +304,8 @@ fn summary_rows(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<Vec<String>> {
                 r.outliers.to_string(),
                 r.verified.clone(),
                 r.status.to_field(),
+                strategy_label(r),
+                r.axes.replace(';', ", "),
             ]
         })
         .collect()
@@ -312,10 +321,13 @@ fn summary(
     labels: &[String],
     nvb: &[NvbandwidthSeries],
 ) {
-    section(out, "summary", "Summary");
+    section(out, "summary", "Parameters and numbers");
     let head = [
         "case",
+        "strategy, in words",
         "lane",
+        "size",
+        "page-locked",
         "median GB/s",
         "min",
         "max",
@@ -324,6 +336,8 @@ fn summary(
         "outliers",
         "verified",
         "status",
+        "host/flags/engine/mode",
+        "sweep axes",
     ];
     for name in names {
         let rows = by_scenario
@@ -338,6 +352,11 @@ fn summary(
         for r in nvb {
             cells.push(vec![
                 format!("nvbandwidth {} (reference)", r.testname),
+                "NVIDIA's nvbandwidth, copy engine".into(),
+                "h2d".into(),
+                r.buffer_size
+                    .map(crate::units::format_size)
+                    .unwrap_or_default(),
                 String::new(),
                 format!("{:.2}", r.bandwidth_gbs),
                 String::new(),
@@ -347,6 +366,8 @@ fn summary(
                 String::new(),
                 String::new(),
                 r.status.clone(),
+                String::new(),
+                String::new(),
             ]);
         }
         let table = html::table(&head, &cells, &|i| match rows.get(i).map(|r| &r.1.status) {
@@ -520,6 +541,71 @@ fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {
     out.push_str("</section>\n");
 }
 
+/// "The answer, in plain words": per scenario (and run), the question and the sentences of
+/// [`answer::answer`].
+fn answer_section(
+    out: &mut String,
+    sets: &[ResultSet],
+    names: &[String],
+    by_scenario: &HashMap<&str, Vec<CaseRow<'_>>>,
+    labels: &[String],
+) {
+    section(out, "answer", "The answer, in plain words");
+    for name in names {
+        let rows = by_scenario
+            .get(name.as_str())
+            .map_or(&[][..], |v| v.as_slice());
+        let _ = writeln!(out, "<h3>{}</h3>", escape(name));
+        if let Some(r) = sets
+            .iter()
+            .filter_map(|s| s.sidecar.as_ref())
+            .flat_map(|c| &c.scenarios)
+            .find(|s| &s.name == name)
+        {
+            let _ = writeln!(out, "<p class=\"question\">{}</p>", escape(&r.description));
+        }
+        for (i, s) in sets.iter().enumerate() {
+            let mine: Vec<&Row> = rows
+                .iter()
+                .filter(|(set, _)| *set == i)
+                .map(|(_, r)| *r)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            if sets.len() > 1 {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"run\">Run {}({}):</p>",
+                    escape(&labels[i]),
+                    escape(&platform::platform_of(s))
+                );
+            }
+            out.push_str("<ul class=\"answer\">\n");
+            for l in answer::answer(&mine, s.sidecar.as_ref(), name) {
+                let class = match l.verdict.as_str() {
+                    "held" => " class=\"verdict-held\"",
+                    "not held" => " class=\"verdict-not-held\"",
+                    _ => "",
+                };
+                let topic = if l.verdict.is_empty() {
+                    l.topic.clone()
+                } else {
+                    format!("Claim {}", l.verdict)
+                };
+                let _ = writeln!(
+                    out,
+                    "<li><strong{class}>{}:</strong> {}</li>",
+                    escape(&topic),
+                    escape(&l.text)
+                );
+            }
+            out.push_str("</ul>\n");
+        }
+    }
+    out.push_str("</section>\n");
+}
+
 /// Renders the whole report as one self-contained HTML page.
 pub fn render_report(
     sets: &[ResultSet],
@@ -559,46 +645,77 @@ pub fn render_report(
             );
         }
     }
+    if let Some(b) = platform::synthetic_banner(sets) {
+        body.push_str(&b);
+    }
     let rows_total = all.len();
     let ok = all.iter().filter(|r| r.1.status.is_ok()).count();
     para(
         &mut body,
         &format!(
-            "{} result file(s), {} scenario(s), {rows_total} rows ({ok} ok, {} failed or skipped). GB/s = 1e9 bytes per second; MiB = 2^20 bytes.",
+            "{} result file(s), {} scenario(s), {rows_total} rows ({ok} ok, {} failed or skipped). GB/s = 1e9 bytes per second; KiB, MiB, GiB = 2^10, 2^20, 2^30 bytes.",
             sets.len(),
             names.len(),
             rows_total - ok
         ),
     );
-    body.push_str("<nav><a href=\"#machines\">machines</a> · <a href=\"#observers\">observers</a> · <a href=\"#scenarios\">scenarios</a> · <a href=\"#plots\">plots</a> · <a href=\"#summary\">summary</a> · <a href=\"#failures\">failed/skipped</a> · <a href=\"#claims\">claims</a> · <a href=\"#probes\">probes</a> · <a href=\"#derived\">derived</a> · <a href=\"#reference\">nvbandwidth</a></nav>\n");
+    let several_platforms = platform::platforms_differ(sets);
+    body.push_str("<nav><a href=\"#answer\">answer</a> · ");
+    if several_platforms {
+        body.push_str("<a href=\"#platforms\">platforms side by side</a> · ");
+    }
+    body.push_str("<a href=\"#plots\">plots</a> · <a href=\"#summary\">parameters and numbers</a> · <a href=\"#machines\">machines</a> · <a href=\"#observers\">observers</a> · <a href=\"#scenarios\">scenarios</a> · <a href=\"#failures\">failed/skipped</a> · <a href=\"#claims\">claims</a> · <a href=\"#probes\">probes</a> · <a href=\"#derived\">derived</a> · <a href=\"#reference\">nvbandwidth</a></nav>\n");
 
-    machines(&mut body, sets, &labels);
-    observers(&mut body, sets, &labels);
-    scenarios(&mut body, sets, &names);
+    answer_section(&mut body, sets, &names, &by_scenario, &labels);
+    if several_platforms {
+        body.push_str(&platform::platform_sections(sets, &labels));
+    }
 
-    section(&mut body, "plots", "Plots");
+    section(&mut body, "plots", "Plots: one per question");
+    let timelines = plot_timeline::TimelineIndex::new(sets);
     for name in &names {
         let rows = by_scenario
             .get(name.as_str())
             .map_or(&[][..], |v| v.as_slice());
         let _ = writeln!(body, "<h3>{}</h3>", escape(name));
-        let figs = [
-            plot_size::bandwidth_vs_size(name, rows, &labels, nvbandwidth),
-            plot_strategy::strategy_bars(name, rows, &labels, &samples, nvbandwidth),
-            plot_accounting::accounting(name, "alloc", rows, &labels),
-            plot_accounting::accounting(name, "free", rows, &labels),
-            plot_maxalloc::max_alloc(name, rows, &labels),
-        ];
+        let mut figs = vec![plot_strategy::strategy_bars(
+            name,
+            rows,
+            &labels,
+            &samples,
+            nvbandwidth,
+        )];
+        figs.extend(plot_size::bandwidth_vs_size(
+            name,
+            rows,
+            &labels,
+            nvbandwidth,
+        ));
+        figs.push(plot_accounting::accounting(name, "alloc", rows, &labels));
+        figs.push(plot_accounting::accounting(name, "free", rows, &labels));
+        let max_alloc = plot_maxalloc::max_alloc(name, rows, &labels);
+        if max_alloc.is_svg() || names.len() == 1 {
+            figs.push(max_alloc);
+        }
         for f in figs {
             body.push_str(&f.to_html());
         }
+        body.push_str(&plot_timeline::scenario_timelines(
+            &timelines, rows, &labels,
+        ));
     }
-    for f in plot_timeline::timelines(sets, &labels) {
-        body.push_str(&f.to_html());
+    if timelines.is_empty() {
+        para(
+            &mut body,
+            "No plot: no run recorded a timeline after freeing host memory.",
+        );
     }
     body.push_str("</section>\n");
 
     summary(&mut body, &names, &by_scenario, &labels, nvbandwidth);
+    machines(&mut body, sets, &labels);
+    observers(&mut body, sets, &labels);
+    scenarios(&mut body, sets, &names);
     failures(&mut body, &all, &labels);
     sidecar_lists(&mut body, sets, &labels);
     reference(&mut body, nvbandwidth);

@@ -2,6 +2,7 @@
 
 use super::CaseRow;
 use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
+use super::labels::case_memory_words;
 use std::collections::HashSet;
 
 /// Metrics in display order, with the names readers know them by.
@@ -22,7 +23,7 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
     } else {
         "after free and hold"
     };
-    let title = format!("{scenario}: memory accounting deltas {what}");
+    let title = format!("{scenario}: what did each observer see {what}?");
     // Accounting belongs to the case, not the lane: first row of each case.
     let mut seen = HashSet::new();
     let cases: Vec<&CaseRow<'_>> = rows
@@ -55,7 +56,7 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
         series: metrics.iter().map(|(_, n)| n.to_string()).collect(),
         categories: cases
             .iter()
-            .map(|(set, r)| format!("{}{}", labels[*set], r.case_label))
+            .map(|(set, r)| format!("{}{}", labels[*set], case_memory_words(r)))
             .collect(),
         values: cases
             .iter()
@@ -68,6 +69,8 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
             .collect(),
         whiskers: Vec::new(),
         refs: Vec::new(),
+        digits: 0,
+        missing: String::new(),
     };
     let mut caption = String::from(
         "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine.",
@@ -75,12 +78,10 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
     if hidden > 0 {
         caption.push_str(&format!(" {hidden} more cases are in the tables."));
     }
-    match chart::hbars(&bars) {
-        Ok(svg) => Figure::Svg {
-            title,
-            caption,
-            svg,
-        },
-        Err(e) => Figure::omitted(&title, format!("The plot could not be drawn ({e}).")),
-    }
+    Figure::from_svg(
+        title,
+        caption,
+        chart::hbars(&bars),
+        vec![("plot", format!("accounting-{phase}"))],
+    )
 }

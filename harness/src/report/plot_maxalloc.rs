@@ -3,10 +3,11 @@
 
 use super::CaseRow;
 use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
+use super::labels::case_memory_words;
 use std::collections::HashSet;
 
 pub fn max_alloc(scenario: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Figure {
-    let title = format!("{scenario}: max allocatable device memory");
+    let title = format!("{scenario}: how much device memory can still be allocated?");
     let mut seen = HashSet::new();
     let cases: Vec<&CaseRow<'_>> = rows
         .iter()
@@ -32,7 +33,7 @@ pub fn max_alloc(scenario: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Fig
         ],
         categories: cases
             .iter()
-            .map(|(set, r)| format!("{}{}", labels[*set], r.case_label))
+            .map(|(set, r)| format!("{}{}", labels[*set], case_memory_words(r)))
             .collect(),
         values: cases
             .iter()
@@ -40,18 +41,18 @@ pub fn max_alloc(scenario: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Fig
             .collect(),
         whiskers: Vec::new(),
         refs: Vec::new(),
+        digits: 0,
+        missing: "not probed".into(),
     };
     let mut caption =
         String::from("A shorter first bar means holding the host memory cost device headroom.");
     if hidden > 0 {
         caption.push_str(&format!(" {hidden} more cases are in the tables."));
     }
-    match chart::hbars(&bars) {
-        Ok(svg) => Figure::Svg {
-            title,
-            caption,
-            svg,
-        },
-        Err(e) => Figure::omitted(&title, format!("The plot could not be drawn ({e}).")),
-    }
+    Figure::from_svg(
+        title,
+        caption,
+        chart::hbars(&bars),
+        vec![("plot", "max-alloc".to_string())],
+    )
 }

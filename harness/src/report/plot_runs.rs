@@ -45,17 +45,17 @@ pub fn runs_side_by_side(cmp: &Comparison) -> Figure {
             .collect(),
         whiskers: Vec::new(),
         refs: Vec::new(),
+        digits: 1,
+        missing: "—".into(),
     };
     let mut caption = String::from("Missing bar: the run lacks the case or it did not finish.");
     if hidden > 0 {
         caption.push_str(&format!(" {hidden} more cases are in the table."));
     }
-    match chart::hbars(&bars) {
-        Ok(svg) => Figure::Svg {
-            title,
-            caption,
-            svg,
-        },
-        Err(e) => Figure::omitted(&title, format!("The plot could not be drawn ({e}).")),
-    }
+    Figure::from_svg(
+        title,
+        caption,
+        chart::hbars(&bars),
+        vec![("plot", "runs-side-by-side".to_string())],
+    )
 }

@@ -1,10 +1,12 @@
-//! Plot (b): one bar per strategy and lane at its largest transfer size, with the 95% bootstrap
-//! CI of the median as whiskers (from the raw samples of that one case).
+//! Plot (b): one bar per case and lane — the strategy in words, its size and the case's name —
+//! with the 95% bootstrap CI of the median as whiskers (from the raw samples of that case).
+//! Sorted fastest first within each direction, so the answer is the top bar.
 
 use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
-use super::{CaseRow, NvbandwidthSeries, SampleIndex, strategy_label};
+use super::labels::{case_words, direction_key};
+use super::{CaseRow, NvbandwidthSeries, SampleIndex};
+use crate::results::Lane;
 use crate::stats::{Sample, bootstrap_median_ci};
-use std::collections::HashMap;
 
 /// Resamples for the report's median CIs (fewer than `compare`'s 10 000: whiskers only).
 pub const REPORT_RESAMPLES: usize = 2_000;
@@ -16,39 +18,34 @@ pub fn strategy_bars(
     samples: &SampleIndex<'_>,
     refs: &[NvbandwidthSeries],
 ) -> Figure {
-    let title = format!("{scenario}: strategies at their largest size");
-    let mut best: HashMap<String, CaseRow<'_>> = HashMap::new();
-    let mut order = Vec::new();
-    for (set, r) in rows {
-        if !r.status.is_ok() || r.bw_median_gbs.is_none() {
-            continue;
-        }
-        let name = format!("{}{} {}", labels[*set], strategy_label(r), r.lane.name());
-        match best.get(&name) {
-            Some((_, b)) if b.size_bytes >= r.size_bytes => {}
-            Some(_) => {
-                best.insert(name, (*set, r));
-            }
-            None => {
-                order.push(name.clone());
-                best.insert(name, (*set, r));
-            }
-        }
-    }
-    if order.is_empty() {
+    let title = format!("{scenario}: which way is fastest?");
+    let mut ok: Vec<&CaseRow<'_>> = rows
+        .iter()
+        .filter(|(_, r)| r.status.is_ok() && r.bw_median_gbs.is_some())
+        .collect();
+    if ok.is_empty() {
         return Figure::omitted(
             &title,
             "No plot: no case in this scenario finished with a bandwidth.",
         );
     }
-    let hidden = order.len().saturating_sub(MAX_CATEGORIES);
-    order.truncate(MAX_CATEGORIES);
+    let lane_rank = |l: Lane| match l {
+        Lane::H2d => 0,
+        Lane::D2h => 1,
+        Lane::Sum => 2,
+    };
+    ok.sort_by(|a, b| {
+        lane_rank(a.1.lane)
+            .cmp(&lane_rank(b.1.lane))
+            .then(b.1.bw_median_gbs.total_cmp_opt(a.1.bw_median_gbs))
+    });
+    let hidden = ok.len().saturating_sub(MAX_CATEGORIES);
+    ok.truncate(MAX_CATEGORIES);
     let mut categories = Vec::new();
     let mut values = Vec::new();
     let mut whiskers = Vec::new();
-    for name in &order {
-        let (set, r) = best[name];
-        let raw = samples.get(set, &r.case_key, r.lane);
+    for (set, r) in &ok {
+        let raw = samples.get(*set, &r.case_key, r.lane);
         let (median, ci) = match Sample::new(raw) {
             Ok(s) if s.len() >= 2 => (
                 s.median(),
@@ -57,10 +54,7 @@ pub fn strategy_bars(
             Ok(s) => (s.median(), None),
             Err(_) => (r.bw_median_gbs.unwrap_or(0.0), None),
         };
-        categories.push(format!(
-            "{name} @ {}",
-            crate::units::format_size(r.size_bytes)
-        ));
+        categories.push(format!("{}{}", labels[*set], case_words(r)));
         values.push(vec![Some(median)]);
         whiskers.push(vec![ci]);
     }
@@ -68,6 +62,16 @@ pub fn strategy_bars(
         .iter()
         .map(|r| (format!("nvbandwidth {}", r.testname), r.bandwidth_gbs))
         .collect();
+    let data = vec![
+        ("plot", "bandwidth-bars".to_string()),
+        (
+            "series-directions",
+            ok.iter()
+                .map(|(_, r)| direction_key(r))
+                .collect::<Vec<_>>()
+                .join("|"),
+        ),
+    ];
     let bars = Bars {
         title: title.clone(),
         x_desc: "median GB/s (whiskers: 95% bootstrap CI of the median)".into(),
@@ -76,21 +80,24 @@ pub fn strategy_bars(
         values,
         whiskers,
         refs,
+        digits: 1,
+        missing: String::new(),
     };
     let mut caption = String::from(
-        "Each bar is one case: the strategy's largest transfer size. Whiskers need at least two raw samples.",
+        "One bar per case and lane: strategy, direction, size and the case's name; fastest first within each direction. Whiskers need at least two raw samples.",
     );
     if hidden > 0 {
-        caption.push_str(&format!(
-            " {hidden} more strategies are in the summary table."
-        ));
+        caption.push_str(&format!(" {hidden} more are in the parameter table."));
     }
-    match chart::hbars(&bars) {
-        Ok(svg) => Figure::Svg {
-            title,
-            caption,
-            svg,
-        },
-        Err(e) => Figure::omitted(&title, format!("The plot could not be drawn ({e}).")),
+    Figure::from_svg(title, caption, chart::hbars(&bars), data)
+}
+
+trait CmpOpt {
+    fn total_cmp_opt(&self, o: Option<f64>) -> std::cmp::Ordering;
+}
+
+impl CmpOpt for Option<f64> {
+    fn total_cmp_opt(&self, o: Option<f64>) -> std::cmp::Ordering {
+        self.unwrap_or(0.0).total_cmp(&o.unwrap_or(0.0))
     }
 }

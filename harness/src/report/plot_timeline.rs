@@ -1,80 +1,181 @@
 //! Plot (d): hold-after-free timelines — samples with series `timeline:<observer>.<metric>`,
-//! x = milliseconds since the free. One chart per metric, one line per case.
+//! x = milliseconds since the free. One chart per case (named by the case), drawing only the
+//! memory series that change (by at least [`MIN_CHANGE_MIB`]), in MiB, at most
+//! [`MAX_LINES`] of them; further changing series are listed in a table, constants counted.
 
-use super::chart::{self, Figure, Line, MAX_SERIES, downsample};
+use super::CaseRow;
+use super::chart::{self, Figure, Line, XAxis, downsample};
+use super::labels::case_memory_words;
 use crate::results::ResultSet;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write;
 
 /// Points kept per line; longer timelines are reduced to per-bucket min and max.
 pub const MAX_POINTS: usize = 2_000;
+/// Lines one timeline chart draws.
+pub const MAX_LINES: usize = 5;
+/// Timeline charts per scenario; further cases go to the table.
+pub const MAX_CHARTS: usize = 6;
+/// A series that moves less than this over the hold is treated as constant.
+pub const MIN_CHANGE_MIB: f64 = 1.0;
 
-/// Points of one timeline, keyed by metric, then by (result set, case key).
-type ByMetric<'a> = BTreeMap<&'a str, BTreeMap<(usize, &'a str), Vec<(f64, f64)>>>;
+const MIB: f64 = 1024.0 * 1024.0;
 
-pub fn timelines(sets: &[ResultSet], labels: &[String]) -> Vec<Figure> {
-    // metric -> (set, case_key) -> points
-    let mut by_metric: ByMetric<'_> = BTreeMap::new();
-    for (i, s) in sets.iter().enumerate() {
-        for x in &s.samples {
-            if let (Some(metric), Some(t)) = (x.series.strip_prefix("timeline:"), x.t_ms) {
-                by_metric
-                    .entry(metric)
-                    .or_default()
-                    .entry((i, x.case_key.as_str()))
-                    .or_default()
-                    .push((t, x.value));
+/// Points per metric of one case: metric -> (ms after free, value).
+type Metrics<'a> = BTreeMap<&'a str, Vec<(f64, f64)>>;
+
+/// Timeline points of every set: (set, case key) -> metric -> points.
+pub struct TimelineIndex<'a> {
+    map: HashMap<(usize, &'a str), Metrics<'a>>,
+}
+
+impl<'a> TimelineIndex<'a> {
+    pub fn new(sets: &'a [ResultSet]) -> Self {
+        let mut map: HashMap<(usize, &str), Metrics<'_>> = HashMap::new();
+        for (i, s) in sets.iter().enumerate() {
+            for x in &s.samples {
+                if let (Some(metric), Some(t)) = (x.series.strip_prefix("timeline:"), x.t_ms) {
+                    map.entry((i, x.case_key.as_str()))
+                        .or_default()
+                        .entry(metric)
+                        .or_default()
+                        .push((t, x.value));
+                }
             }
         }
+        TimelineIndex { map }
     }
-    if by_metric.is_empty() {
-        return vec![Figure::omitted(
-            "Hold-after-free timelines",
-            "No plot: no run recorded a timeline after freeing host memory.",
-        )];
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
     }
-    let case_labels: Vec<HashMap<&str, &str>> = sets
-        .iter()
-        .map(|s| {
-            s.rows
+}
+
+/// Memory metrics are in bytes; PCIe link fields and totals are not memory that moves.
+fn is_memory(metric: &str) -> bool {
+    !metric.contains("pcie") && !metric.ends_with(".total") && !metric.ends_with("mem_total")
+}
+
+struct Moving<'a> {
+    metric: &'a str,
+    points: Vec<(f64, f64)>,
+    range: f64,
+}
+
+/// The timeline section of one scenario, as HTML.
+pub fn scenario_timelines(
+    idx: &TimelineIndex<'_>,
+    rows: &[CaseRow<'_>],
+    labels: &[String],
+) -> String {
+    let mut out = String::new();
+    let mut seen = HashSet::new();
+    let mut charts = 0usize;
+    let mut constant = 0usize;
+    let mut cases_with = 0usize;
+    let mut table: Vec<Vec<String>> = Vec::new();
+    for (set, r) in rows {
+        if !seen.insert((*set, r.case_key.as_str())) {
+            continue;
+        }
+        let Some(metrics) = idx.map.get(&(*set, r.case_key.as_str())) else {
+            continue;
+        };
+        cases_with += 1;
+        let mut moving: Vec<Moving<'_>> = Vec::new();
+        for (metric, pts) in metrics {
+            if !is_memory(metric) {
+                constant += 1;
+                continue;
+            }
+            let (lo, hi) = pts
                 .iter()
-                .map(|r| (r.case_key.as_str(), r.case_label.as_str()))
-                .collect()
-        })
-        .collect();
-    by_metric
-        .into_iter()
-        .map(|(metric, cases)| {
-            let title = format!("Hold-after-free timeline: {metric}");
-            let hidden = cases.len().saturating_sub(MAX_SERIES);
-            let series: Vec<Line> = cases
-                .into_iter()
-                .take(MAX_SERIES)
-                .map(|((set, key), mut pts)| {
-                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    let label = case_labels[set].get(key).copied().unwrap_or(key);
-                    Line {
-                        name: format!("{}{label}", labels[set]),
-                        points: downsample(&pts, MAX_POINTS)
-                            .into_iter()
-                            .map(|(x, y)| (x, y, y, y))
-                            .collect(),
-                    }
+                .fold((f64::MAX, f64::MIN), |(l, h), p| (l.min(p.1), h.max(p.1)));
+            let range = (hi - lo) / MIB;
+            if range < MIN_CHANGE_MIB {
+                constant += 1;
+                continue;
+            }
+            let mut p = pts.clone();
+            p.sort_by(|a, b| a.0.total_cmp(&b.0));
+            moving.push(Moving {
+                metric,
+                points: p,
+                range,
+            });
+        }
+        if moving.is_empty() {
+            continue;
+        }
+        moving.sort_by(|a, b| b.range.total_cmp(&a.range));
+        let case = format!("{}{}", labels[*set], case_memory_words(r));
+        let drawn = if charts < MAX_CHARTS {
+            charts += 1;
+            MAX_LINES.min(moving.len())
+        } else {
+            0
+        };
+        if drawn > 0 {
+            let series: Vec<Line> = moving[..drawn]
+                .iter()
+                .map(|m| Line {
+                    name: m.metric.to_string(),
+                    points: downsample(&m.points, MAX_POINTS)
+                        .into_iter()
+                        .map(|(x, y)| (x, y / MIB, y / MIB, y / MIB))
+                        .collect(),
                 })
                 .collect();
-            let mut caption = format!(
-                "{metric} as sampled while holding after the free; a slow return to the baseline is a lazy release."
+            let title = format!("After free: {case}");
+            let caption = "Each line is one observer's reading (MiB) while holding after the free; a slow return is a lazy release. Series that did not change are not drawn.".to_string();
+            let svg = chart::lines(&title, "ms after free", "MiB", &series, &[], XAxis::Linear);
+            out.push_str(
+                &Figure::from_svg(title, caption, svg, vec![("plot", "timeline".to_string())])
+                    .to_html(),
             );
-            if hidden > 0 {
-                caption.push_str(&format!(" {hidden} more cases are not drawn."));
-            }
-            match chart::lines(&title, "ms after free", metric, &series, &[], false) {
-                Ok(svg) => Figure::Svg {
-                    title,
-                    caption,
-                    svg,
-                },
-                Err(e) => Figure::omitted(&title, format!("The plot could not be drawn ({e}).")),
-            }
-        })
-        .collect()
+        }
+        for m in &moving[drawn..] {
+            let first = m.points.first().map_or(0.0, |p| p.1) / MIB;
+            let last = m.points.last().map_or(0.0, |p| p.1) / MIB;
+            table.push(vec![
+                case.clone(),
+                m.metric.to_string(),
+                format!("{first:.1}"),
+                format!("{last:.1}"),
+                format!("{:+.1}", last - first),
+                format!("{:.1}", m.range),
+            ]);
+        }
+    }
+    if cases_with == 0 {
+        return out;
+    }
+    if charts == 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">After free: no memory observer moved by {MIN_CHANGE_MIB} MiB or more while holding ({constant} constant series not drawn).</p>"
+        );
+    } else if constant > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{constant} timeline series did not change (by {MIN_CHANGE_MIB} MiB or more) and are not drawn.</p>"
+        );
+    }
+    if !table.is_empty() {
+        out.push_str("<details><summary>Further timeline series that changed</summary>\n");
+        out.push_str(&super::html::table(
+            &[
+                "case",
+                "series",
+                "first MiB",
+                "last MiB",
+                "change MiB",
+                "range MiB",
+            ],
+            &table,
+            &|_| "",
+        ));
+        out.push_str("</details>\n");
+    }
+    out
 }

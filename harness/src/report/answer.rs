@@ -1,0 +1,195 @@
+//! "In plain words": the answer a scenario gives, first on the page. Per direction: the fastest
+//! way and the page-locked memory it holds, the way that holds the least page-locked memory
+//! within 5% of the fastest, and how much slower plain pageable copies are; what the largest
+//! pinned case did to each memory observer; and the claims held and not held.
+
+use super::labels::strategy_words;
+use crate::results::{Lane, Row, Sidecar, Status};
+use crate::units::format_size;
+
+/// One sentence of the answer, with the word that starts it (`Host → GPU`, `Memory`, `Claims`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sentence {
+    pub topic: String,
+    pub text: String,
+    /// `held`, `not held`, … for claim lines, else empty.
+    pub verdict: String,
+}
+
+fn sentence(topic: &str, text: String) -> Sentence {
+    Sentence {
+        topic: topic.into(),
+        text,
+        verdict: String::new(),
+    }
+}
+
+fn bw(r: &Row) -> f64 {
+    r.bw_median_gbs.unwrap_or(0.0)
+}
+
+fn named(r: &Row) -> String {
+    format!(
+        "{} ({}, {})",
+        r.case_label,
+        strategy_words(r),
+        format_size(r.size_bytes)
+    )
+}
+
+/// The answer for the rows of one scenario in one run.
+pub fn answer(rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> Vec<Sentence> {
+    let mut out = Vec::new();
+    for lane in [Lane::H2d, Lane::D2h] {
+        let topic = if lane == Lane::H2d {
+            "Host → GPU"
+        } else {
+            "GPU → host"
+        };
+        let ok: Vec<&Row> = rows
+            .iter()
+            .copied()
+            .filter(|r| r.lane == lane && r.status.is_ok() && r.bw_median_gbs.is_some())
+            .filter(|r| r.direction != "bidirectional")
+            .collect();
+        // CPU-side access (cpu-read/cpu-write) is a different question; answer it only when it is
+        // all the scenario measured in this direction.
+        let transfers: Vec<&Row> = ok
+            .iter()
+            .copied()
+            .filter(|r| r.engine != "cpu-read" && r.engine != "cpu-write")
+            .collect();
+        let pool = if transfers.is_empty() { ok } else { transfers };
+        let Some(best) = pool.iter().copied().max_by(|a, b| bw(a).total_cmp(&bw(b))) else {
+            continue;
+        };
+        out.push(sentence(
+            topic,
+            format!(
+                "fastest is {} at {:.1} GB/s, holding {} page-locked.",
+                named(best),
+                bw(best),
+                format_size(best.pinned_bytes)
+            ),
+        ));
+        match pool
+            .iter()
+            .copied()
+            .filter(|r| bw(r) >= 0.95 * bw(best) && r.pinned_bytes < best.pinned_bytes)
+            .min_by_key(|r| r.pinned_bytes)
+        {
+            Some(f) => out.push(sentence(
+                topic,
+                format!(
+                    "least page-locked memory within 5% of the fastest: {} at {:.1} GB/s ({:.0}%), holding only {}.",
+                    named(f),
+                    bw(f),
+                    100.0 * bw(f) / bw(best),
+                    format_size(f.pinned_bytes)
+                ),
+            )),
+            None if pool.len() > 1 => out.push(sentence(
+                topic,
+                "no way that holds less page-locked memory comes within 5% of the fastest."
+                    .into(),
+            )),
+            None => {}
+        }
+        if let Some(p) = pool
+            .iter()
+            .copied()
+            .filter(|r| r.host == "pageable" && r.mode == "direct")
+            .max_by(|a, b| bw(a).total_cmp(&bw(b)))
+        {
+            out.push(sentence(
+                topic,
+                format!(
+                    "plain pageable copies ({}) reach {:.1} GB/s: the pageable penalty is {:.1}× against the fastest.",
+                    p.case_label,
+                    bw(p),
+                    bw(best) / bw(p).max(1e-9)
+                ),
+            ));
+        }
+    }
+    if let Some(m) = memory_sentence(rows) {
+        out.push(m);
+    }
+    let failed = rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::Failed(_)))
+        .count();
+    let skipped = rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::Skipped(_)))
+        .count();
+    if failed + skipped > 0 {
+        out.push(sentence(
+            "Not finished",
+            format!("{failed} row(s) failed and {skipped} were skipped (reasons below)."),
+        ));
+    }
+    if let Some(c) = sidecar {
+        let claims: Vec<_> = c.claims.iter().filter(|v| v.scenario == scenario).collect();
+        if !claims.is_empty() {
+            let count = |v: &str| claims.iter().filter(|c| c.verdict == v).count();
+            let other = claims.len() - count("held") - count("not held");
+            out.push(sentence(
+                "Claims",
+                format!(
+                    "{} held, {} not held, {other} not applicable here.",
+                    count("held"),
+                    count("not held")
+                ),
+            ));
+            for v in claims
+                .iter()
+                .filter(|v| v.verdict == "held" || v.verdict == "not held")
+            {
+                out.push(Sentence {
+                    topic: "Claim".into(),
+                    text: format!("{} — {}", v.text, v.detail),
+                    verdict: v.verdict.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// What the case holding the most page-locked memory did to each observer after allocation.
+fn memory_sentence(rows: &[&Row]) -> Option<Sentence> {
+    let r = rows
+        .iter()
+        .copied()
+        .filter(|r| r.pinned_bytes > 0 && !r.accounting.is_empty())
+        .max_by_key(|r| r.pinned_bytes)?;
+    let names = [
+        ("shared", "shared GPU memory"),
+        ("dedicated", "dedicated GPU memory"),
+        ("cuda_used", "CUDA used"),
+        ("proc_rss", "host RSS"),
+        ("ledger_pinned", "pinscope's ledger"),
+    ];
+    let seen: Vec<String> = names
+        .iter()
+        .filter_map(|(m, n)| {
+            r.accounting_value("alloc", m)
+                .map(|v| format!("{n} {v:+.0} MiB"))
+        })
+        .collect();
+    if seen.is_empty() {
+        return None;
+    }
+    let mut text = format!(
+        "allocating {} page-locked for {} moved {}",
+        format_size(r.pinned_bytes),
+        r.case_label,
+        seen.join(", ")
+    );
+    if r.accounting_value("alloc", "shared").is_none() {
+        text.push_str("; shared GPU memory is not observable on this platform");
+    }
+    text.push('.');
+    Some(sentence("Memory", text))
+}

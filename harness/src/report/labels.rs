@@ -1,0 +1,225 @@
+//! Labels as a person would say them: "pinned, copy engine, H2D" rather than
+//! `alloc/none/copy/direct h2d`. Every label names the direction and the lane, so a series or a
+//! bar never mixes the one-way copy with a lane of a bidirectional one.
+
+use crate::results::{Lane, Row};
+use crate::units::format_size;
+
+/// The direction and lane in words: `H2D`, `D2H`, `bidirectional, H2D lane`, `bidirectional, both
+/// lanes summed`.
+pub fn direction_words(r: &Row) -> &'static str {
+    match (r.direction == "bidirectional", r.lane) {
+        (true, Lane::H2d) => "bidirectional, H2D lane",
+        (true, Lane::D2h) => "bidirectional, D2H lane",
+        (true, Lane::Sum) | (false, Lane::Sum) => "bidirectional, both lanes summed",
+        (false, Lane::H2d) => "H2D",
+        (false, Lane::D2h) => "D2H",
+    }
+}
+
+/// The short direction key a series is checked against (`h2d`, `d2h`, `bidir-h2d`, …).
+pub fn direction_key(r: &Row) -> String {
+    if r.direction == "bidirectional" {
+        format!("bidir-{}", r.lane.name())
+    } else {
+        r.lane.name().to_string()
+    }
+}
+
+fn host_words(r: &Row) -> String {
+    let base = match r.host.as_str() {
+        "alloc" => "pinned",
+        "register" => "registered",
+        "managed" => "managed",
+        "pageable" => "pageable",
+        other => other,
+    };
+    let flags: Vec<&str> = r
+        .flags
+        .split(['+', ',', '|'])
+        .map(str::trim)
+        .filter(|f| !f.is_empty() && *f != "none" && *f != "-")
+        .collect();
+    let mut s = if flags.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base} ({})", flags.join(", "))
+    };
+    match r.mode.as_str() {
+        "staged" if r.chunk_bytes > 0 => {
+            let ring = r.ring.max(1);
+            if ring == 1 {
+                s.push_str(&format!(
+                    " via one {} pinned buffer",
+                    format_size(r.chunk_bytes)
+                ));
+            } else {
+                s.push_str(&format!(
+                    " via {ring} × {} pinned ring",
+                    format_size(r.chunk_bytes)
+                ));
+            }
+            if r.threads > 1 {
+                s.push_str(&format!(", {} threads", r.threads));
+            }
+        }
+        "staged" => s.push_str(" via a pinned ring"),
+        "register-per-copy" => s = "registered per copy".into(),
+        _ => {}
+    }
+    s
+}
+
+fn engine_words(engine: &str) -> &str {
+    match engine {
+        "copy" => "copy engine",
+        "kernel" => "SM copy kernel",
+        "kernel-read" => "GPU kernel reads host",
+        "kernel-write" => "GPU kernel writes host",
+        "cpu-read" => "CPU reads",
+        "cpu-write" => "CPU writes",
+        other => other,
+    }
+}
+
+/// Sweep axes the strategy words do not already say (e.g. `measure.warmup=2` → `warmup 2`).
+fn extra_axes(r: &Row) -> Vec<String> {
+    const SAID: &[&str] = &[
+        "direction",
+        "size",
+        "chunk",
+        "ring",
+        "threads",
+        "host",
+        "flags",
+        "engine",
+        "mode",
+    ];
+    r.axes
+        .split(';')
+        .filter_map(|a| a.split_once('='))
+        .filter(|(k, _)| !SAID.contains(k))
+        .map(|(k, v)| {
+            let k = k.rsplit('.').next().unwrap_or(k);
+            format!("{k} {v}")
+        })
+        .collect()
+}
+
+/// "pinned, copy engine, H2D": the strategy, engine and direction/lane, plus any sweep axis that
+/// tells otherwise identical cases apart. The size is not part of it (a series spans sizes).
+pub fn strategy_words(r: &Row) -> String {
+    let mut parts = vec![host_words(r), engine_words(&r.engine).to_string()];
+    if r.streams > 1 {
+        parts.push(format!("{} streams", r.streams));
+    }
+    parts.push(direction_words(r).to_string());
+    parts.extend(extra_axes(r));
+    parts.join(", ")
+}
+
+/// One bar's label: the strategy in words, the size, and the case's own name.
+pub fn case_words(r: &Row) -> String {
+    format!(
+        "{} · {} · {}",
+        strategy_words(r),
+        format_size(r.size_bytes),
+        r.case_label
+    )
+}
+
+/// The case named for memory plots (memory belongs to the case, not the lane): name, size,
+/// strategy without the lane.
+pub fn case_memory_words(r: &Row) -> String {
+    let mut parts = vec![host_words(r), engine_words(&r.engine).to_string()];
+    parts.push(if r.direction == "bidirectional" {
+        "bidirectional".to_string()
+    } else {
+        r.lane.name().to_uppercase()
+    });
+    parts.extend(extra_axes(r));
+    format!(
+        "{} · {} · {}",
+        r.case_label,
+        format_size(r.size_bytes),
+        parts.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(host: &str, flags: &str, engine: &str, direction: &str, lane: Lane) -> Row {
+        Row {
+            run_id: String::new(),
+            started_at: String::new(),
+            machine: Default::default(),
+            scenario: "s".into(),
+            case_label: "c".into(),
+            case_index: 0,
+            case_key: "k".into(),
+            lane,
+            host: host.into(),
+            flags: flags.into(),
+            engine: engine.into(),
+            direction: direction.into(),
+            mode: "direct".into(),
+            size_bytes: 1 << 29,
+            chunk_bytes: 0,
+            ring: 3,
+            streams: 1,
+            threads: 8,
+            batch: 1,
+            axes: String::new(),
+            status: crate::results::Status::Ok,
+            samples: 0,
+            outliers: 0,
+            bw_median_gbs: None,
+            bw_min_gbs: None,
+            bw_max_gbs: None,
+            bw_spread_pct: None,
+            time_median_ms: None,
+            time_min_ms: None,
+            time_max_ms: None,
+            wall_median_ms: None,
+            verified: String::new(),
+            alloc_ms: None,
+            register_ms: None,
+            unregister_ms: None,
+            free_ms: None,
+            pinned_bytes: 0,
+            device_bytes: 0,
+            accounting: Vec::new(),
+            max_alloc_held_mib: None,
+            max_alloc_free_mib: None,
+            pinned_ceiling_mib: None,
+        }
+    }
+
+    #[test]
+    fn labels_read_as_words_and_name_the_lane() {
+        let r = row("alloc", "none", "copy", "h2d", Lane::H2d);
+        assert_eq!(strategy_words(&r), "pinned, copy engine, H2D");
+        let b = row("alloc", "none", "copy", "bidirectional", Lane::H2d);
+        assert_eq!(
+            strategy_words(&b),
+            "pinned, copy engine, bidirectional, H2D lane"
+        );
+        assert_ne!(strategy_words(&r), strategy_words(&b));
+        let mut s = row("pageable", "none", "copy", "h2d", Lane::H2d);
+        s.mode = "staged".into();
+        s.chunk_bytes = 16 << 20;
+        s.threads = 12;
+        s.axes = "direction=h2d;measure.warmup=2".into();
+        assert_eq!(
+            strategy_words(&s),
+            "pageable via 3 × 16 MiB pinned ring, 12 threads, copy engine, H2D, warmup 2"
+        );
+        let w = row("alloc", "write-combined", "cpu-read", "d2h", Lane::D2h);
+        assert_eq!(
+            strategy_words(&w),
+            "pinned (write-combined), CPU reads, D2H"
+        );
+    }
+}

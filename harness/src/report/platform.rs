@@ -1,0 +1,506 @@
+//! The platform comparison: two or more runs (typically native Windows/WDDM against WSL2 on the
+//! same machine) side by side — bandwidth per strategy, what each memory observer saw after
+//! allocation and after free (unavailable observers say so, they are never drawn as zero), the
+//! pinned ceiling and the largest device allocation, and each claim with each platform's verdict.
+//!
+//! Used by `compare --html` and by `report` when its runs come from different platforms.
+
+use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
+use super::html::{escape, table};
+use super::labels::{case_memory_words, case_words, direction_key};
+use crate::results::{Lane, ResultSet, Row};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// Accounting metrics in the order a Windows-vs-WSL2 reader asks about them, with the observer
+/// that supplies each and the name readers know it by.
+pub const OBSERVED: &[(&str, &str, &str)] = &[
+    (
+        "shared",
+        "dxgi",
+        "shared GPU memory (Task Manager; DXGI non-local)",
+    ),
+    ("dedicated", "dxgi", "dedicated GPU memory (DXGI local)"),
+    ("proc_rss", "procfs|process", "host RSS / working set"),
+    (
+        "ledger_pinned",
+        "ledger",
+        "pinscope ledger: page-locked bytes",
+    ),
+    ("cuda_used", "cuda", "CUDA used (cuMemGetInfo)"),
+    ("nvml_used", "nvml", "NVML device used"),
+    ("committed", "procfs|process", "committed / private bytes"),
+    ("mem_available", "procfs", "MemAvailable"),
+];
+
+/// The platform a run says it ran on (`windows-wddm`, `wsl2`, `linux`…).
+/// Native Windows is named with its driver model (`windows-wddm`, `windows-tcc`), as claims
+/// name it.
+pub fn platform_of(s: &ResultSet) -> String {
+    let (p, model) = s
+        .rows
+        .first()
+        .map(|r| (r.machine.platform.clone(), r.machine.driver_model.clone()))
+        .or_else(|| {
+            s.sidecar.as_ref().map(|c| {
+                let m = c.machine.gpu.as_ref().map(|g| g.driver_model.clone());
+                (c.machine.platform.clone(), m.unwrap_or_default())
+            })
+        })
+        .unwrap_or_default();
+    if p == "windows" && !model.is_empty() {
+        format!("windows-{}", model.to_ascii_lowercase())
+    } else {
+        p
+    }
+}
+
+/// Whether the runs come from more than one platform.
+pub fn platforms_differ(sets: &[ResultSet]) -> bool {
+    let p: Vec<String> = sets.iter().map(platform_of).collect();
+    p.iter().any(|x| *x != p[0])
+}
+
+/// A run made up for tests or demonstrations says so in its host name, run id or file name.
+pub fn is_synthetic(s: &ResultSet) -> bool {
+    let marked = |t: &str| t.to_ascii_uppercase().contains("SYNTHETIC");
+    marked(&s.path.display().to_string())
+        || s.rows
+            .first()
+            .is_some_and(|r| marked(&r.run_id) || marked(&r.machine.host_name))
+        || s.sidecar
+            .as_ref()
+            .is_some_and(|c| marked(&c.run_id) || marked(&c.machine.host_name))
+}
+
+/// A banner naming the synthetic runs, if any.
+pub fn synthetic_banner(sets: &[ResultSet]) -> Option<String> {
+    let names: Vec<String> = sets
+        .iter()
+        .filter(|s| is_synthetic(s))
+        .map(|s| s.path.display().to_string())
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "<div class=\"banner synthetic\">SYNTHETIC DATA — not a measurement. {} made up from a real run's files to test this page; the numbers say nothing about any real platform.</div>\n",
+            escape(&names.join(", "))
+        )
+    })
+}
+
+fn run_name(labels: &[String], i: usize, s: &ResultSet) -> String {
+    let l = labels[i].trim();
+    let p = platform_of(s);
+    if l.is_empty() { p } else { format!("{l} {p}") }
+}
+
+fn find<'a>(s: &'a ResultSet, key: &str, lane: Lane) -> Option<&'a Row> {
+    s.rows.iter().find(|r| r.case_key == key && r.lane == lane)
+}
+
+/// Every (case, lane) in first-seen order over the runs, with the first row seen.
+fn identities(sets: &[ResultSet]) -> Vec<&Row> {
+    let mut seen = std::collections::HashSet::new();
+    sets.iter()
+        .flat_map(|s| &s.rows)
+        .filter(|r| seen.insert((r.case_key.as_str(), r.lane)))
+        .collect()
+}
+
+fn observer_state(s: &ResultSet, observers: &str) -> Option<(bool, String)> {
+    let c = s.sidecar.as_ref()?;
+    let mut found = None;
+    for o in observers.split('|') {
+        if let Some(st) = c.observers.iter().find(|x| x.name == o) {
+            if st.available {
+                return Some((true, String::new()));
+            }
+            found = Some((false, st.reason.clone().unwrap_or_default()));
+        }
+    }
+    found
+}
+
+/// The platform sections as HTML.
+pub fn platform_sections(sets: &[ResultSet], labels: &[String]) -> String {
+    let mut out = String::new();
+    let names: Vec<String> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, s)| run_name(labels, i, s))
+        .collect();
+    let _ = writeln!(
+        out,
+        "<section id=\"platforms\">\n<h2>Platforms side by side: {}</h2>",
+        escape(&names.join(" vs "))
+    );
+    machine_table(&mut out, sets, &names);
+    bandwidth(&mut out, sets, &names);
+    observers(&mut out, sets, &names);
+    headroom(&mut out, sets, &names);
+    claims(&mut out, sets, &names);
+    out.push_str("</section>\n");
+    out
+}
+
+fn machine_table(out: &mut String, sets: &[ResultSet], names: &[String]) {
+    let mut head = vec!["".to_string()];
+    head.extend(names.iter().cloned());
+    let field = |f: &dyn Fn(&ResultSet) -> String, name: &str| {
+        let mut row = vec![name.to_string()];
+        row.extend(sets.iter().map(f));
+        row
+    };
+    let key = |s: &ResultSet| {
+        s.rows
+            .first()
+            .map(|r| r.machine.clone())
+            .unwrap_or_default()
+    };
+    let rows = vec![
+        field(&platform_of, "platform"),
+        field(&|s| key(s).os, "OS"),
+        field(&|s| key(s).driver_model, "driver model"),
+        field(&|s| key(s).gpu, "GPU"),
+        field(&|s| key(s).driver_version, "driver"),
+        field(&|s| key(s).pcie_link, "PCIe link"),
+        field(
+            &|s| {
+                s.sidecar
+                    .as_ref()
+                    .map(|c| {
+                        format!(
+                            "{} threads, {} RAM",
+                            c.machine.cpu_threads,
+                            crate::units::format_size(c.machine.ram_bytes)
+                        )
+                    })
+                    .unwrap_or_default()
+            },
+            "CPU, RAM",
+        ),
+        field(&|s| s.path.display().to_string(), "file"),
+    ];
+    let h: Vec<&str> = head.iter().map(String::as_str).collect();
+    out.push_str("<h3>The machines</h3>\n");
+    out.push_str(&table(&h, &rows, &|_| ""));
+}
+
+fn bandwidth(out: &mut String, sets: &[ResultSet], names: &[String]) {
+    let ids: Vec<&Row> = identities(sets)
+        .into_iter()
+        .filter(|r| r.bw_median_gbs.is_some() || !r.status.is_ok())
+        .collect();
+    let title = "Bandwidth per strategy, platform by platform".to_string();
+    if ids.is_empty() {
+        out.push_str(&Figure::omitted(&title, "No case has a bandwidth in any run.").to_html());
+        return;
+    }
+    let shown = &ids[..ids.len().min(MAX_CATEGORIES)];
+    let values: Vec<Vec<Option<f64>>> = shown
+        .iter()
+        .map(|id| {
+            sets.iter()
+                .map(|s| {
+                    find(s, &id.case_key, id.lane)
+                        .filter(|r| r.status.is_ok())
+                        .and_then(|r| r.bw_median_gbs)
+                })
+                .collect()
+        })
+        .collect();
+    let bars = Bars {
+        title: title.clone(),
+        x_desc: "median GB/s (1e9 B/s)".into(),
+        series: names.to_vec(),
+        categories: shown.iter().map(|r| case_words(r)).collect(),
+        values,
+        whiskers: Vec::new(),
+        refs: Vec::new(),
+        digits: 1,
+        missing: "not measured".into(),
+    };
+    let mut caption = "One group per case and lane, one bar per platform. \"not measured\": the run lacks the case or it did not finish.".to_string();
+    if ids.len() > shown.len() {
+        let _ = write!(
+            caption,
+            " {} more are in the table below.",
+            ids.len() - shown.len()
+        );
+    }
+    let data = vec![
+        ("plot", "platform-bandwidth".to_string()),
+        (
+            "series-directions",
+            shown
+                .iter()
+                .map(|r| direction_key(r))
+                .collect::<Vec<_>>()
+                .join("|"),
+        ),
+    ];
+    out.push_str(&Figure::from_svg(title, caption, chart::hbars(&bars), data).to_html());
+}
+
+fn fmt_mib(v: Option<f64>, available: Option<&(bool, String)>) -> String {
+    match (v, available) {
+        (Some(v), _) => format!("{v:+.0}"),
+        (None, Some((false, _))) => "unavailable".into(),
+        (None, _) => "not recorded".into(),
+    }
+}
+
+fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
+    out.push_str(
+        "<h3>What each platform's memory observers saw (MiB, against before allocation)</h3>\n",
+    );
+    // Cases that hold memory, once per case (memory belongs to the case, not the lane).
+    let mut seen = std::collections::HashSet::new();
+    let cases: Vec<&Row> = identities(sets)
+        .into_iter()
+        .filter(|r| !r.accounting.is_empty() || r.pinned_bytes > 0)
+        .filter(|r| seen.insert(r.case_key.as_str()))
+        .take(MAX_CATEGORIES)
+        .collect();
+    if cases.is_empty() {
+        out.push_str("<p class=\"omitted\">No run recorded accounting deltas.</p>\n");
+        return;
+    }
+    // Observer availability, with the reason when not.
+    let mut head = vec!["observer".to_string()];
+    head.extend(names.iter().cloned());
+    let avail_rows: Vec<Vec<String>> = OBSERVED
+        .iter()
+        .map(|(_, obs, label)| {
+            let mut row = vec![format!("{label} [{}]", obs.replace('|', " or "))];
+            row.extend(sets.iter().map(|s| match observer_state(s, obs) {
+                Some((true, _)) => "available".to_string(),
+                Some((false, why)) => format!("unavailable: {why}"),
+                None => "not recorded".into(),
+            }));
+            row
+        })
+        .collect();
+    let h: Vec<&str> = head.iter().map(String::as_str).collect();
+    out.push_str(&table(&h, &avail_rows, &|_| ""));
+
+    for (metric, obs, label) in OBSERVED {
+        let states: Vec<Option<(bool, String)>> =
+            sets.iter().map(|s| observer_state(s, obs)).collect();
+        let any_value = sets.iter().any(|s| {
+            s.rows.iter().any(|r| {
+                r.accounting_value("alloc", metric).is_some()
+                    || r.accounting_value("free", metric).is_some()
+            })
+        });
+        if !any_value {
+            let _ = writeln!(
+                out,
+                "<h4>{}</h4>\n<p class=\"omitted\">Unavailable on every platform here: {}.</p>",
+                escape(label),
+                escape(&names.join(", "))
+            );
+            continue;
+        }
+        let mut series = Vec::new();
+        for n in names {
+            series.push(format!("{n}: after allocation"));
+            series.push(format!("{n}: after free + hold"));
+        }
+        let values: Vec<Vec<Option<f64>>> = cases
+            .iter()
+            .map(|c| {
+                sets.iter()
+                    .flat_map(|s| {
+                        let r = s.rows.iter().find(|r| r.case_key == c.case_key);
+                        [
+                            r.and_then(|r| r.accounting_value("alloc", metric)),
+                            r.and_then(|r| r.accounting_value("free", metric)),
+                        ]
+                    })
+                    .collect()
+            })
+            .collect();
+        let unavailable: Vec<&str> = names
+            .iter()
+            .zip(&states)
+            .filter(|(_, st)| matches!(st, Some((false, _))))
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let title = label.to_string();
+        let mut caption = "Signed change in MiB after allocation and first touch, and at the end of the hold after free. \"unavailable\": the platform has no such observer (not zero).".to_string();
+        if !unavailable.is_empty() {
+            let _ = write!(caption, " Unavailable on: {}.", unavailable.join(", "));
+        }
+        let bars = Bars {
+            title: title.clone(),
+            x_desc: "change against before allocation (MiB)".into(),
+            series,
+            categories: cases.iter().map(|r| case_memory_words(r)).collect(),
+            values,
+            whiskers: Vec::new(),
+            refs: Vec::new(),
+            digits: 0,
+            missing: "unavailable".into(),
+        };
+        out.push_str(
+            &Figure::from_svg(
+                title,
+                caption,
+                chart::hbars(&bars),
+                vec![("plot", format!("platform-observer-{metric}"))],
+            )
+            .to_html(),
+        );
+        // The same numbers as a table.
+        let mut head = vec!["case".to_string()];
+        for n in names {
+            head.push(format!("{n} after alloc"));
+            head.push(format!("{n} after free"));
+        }
+        let rows: Vec<Vec<String>> = cases
+            .iter()
+            .map(|c| {
+                let mut row = vec![case_memory_words(c)];
+                for (s, st) in sets.iter().zip(&states) {
+                    let r = s.rows.iter().find(|r| r.case_key == c.case_key);
+                    for phase in ["alloc", "free"] {
+                        row.push(fmt_mib(
+                            r.and_then(|r| r.accounting_value(phase, metric)),
+                            st.as_ref(),
+                        ));
+                    }
+                }
+                row
+            })
+            .collect();
+        let h: Vec<&str> = head.iter().map(String::as_str).collect();
+        out.push_str("<details><summary>the numbers</summary>\n");
+        out.push_str(&table(&h, &rows, &|_| ""));
+        out.push_str("</details>\n");
+    }
+}
+
+/// Pinned ceiling (most MiB the probe could pin) of a run.
+fn ceiling(s: &ResultSet) -> Option<f64> {
+    let from_rows = s
+        .rows
+        .iter()
+        .filter_map(|r| r.pinned_ceiling_mib)
+        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+    from_rows.or_else(|| {
+        s.sidecar.as_ref().and_then(|c| {
+            c.probes
+                .iter()
+                .find(|p| p.name.contains("ceiling"))
+                .map(|p| p.value)
+        })
+    })
+}
+
+fn headroom(out: &mut String, sets: &[ResultSet], names: &[String]) {
+    let mut categories = vec!["pinned ceiling: most page-locked memory obtained".to_string()];
+    let mut values = vec![sets.iter().map(ceiling).collect::<Vec<_>>()];
+    let mut seen = std::collections::HashSet::new();
+    for r in identities(sets) {
+        if !seen.insert(r.case_key.as_str()) {
+            continue;
+        }
+        let per: Vec<Option<&Row>> = sets
+            .iter()
+            .map(|s| s.rows.iter().find(|x| x.case_key == r.case_key))
+            .collect();
+        if per
+            .iter()
+            .flatten()
+            .all(|x| x.max_alloc_held_mib.is_none() && x.max_alloc_free_mib.is_none())
+        {
+            continue;
+        }
+        categories.push(format!(
+            "max device allocation, host memory held: {}",
+            case_memory_words(r)
+        ));
+        values.push(
+            per.iter()
+                .map(|x| x.and_then(|x| x.max_alloc_held_mib))
+                .collect(),
+        );
+        categories.push(format!(
+            "max device allocation, after free: {}",
+            case_memory_words(r)
+        ));
+        values.push(
+            per.iter()
+                .map(|x| x.and_then(|x| x.max_alloc_free_mib))
+                .collect(),
+        );
+    }
+    let title = "Pinned ceiling and max allocatable device memory".to_string();
+    if values.iter().flatten().all(Option::is_none) {
+        out.push_str(
+            &Figure::omitted(
+                &title,
+                "No run probed the pinned ceiling or the largest device allocation.",
+            )
+            .to_html(),
+        );
+        return;
+    }
+    let bars = Bars {
+        title: title.clone(),
+        x_desc: "MiB".into(),
+        series: names.to_vec(),
+        categories,
+        values,
+        whiskers: Vec::new(),
+        refs: Vec::new(),
+        digits: 0,
+        missing: "not probed".into(),
+    };
+    out.push_str(
+        &Figure::from_svg(
+            title,
+            "A lower ceiling or a smaller allocation while host memory is held is the platform's cost of pinning.".into(),
+            chart::hbars(&bars),
+            vec![("plot", "platform-headroom".to_string())],
+        )
+        .to_html(),
+    );
+}
+
+fn claims(out: &mut String, sets: &[ResultSet], names: &[String]) {
+    out.push_str("<h3>Claims, with each platform's verdict</h3>\n");
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut verdicts: HashMap<(String, String), Vec<String>> = HashMap::new();
+    for (i, s) in sets.iter().enumerate() {
+        for c in s.sidecar.iter().flat_map(|c| &c.claims) {
+            let k = (c.scenario.clone(), c.text.clone());
+            let v = verdicts.entry(k.clone()).or_insert_with(|| {
+                order.push(k);
+                vec!["not checked".to_string(); sets.len()]
+            });
+            v[i] = if c.detail.is_empty() {
+                c.verdict.clone()
+            } else {
+                format!("{} — {}", c.verdict, c.detail)
+            };
+        }
+    }
+    if order.is_empty() {
+        out.push_str("<p class=\"omitted\">No claims were checked in these runs.</p>\n");
+        return;
+    }
+    let mut head = vec!["scenario".to_string(), "claim".to_string()];
+    head.extend(names.iter().cloned());
+    let rows: Vec<Vec<String>> = order
+        .iter()
+        .map(|k| {
+            let mut row = vec![k.0.clone(), k.1.clone()];
+            row.extend(verdicts[k].iter().cloned());
+            row
+        })
+        .collect();
+    let h: Vec<&str> = head.iter().map(String::as_str).collect();
+    out.push_str(&table(&h, &rows, &|_| ""));
+}
