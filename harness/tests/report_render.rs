@@ -16,6 +16,22 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
+/// The published results CSV of `scenario` in `reports/<dir>/`.
+fn published_in(dir: &str, scenario: &str) -> PathBuf {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root().join("../reports").join(dir))
+        .expect("published folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            n.ends_with(&format!("-{scenario}-vm.csv"))
+        })
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .unwrap_or_else(|| panic!("no {scenario} results in reports/{dir}"))
+}
+
 fn synthetic() -> Vec<ResultSet> {
     let dir = root().join("tests/fixtures/synthetic");
     let mut sets = compare::load_all(&[
@@ -31,16 +47,7 @@ fn synthetic() -> Vec<ResultSet> {
 }
 
 fn published(scenario: &str) -> ResultSet {
-    let dir = root().join("../reports/h200");
-    let csv = std::fs::read_dir(&dir)
-        .expect("reports/h200")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            n.ends_with(&format!("-{scenario}-vm.csv"))
-        })
-        .expect("published run");
-    ResultSet::load(&csv).expect("loads")
+    ResultSet::load(&published_in("h200", scenario)).expect("loads")
 }
 
 #[test]
@@ -66,10 +73,8 @@ fn compare_markdown_matches_the_golden_file() {
 #[test]
 fn terminal_tables_fit_120_columns_and_have_lanes() {
     let sets = vec![
-        ResultSet::load(&root().join("../reports/h200/20261130-050527-h200-headline-vm.csv"))
-            .expect("loads"),
-        ResultSet::load(&root().join("../reports/h200-x2/20261130-051810-h200-headline-vm.csv"))
-            .expect("loads"),
+        ResultSet::load(&published_in("h200", "h200-headline")).expect("loads"),
+        ResultSet::load(&published_in("h200-x2", "h200-headline")).expect("loads"),
     ];
     let cmp = compare::build(&sets, 0.02);
     let text = compare::TableExporter { color: false }.render(&cmp);
