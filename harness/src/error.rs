@@ -92,12 +92,15 @@ pub enum Error {
 fn io_sentence(path: &Path, e: &std::io::Error) -> String {
     use std::io::ErrorKind::*;
     let p = path.display();
+    // Windows answers "access denied" when a folder is opened as a file.
+    if matches!(e.kind(), IsADirectory | PermissionDenied) && path.is_dir() {
+        return format!("{p} is a folder, not a file: name a file");
+    }
     match e.kind() {
         NotFound => format!("{p} does not exist: check the path"),
         PermissionDenied => format!(
             "{p} cannot be accessed (permission denied): check its permissions and those of the folder it is in"
         ),
-        IsADirectory => format!("{p} is a folder, not a file: name a file"),
         NotADirectory => format!(
             "{p} cannot be used: part of it that should be a folder is a file: check the path"
         ),

@@ -462,6 +462,7 @@ fn input_paths_that_cannot_be_read_are_one_sentence_and_exit_2() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("a-folder.csv");
     std::fs::create_dir(&dir).expect("dir");
+    #[allow(unused_mut)] // only pushed to on Unix
     let mut cases: Vec<(Vec<String>, PathBuf, &str)> = vec![
         (
             vec!["report".into()],

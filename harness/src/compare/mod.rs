@@ -54,7 +54,7 @@ pub fn results_inputs(
         };
         let main = p.with_file_name(format!("{stem}.csv"));
         if paths.contains(&main) {
-            skipped.push(p.display().to_string());
+            skipped.push((p.display().to_string(), main.display().to_string()));
         } else {
             return Err(Error::BadResults {
                 path: p.clone(),
@@ -65,16 +65,17 @@ pub fn results_inputs(
             });
         }
     }
-    if !quiet && !skipped.is_empty() {
-        let n = skipped.len();
-        eprintln!(
-            "note: {n} samples file{} given with {} results CSV{} read as part of {} ({})",
-            if n == 1 { "" } else { "s" },
-            if n == 1 { "its" } else { "their" },
-            if n == 1 { " is" } else { "s are" },
-            if n == 1 { "it" } else { "them" },
-            skipped.join(", ")
-        );
+    if !quiet {
+        match skipped.as_slice() {
+            [] => {}
+            [(samples, csv)] => eprintln!(
+                "note: skipped {samples} as an input: it holds the raw samples of {csv} and is read with it"
+            ),
+            many => eprintln!(
+                "note: skipped {} .samples.csv inputs: each holds the raw samples of the results CSV beside it and is read with it",
+                many.len()
+            ),
+        }
     }
     Ok(kept)
 }
