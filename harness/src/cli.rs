@@ -22,7 +22,7 @@ Examples:
     after_help = EXAMPLES
 )]
 pub struct Cli {
-    /// Print only errors and the final summary.
+    /// Print only errors and the final summary (`plan`: one line per scenario).
     #[arg(long, short, global = true)]
     pub quiet: bool,
     #[command(subcommand)]
@@ -48,7 +48,7 @@ pub struct RunArgs {
     /// Scenario files (TOML).
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
-    /// Directory for the results files (default: results/).
+    /// Directory for the results files (created if missing).
     #[arg(long, short, default_value = "results")]
     pub out: PathBuf,
     /// CUDA device ordinal.
@@ -66,7 +66,7 @@ pub struct RunArgs {
     /// Run sweeps larger than the case limit without asking.
     #[arg(long)]
     pub yes: bool,
-    /// Give up on a case after this long (e.g. `10m`).
+    /// Give up on a case after this long (e.g. `10m`; more than 0).
     #[arg(long, default_value = "10m")]
     pub case_timeout: String,
     /// Allow managed-memory oversubscription cases (can hang the GPU on some machines).
@@ -82,6 +82,7 @@ pub struct RunArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct PlanArgs {
+    /// Scenario files (TOML) to validate and expand.
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
     /// Largest fraction of physical RAM a case may pin (as for `run`).
@@ -91,8 +92,10 @@ pub struct PlanArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct InfoArgs {
+    /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     pub device: u32,
+    /// Replace the host name with a stable hash.
     #[arg(long)]
     pub anonymize: bool,
     /// Also run the probes (max allocatable device memory, pinned ceiling).
@@ -101,7 +104,7 @@ pub struct InfoArgs {
     /// Cap for the pinned-ceiling probe.
     #[arg(long)]
     pub pinned_cap: Option<String>,
-    /// Print JSON instead of text.
+    /// Print JSON instead of text (only JSON on stdout; same exit code as without it).
     #[arg(long)]
     pub json: bool,
 }
@@ -122,6 +125,7 @@ pub struct CompareArgs {
     /// Relative change below which a difference is "no change" (0.02 = 2%).
     #[arg(long, default_value_t = 0.02)]
     pub noise: f64,
+    /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
     pub format: CompareFormat,
     /// Also write the comparison as a self-contained HTML page.
@@ -131,7 +135,8 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ReportArgs {
-    /// Results CSVs (their .json and .samples.csv are read from beside them).
+    /// Results CSVs (their .json and .samples.csv are read from beside them; a .samples.csv given
+    /// with its CSV, as `results/*.csv` does, is skipped with a note).
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
     /// Output HTML file.
@@ -186,7 +191,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
 fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
     match &cli.command {
         Command::Run(a) => crate::runner::run_command(a, cli.quiet),
-        Command::Plan(a) => crate::scenario::plan_command(a),
+        Command::Plan(a) => crate::scenario::plan_command(a, cli.quiet),
         Command::Info(a) => crate::runner::info_command(a),
         Command::Compare(a) => crate::compare::compare_command(a, cli.quiet),
         Command::Report(a) => crate::report::report_command(a, cli.quiet),

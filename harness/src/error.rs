@@ -75,6 +75,10 @@ pub enum Error {
     #[error("{} cannot be used: {reason}", path.display())]
     BadResults { path: PathBuf, reason: String },
 
+    /// An output path that pinscope will not write to (not a regular file, a folder, ...).
+    #[error("{0}")]
+    Output(String),
+
     /// A guard refused the run before anything was allocated.
     #[error("{0}")]
     Refused(String),
@@ -87,14 +91,41 @@ pub enum Error {
 /// The same sentence on every OS for the common cases (the OS's own wording differs).
 fn io_sentence(path: &Path, e: &std::io::Error) -> String {
     use std::io::ErrorKind::*;
-    match e.kind() {
-        NotFound => format!("{} does not exist: check the path", path.display()),
-        PermissionDenied => format!(
-            "{} cannot be accessed (permission denied): check its permissions",
-            path.display()
-        ),
-        _ => format!("could not read or write {}: {e}", path.display()),
+    let p = path.display();
+    // Windows answers "access denied" when a folder is opened as a file.
+    if matches!(e.kind(), IsADirectory | PermissionDenied) && path.is_dir() {
+        return format!("{p} is a folder, not a file: name a file");
     }
+    match e.kind() {
+        NotFound => format!("{p} does not exist: check the path"),
+        PermissionDenied => format!(
+            "{p} cannot be accessed (permission denied): check its permissions and those of the folder it is in"
+        ),
+        NotADirectory => format!(
+            "{p} cannot be used: part of it that should be a folder is a file: check the path"
+        ),
+        _ if is_loop(e) => format!(
+            "{p} cannot be opened: it goes through symbolic links that form a loop: check the links"
+        ),
+        ReadOnlyFilesystem => format!("{p} cannot be written: the file system is read-only"),
+        StorageFull => format!("{p} could not be written: the disk is full"),
+        InvalidFilename => format!("{p} is not a valid file name here: check the path"),
+        _ => format!("could not read or write {p}: {e}"),
+    }
+}
+
+/// ELOOP / ERROR_CANT_RESOLVE_FILENAME (`ErrorKind::FilesystemLoop` is not stable yet).
+fn is_loop(e: &std::io::Error) -> bool {
+    format!("{:?}", e.kind()) == "FilesystemLoop"
+}
+
+/// True for errors that mean the path given is wrong (the user can fix it): exit 2, not 1.
+fn is_path_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        e.kind(),
+        NotFound | PermissionDenied | IsADirectory | NotADirectory | InvalidFilename
+    ) || is_loop(e)
 }
 
 impl Error {
@@ -106,14 +137,17 @@ impl Error {
     }
 
     /// The process exit status for this error: 2 invalid input (including a file that does not
-    /// exist), 3 no GPU/driver, 130 interrupted, 1 anything else.
+    /// exist, a folder, a loop, no permission), 3 no GPU/driver, 130 interrupted, 1 anything else.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Scenario(_) | Error::Usage(_) | Error::BadResults { .. } | Error::Refused(_) => {
-                2
-            }
-            // A file named on the command line that does not exist is bad input, not an I/O fault.
-            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 2,
+            Error::Scenario(_)
+            | Error::Usage(_)
+            | Error::BadResults { .. }
+            | Error::Refused(_)
+            | Error::Output(_) => 2,
+            // A path that does not exist, is a folder, loops or may not be read is bad input,
+            // not an I/O fault.
+            Error::Io { source, .. } if is_path_error(source) => 2,
             Error::NoGpu(_) => 3,
             Error::Interrupted(_) => 130,
             Error::Cuda { .. } | Error::Io { .. } => 1,

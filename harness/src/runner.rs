@@ -116,6 +116,12 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
     }
     let case_timeout = crate::units::parse_duration(&args.case_timeout)
         .map_err(|e| Error::Usage(format!("--case-timeout: {e}")))?;
+    if case_timeout.is_zero() {
+        return Err(Error::Usage(format!(
+            "--case-timeout {} would end the run before any case starts: give a positive duration such as 10m",
+            args.case_timeout
+        )));
+    }
     let mut scenarios = Vec::new();
     for p in &args.scenarios {
         scenarios.push(crate::scenario::load(p)?);
@@ -299,7 +305,7 @@ pub fn run_scenario(
             .push(("error while freeing".into(), e.clone()));
     }
     sidecar.write_atomic(&json)?;
-    let summary = summary_text(scenario, &all_rows, &sidecar, &csv);
+    let summary = summary_text(scenario, &all_rows, &sidecar);
     if opts.write_report
         && let Err(e) = write_report_next_to(&csv, &scenario.name)
     {
@@ -924,7 +930,7 @@ impl CaseOutcome {
     }
 }
 
-fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar, csv: &Path) -> String {
+fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> String {
     let mut s = format!("\n{} — {}\n", scenario.name, scenario.description);
     s.push_str(&format!(
         "{:<4} {:<34} {:<5} {:>10} {:>10} {:>7} {:>4} {:>8}  {}\n",
@@ -971,7 +977,6 @@ fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar, csv: &Path
     if sidecar.partial {
         s.push_str("\nthe run was interrupted: the files hold every case that finished\n");
     }
-    s.push_str(&format!("\nresults: {}\n", csv.display()));
     s
 }
 
@@ -1061,10 +1066,17 @@ fn truncate(s: &str, n: usize) -> String {
 /// `pinscope info`.
 pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
     let mut machine = crate::platform::this_machine(args.anonymize);
+    let mut no_gpu = None;
     let session = match open_session(args.device, args.anonymize) {
         Ok(s) => Some(s),
         Err(Error::NoGpu(why)) => {
-            println!("GPU: none usable — {why}");
+            // With --json, stdout holds only the JSON: the reason goes into it (and to stderr).
+            if args.json {
+                eprintln!("GPU: none usable — {why}");
+            } else {
+                println!("GPU: none usable — {why}");
+            }
+            no_gpu = Some(why);
             None
         }
         Err(e) => return Err(e),
@@ -1072,13 +1084,19 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
     if let Some(s) = &session {
         machine = s.machine.clone();
     }
+    let code = if session.is_some() { 0 } else { 3 };
     if args.json {
+        let observers = match &session {
+            Some(s) => s.observers.statuses(),
+            None => Observers::for_this_machine(GpuContext::default()).statuses(),
+        };
         let v = serde_json::json!({
             "machine": machine,
-            "observers": session.as_ref().map(|s| s.observers.statuses()),
+            "gpu_unavailable": no_gpu,
+            "observers": observers,
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-        return Ok(0);
+        return Ok(code);
     }
     println!("host:      {}", machine.host_name);
     println!(
@@ -1147,7 +1165,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
             println!("  {line}");
         }
     }
-    Ok(if session.is_some() { 0 } else { 3 })
+    Ok(code)
 }
 
 #[cfg(test)]
@@ -1170,6 +1188,17 @@ mod tests {
             probes: vec![],
             derived: vec![],
         }
+    }
+
+    #[test]
+    fn summary_does_not_print_the_results_line_which_run_prints_once() {
+        let scenario = crate::scenario::parse(
+            "s.toml",
+            "name = \"s\"\ndescription = \"d\"\n[[case]]\nlabel = \"a\"\n",
+        )
+        .expect("valid scenario");
+        let text = summary_text(&scenario, &[], &sidecar());
+        assert!(!text.contains("results:"), "{text}");
     }
 
     #[test]

@@ -254,6 +254,11 @@ fn opt_f64() -> impl Strategy<Value = Option<f64>> {
     prop::option::of((-1_000_000_000_000i64..1_000_000_000_000).prop_map(|k| k as f64 / 1e6))
 }
 
+/// Bandwidths, times and spreads: never negative (the reader refuses a negative one).
+fn opt_nonneg_f64() -> impl Strategy<Value = Option<f64>> {
+    prop::option::of((0i64..1_000_000_000_000).prop_map(|k| k as f64 / 1e6))
+}
+
 /// Text fields as the reader gives them back: it trims every field, so generated values have no
 /// surrounding whitespace (inner spaces, commas, quotes and newlines must survive).
 fn field() -> impl Strategy<Value = String> {
@@ -311,9 +316,9 @@ fn row() -> impl Strategy<Value = Row> {
         any::<u32>(),
     );
     let outcome = (status(), any::<u32>(), any::<u32>(), field(), field());
-    let bw = prop::collection::vec(opt_f64(), 8);
+    let bw = prop::collection::vec(opt_nonneg_f64(), 8);
     let setup = (
-        prop::collection::vec(opt_f64(), 4),
+        prop::collection::vec(opt_nonneg_f64(), 4),
         any::<u64>(),
         any::<u64>(),
     );

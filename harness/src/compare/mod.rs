@@ -37,19 +37,70 @@ pub fn exporter(format: CompareFormat, color: bool) -> Box<dyn Exporter> {
     }
 }
 
+/// The results CSVs among the paths given: a `x.samples.csv` whose `x.csv` is also given (as
+/// `results/*.csv` picks both up) is its companion, read with it, and dropped with a note; one
+/// given without its `x.csv` is refused with a sentence naming the file to give instead.
+pub fn results_inputs(
+    paths: &[std::path::PathBuf],
+    quiet: bool,
+) -> Result<Vec<std::path::PathBuf>, Error> {
+    let mut kept = Vec::new();
+    let mut skipped = Vec::new();
+    for p in paths {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        let Some(stem) = name.as_deref().and_then(|n| n.strip_suffix(".samples.csv")) else {
+            kept.push(p.clone());
+            continue;
+        };
+        let main = p.with_file_name(format!("{stem}.csv"));
+        if paths.contains(&main) {
+            skipped.push((p.display().to_string(), main.display().to_string()));
+        } else {
+            return Err(Error::BadResults {
+                path: p.clone(),
+                reason: format!(
+                    "it is a samples file, read together with its results CSV: give {} instead",
+                    main.display()
+                ),
+            });
+        }
+    }
+    if !quiet {
+        match skipped.as_slice() {
+            [] => {}
+            [(samples, csv)] => eprintln!(
+                "note: skipped {samples} as an input: it holds the raw samples of {csv} and is read with it"
+            ),
+            many => eprintln!(
+                "note: skipped {} .samples.csv inputs: each holds the raw samples of the results CSV beside it and is read with it",
+                many.len()
+            ),
+        }
+    }
+    Ok(kept)
+}
+
 /// Loads result files, naming the file in any error.
 pub fn load_all(paths: &[std::path::PathBuf]) -> Result<Vec<ResultSet>, Error> {
     paths
         .iter()
         .map(|p| {
-            ResultSet::load(p).map_err(|e| match e {
+            let set = ResultSet::load(p).map_err(|e| match e {
                 // Errors from the reader already name the file; keep them as they are.
                 e @ (Error::BadResults { .. } | Error::Io { .. }) => e,
                 other => Error::BadResults {
                     path: p.clone(),
                     reason: other.to_string(),
                 },
-            })
+            })?;
+            if set.rows.is_empty() {
+                return Err(Error::BadResults {
+                    path: p.clone(),
+                    reason: "it has a header but no rows: the run that wrote it finished no case"
+                        .into(),
+                });
+            }
+            Ok(set)
         })
         .collect()
 }
@@ -62,17 +113,35 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
             args.noise
         )));
     }
-    let sets = load_all(&args.results)?;
+    let inputs = results_inputs(&args.results, quiet)?;
+    if inputs.len() < 2 {
+        return Err(Error::Usage(
+            "compare needs at least two results CSVs (samples files are read with their CSV)"
+                .into(),
+        ));
+    }
+    let sets = load_all(&inputs)?;
     let cmp = build(&sets, args.noise);
+    // Runs that share no case cannot be compared: say so instead of printing two lists.
+    for (i, r) in cmp.runs.iter().enumerate().skip(1) {
+        let shared = cmp.entries.iter().any(|e| {
+            e.cells.first().is_some_and(Option::is_some)
+                && e.cells.get(i).is_some_and(Option::is_some)
+        });
+        if !shared {
+            return Err(Error::Usage(format!(
+                "{} and {} have no case in common (cases match by case_key and lane): compare runs of the same scenario",
+                inputs[0].display(),
+                r.path
+            )));
+        }
+    }
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let text = exporter(args.format, color).render(&cmp);
     print!("{text}");
     if let Some(path) = &args.html {
         let page = render_html(&cmp, &sets)?;
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        std::fs::write(path, page).map_err(|e| Error::io(path, e))?;
+        crate::results::write_atomic(path, page.as_bytes())?;
         if !quiet {
             eprintln!("wrote {}", path.display());
         }

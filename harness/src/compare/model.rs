@@ -204,6 +204,14 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
                 r.label, r.path
             ));
         }
+        if s.samples.is_empty() {
+            notes.push(format!(
+                "{} ({}) has no raw samples ({} is missing or empty), so its cases have no confidence interval and no verdict: only the CSV medians are shown.",
+                r.label,
+                r.path,
+                crate::results::samples_path(&s.path).display()
+            ));
+        }
     }
 
     let accounting_columns: Vec<String> = ACCOUNTING_PHASES

@@ -408,7 +408,9 @@ fn failures(out: &mut String, all: &[CaseRow<'_>], labels: &[String]) {
             ]
         })
         .collect();
-    if rows.is_empty() {
+    if all.is_empty() {
+        para(out, "The results hold no case rows: no case finished.");
+    } else if rows.is_empty() {
         para(out, "Every case finished.");
     } else {
         out.push_str(&html::table(
@@ -729,16 +731,15 @@ pub fn write_report(sets: &[ResultSet], out_path: &Path, title: &str) -> Result<
     write_page(out_path, &page)
 }
 
+/// Writes a page atomically; refuses anything at `out_path` that is not a regular file.
 pub(crate) fn write_page(out_path: &Path, page: &str) -> Result<(), Error> {
-    if let Some(dir) = out_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
     crate::results::write_atomic(out_path, page.as_bytes())
 }
 
 /// `pinscope report`.
 pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
-    let sets = crate::compare::load_all(&args.results)?;
+    let inputs = crate::compare::results_inputs(&args.results, quiet)?;
+    let sets = crate::compare::load_all(&inputs)?;
     let mut nvb = Vec::new();
     for p in &args.nvbandwidth {
         nvb.extend(nvbandwidth::load(p)?);

@@ -151,15 +151,14 @@ pub struct ResultsWriter {
 
 impl ResultsWriter {
     pub fn create(path: &Path) -> Result<Self, Error> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        let mut rows = csv::Writer::from_path(path).map_err(|e| csv_error(path, e))?;
+        let samples_path = samples_path(path);
+        // Both checked before either is created: nothing is written when one is refused.
+        super::check_output_path(path)?;
+        super::check_output_path(&samples_path)?;
+        let mut rows = csv::Writer::from_writer(super::create_output_file(path)?);
         rows.write_record(columns())
             .map_err(|e| csv_error(path, e))?;
-        let samples_path = samples_path(path);
-        let mut samples =
-            csv::Writer::from_path(&samples_path).map_err(|e| csv_error(&samples_path, e))?;
+        let mut samples = csv::Writer::from_writer(super::create_output_file(&samples_path)?);
         samples
             .write_record(SAMPLE_COLUMNS)
             .map_err(|e| csv_error(&samples_path, e))?;
@@ -251,6 +250,19 @@ impl Header {
     }
 }
 
+/// The 1-based line of the record that the csv reader says starts at byte offset `byte`. After
+/// a CRLF line the reader's offset (and its own line count) points at the `\n` of the line before,
+/// which put errors on CRLF files one line too early; line ends are skipped first.
+fn line_at(bytes: &[u8], byte: u64) -> u64 {
+    let mut start = usize::try_from(byte).unwrap_or(usize::MAX).min(bytes.len());
+    while bytes.get(start).is_some_and(|c| matches!(c, b'\r' | b'\n')) {
+        start += 1;
+    }
+    1 + bytes
+        .get(..start)
+        .map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count()) as u64
+}
+
 fn bad(path: &Path, line: u64, reason: String) -> Error {
     Error::BadResults {
         path: path.to_path_buf(),
@@ -297,15 +309,22 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
     let ceiling = h.names.iter().position(|n| n == "pinned_ceiling_mib");
 
     let mut out = Vec::new();
-    for rec in rdr.records() {
-        let rec = rec.map_err(|e| Error::BadResults {
+    let mut rec = csv::StringRecord::new();
+    loop {
+        // Where the record starts; its line is counted from there only when a message needs it.
+        let byte = rdr.position().byte();
+        let more = rdr.read_record(&mut rec).map_err(|e| Error::BadResults {
             path: path.to_path_buf(),
             reason: format!("it is not a well-formed CSV ({e})"),
         })?;
-        let line = rec.position().map_or(0, |p| p.line());
+        if !more {
+            break;
+        }
+        let line = || line_at(bytes, byte);
         let get = |i: usize| rec.get(i).unwrap_or("").trim();
         let version = get(sv);
         if version != SCHEMA_VERSION.to_string() {
+            let line = line();
             return Err(Error::BadResults {
                 path: path.to_path_buf(),
                 reason: format!(
@@ -321,7 +340,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             col(name).parse().map_err(|_| {
                 bad(
                     path,
-                    line,
+                    line(),
                     format!("`{name}` is `{}`, not a whole number", col(name)),
                 )
             })
@@ -331,25 +350,39 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             if s.is_empty() {
                 return Ok(None);
             }
-            s.parse::<f64>()
-                .map(Some)
-                .map_err(|_| bad(path, line, format!("`{name}` is `{s}`, not a number")))
+            let v = s
+                .parse::<f64>()
+                .map_err(|_| bad(path, line(), format!("`{name}` is `{s}`, not a number")))?;
+            // Bandwidths, times and spreads are never negative, infinite or NaN.
+            if !v.is_finite() || v < 0.0 {
+                return Err(bad(
+                    path,
+                    line(),
+                    format!("`{name}` is `{s}`: it must be a finite number, 0 or more"),
+                ));
+            }
+            Ok(Some(v))
         };
         let small = |name: &str| -> Result<u32, Error> {
-            u32::try_from(num(name)?).map_err(|_| bad(path, line, format!("`{name}` is too large")))
+            u32::try_from(num(name)?)
+                .map_err(|_| bad(path, line(), format!("`{name}` is too large")))
         };
         let mut accounting = Vec::new();
         for (p, m, i) in &acct {
             if let Some(i) = i {
                 let s = get(*i);
                 if !s.is_empty() {
-                    let v = s.parse::<f64>().map_err(|_| {
-                        bad(
-                            path,
-                            line,
-                            format!("`d_{p}_{m}_mib` is `{s}`, not a number"),
-                        )
-                    })?;
+                    let v = s
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|v| v.is_finite())
+                        .ok_or_else(|| {
+                            bad(
+                                path,
+                                line(),
+                                format!("`d_{p}_{m}_mib` is `{s}`, not a finite number"),
+                            )
+                        })?;
                     accounting.push((p.clone(), m.clone(), v));
                 }
             }
@@ -358,9 +391,11 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             match i.map(get).filter(|s| !s.is_empty()) {
                 None => Ok(None),
                 Some(s) => s
-                    .parse()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
                     .map(Some)
-                    .map_err(|_| bad(path, line, format!("`{s}` is not a number"))),
+                    .ok_or_else(|| bad(path, line(), format!("`{s}` is not a finite number"))),
             }
         };
         out.push(Row {
@@ -382,7 +417,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             lane: Lane::parse(col("lane")).ok_or_else(|| {
                 bad(
                     path,
-                    line,
+                    line(),
                     format!("`lane` is `{}`, not h2d, d2h or sum", col("lane")),
                 )
             })?,
@@ -401,7 +436,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             status: Status::from_field(col("status")).ok_or_else(|| {
                 bad(
                     path,
-                    line,
+                    line(),
                     format!(
                         "`status` is `{}`, not ok / failed: … / skipped: …",
                         col("status")
@@ -448,17 +483,22 @@ pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, Error> {
         .map(|c| h.idx(c))
         .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
-    for rec in rdr.records() {
-        let rec = rec.map_err(|e| Error::BadResults {
+    let mut rec = csv::StringRecord::new();
+    loop {
+        let byte = rdr.position().byte();
+        let more = rdr.read_record(&mut rec).map_err(|e| Error::BadResults {
             path: path.to_path_buf(),
             reason: format!("it is not a well-formed CSV ({e})"),
         })?;
-        let line = rec.position().map_or(0, |p| p.line());
+        if !more {
+            break;
+        }
+        let line = || line_at(&bytes, byte);
         let get = |k: usize| rec.get(ix[k]).unwrap_or("").trim();
         if get(0) != SCHEMA_VERSION.to_string() {
             return Err(bad(
                 path,
-                line,
+                line(),
                 format!("schema_version `{}` is not {SCHEMA_VERSION}", get(0)),
             ));
         }
@@ -466,12 +506,12 @@ pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, Error> {
             "" => None,
             s => Some(
                 s.parse()
-                    .map_err(|_| bad(path, line, format!("t_ms `{s}` is not a number")))?,
+                    .map_err(|_| bad(path, line(), format!("t_ms `{s}` is not a number")))?,
             ),
         };
         let value = get(6)
             .parse()
-            .map_err(|_| bad(path, line, format!("value `{}` is not a number", get(6))))?;
+            .map_err(|_| bad(path, line(), format!("value `{}` is not a number", get(6))))?;
         out.push(SampleRow {
             case_key: get(1).into(),
             lane: get(2).into(),
@@ -535,6 +575,7 @@ impl ResultSet {
 
 /// Appends text to a file, creating it (used for logs beside results).
 pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
+    super::check_output_path(path)?;
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

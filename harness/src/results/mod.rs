@@ -1,9 +1,11 @@
 //! Results files: schema, writers (flushed per case, sidecar written atomically) and readers.
 
 mod csvio;
+mod output;
 mod schema;
 mod sidecar;
 
 pub use csvio::*;
+pub use output::*;
 pub use schema::*;
 pub use sidecar::*;

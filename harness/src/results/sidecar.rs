@@ -75,7 +75,7 @@ impl Sidecar {
             path: path.to_path_buf(),
             source: std::io::Error::other(e),
         })?;
-        write_atomic(path, text.as_bytes())
+        super::write_atomic(path, text.as_bytes())
     }
 
     pub fn read(path: &Path) -> Result<Sidecar, crate::Error> {
@@ -106,23 +106,6 @@ impl Sidecar {
             reason: format!("it is not a pinscope sidecar ({e})"),
         })
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), crate::Error> {
-    let tmp: PathBuf = {
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(".tmp");
-        path.with_file_name(name)
-    };
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp).map_err(|e| crate::Error::io(&tmp, e))?;
-        f.write_all(bytes).map_err(|e| crate::Error::io(&tmp, e))?;
-        // On disk before the rename, so the new name never points at a half-written file.
-        f.sync_all().map_err(|e| crate::Error::io(&tmp, e))?;
-    }
-    std::fs::rename(&tmp, path).map_err(|e| crate::Error::io(path, e))
 }
 
 /// The sidecar that belongs to a results CSV (`x.csv` → `x.json`).

@@ -338,12 +338,16 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
 /// Each label a `[[derived]]` names must expand to exactly one case: a derived value adds one row
 /// per case, and a label swept over several values would make that row ambiguous.
 pub(super) fn check_derived(file: &File, problems: &mut Vec<Problem>) {
-    if file.broken {
+    if file.broken || file.derived.is_empty() {
         return;
+    }
+    let mut by_label: std::collections::HashMap<&str, &CaseBlock> = Default::default();
+    for b in &file.cases {
+        by_label.entry(b.label.as_str()).or_insert(b);
     }
     for d in &file.derived {
         for (label, pos) in d.derived.cases.iter().zip(&d.label_pos) {
-            let Some(block) = file.cases.iter().find(|b| &b.label == label) else {
+            let Some(&block) = by_label.get(label.as_str()) else {
                 continue;
             };
             if block.broken {

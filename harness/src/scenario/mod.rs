@@ -44,11 +44,12 @@ pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
 pub use plan::{
     ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, SETUP_S, auto_batch, estimate_seconds,
-    format_bytes_exact, format_seconds, plan_command, plan_table,
+    format_bytes_exact, format_seconds, plan_command, plan_summary, plan_table, refusal,
 };
 
 use crate::Error;
 use crate::error::{Problem, Problems};
+use raw::Pos;
 use std::path::Path;
 
 /// Metrics a `[[claim]]` may name (`metric`, and the metric part of `of = "<label>.<metric>"`).
@@ -86,10 +87,42 @@ pub const CLAIM_METRICS: &[&str] = &[
 /// Platforms a claim may be limited to.
 pub const CLAIM_PLATFORMS: &[&str] = validate::PLATFORMS;
 
-/// Reads, validates and expands one scenario file.
+/// Largest scenario file read, in bytes (the shipped ones are under 20 KiB; a file of
+/// [`CASE_LIMIT`] minimal cases is about 3.7 MB).
+pub const MAX_SCENARIO_BYTES: usize = 4 << 20;
+
+fn too_large(path: &str, size: String) -> Error {
+    Error::Scenario(Problems {
+        path: path.into(),
+        items: vec![Pos::START.problem(format!(
+            "the file is {size}; scenario files are limited to 4 MiB ({MAX_SCENARIO_BYTES} bytes): split it into several files"
+        ))],
+    })
+}
+
+/// Reads, validates and expands one scenario file. A file over [`MAX_SCENARIO_BYTES`] is refused
+/// before it is parsed (and only that much plus one byte is ever read).
 pub fn load(path: &Path) -> Result<Scenario, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    use std::io::Read;
     let shown = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if meta.is_dir() {
+        return Err(Error::io(
+            path,
+            std::io::Error::from(std::io::ErrorKind::IsADirectory),
+        ));
+    }
+    if meta.len() > MAX_SCENARIO_BYTES as u64 {
+        return Err(too_large(&shown, crate::units::format_size(meta.len())));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SCENARIO_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() > MAX_SCENARIO_BYTES {
+        return Err(too_large(&shown, "over 4 MiB".into()));
+    }
     match String::from_utf8(bytes) {
         Ok(text) => parse(&shown, &text),
         Err(e) => {
@@ -117,6 +150,12 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
             items,
         })
     };
+    if text.len() > MAX_SCENARIO_BYTES {
+        return Err(too_large(
+            path_for_messages,
+            crate::units::format_size(text.len() as u64),
+        ));
+    }
     let root = raw::parse(text).map_err(|p| fail(vec![p]))?;
     let mut problems = Vec::new();
     let file = validate::validate(&root, &mut problems);

@@ -4,6 +4,7 @@
 use super::{Case, Engine, HostKind, Mode, Scenario};
 use crate::Error;
 use crate::units::{GB, MIB, format_size};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 /// Assumed bandwidth for page-locked host memory (alloc, register), bytes per second.
@@ -55,7 +56,8 @@ pub fn estimate_seconds(c: &Case) -> f64 {
     warmup + sampling + c.probes.hold_after_free.as_secs_f64() + SETUP_S
 }
 
-/// `0.8 s`, `12.0 s`, `3m 05s`, `1h 02m`.
+/// `0.8 s`, `12.0 s`, `3m 05s`, `1h 02m`, `3d 04h`, `12.3 years`: at most two fields, each unit
+/// used only below the next one.
 pub fn format_seconds(s: f64) -> String {
     if !s.is_finite() || s < 0.0 {
         return "?".into();
@@ -63,33 +65,51 @@ pub fn format_seconds(s: f64) -> String {
     if s < 60.0 {
         return format!("{s:.1} s");
     }
+    const DAY: f64 = 86_400.0;
+    const YEAR: f64 = 365.0 * DAY;
+    if s >= YEAR {
+        return format!("{:.1} years", s / YEAR);
+    }
     let whole = s.round() as u64;
     if whole < 3600 {
         format!("{}m {:02}s", whole / 60, whole % 60)
-    } else {
+    } else if whole < 86_400 {
         format!("{}h {:02}m", whole / 3600, (whole % 3600) / 60)
+    } else {
+        format!("{}d {:02}h", whole / 86_400, (whole % 86_400) / 3600)
     }
 }
 
 /// Bytes in the largest binary unit that divides them exactly (`4455 MiB`, `125 KiB`), so the
-/// table shows the numbers scenarios are written in; otherwise [`format_size`] (`1.40 GiB`).
+/// table shows the numbers scenarios are written in; otherwise three significant digits in the
+/// largest unit not above them (`1.40 GiB`, `16.0 EiB`).
 pub fn format_bytes_exact(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [
+    const UNITS: [(&str, u64); 6] = [
+        ("EiB", 1 << 60),
+        ("PiB", 1 << 50),
         ("TiB", 1 << 40),
         ("GiB", 1 << 30),
         ("MiB", MIB),
         ("KiB", 1 << 10),
     ];
     for (name, m) in UNITS {
-        if bytes >= m && bytes.is_multiple_of(m) {
+        if bytes >= m && bytes.is_multiple_of(m) && bytes / m < 100_000 {
             return format!("{} {name}", bytes / m);
         }
     }
-    if bytes < 1 << 10 {
-        format!("{bytes} B")
-    } else {
-        format_size(bytes)
+    for (name, m) in UNITS {
+        if bytes >= m {
+            let v = bytes as f64 / m as f64;
+            return if v < 10.0 {
+                format!("{v:.2} {name}")
+            } else if v < 100.0 {
+                format!("{v:.1} {name}")
+            } else {
+                format!("{v:.0} {name}")
+            };
+        }
     }
+    format!("{bytes} B")
 }
 
 fn dash_if_zero(bytes: u64) -> String {
@@ -112,6 +132,50 @@ fn chunk_ring(c: &Case) -> String {
     }
 }
 
+/// Why the runner's guard would skip a case on a machine with `ram_bytes` of RAM (the rules of
+/// `runner::guard` that need no GPU), or `None`.
+pub fn refusal(c: &Case, ram_bytes: Option<u64>, allow_pinned: f64) -> Option<String> {
+    let ram = ram_bytes?;
+    let cap = allow_pinned * ram as f64;
+    let pinned = c.pinned_bytes();
+    if pinned as f64 > cap {
+        return Some(format!(
+            "pins {}, over the cap {} ({allow_pinned} × RAM)",
+            format_bytes_exact(pinned),
+            format_size(cap as u64)
+        ));
+    }
+    let host = c.host_bytes();
+    if host > ram.saturating_mul(9) / 10 {
+        return Some(format!(
+            "needs {} of host memory, over 90% of RAM {}",
+            format_bytes_exact(host),
+            format_size(ram)
+        ));
+    }
+    None
+}
+
+/// The one-line `plan -q` summary of a scenario: name, cases, refusals, estimated time.
+pub fn plan_summary(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> String {
+    let mut total_s = 0.0;
+    let mut refused = 0usize;
+    for c in &s.cases {
+        if refusal(c, ram_bytes, allow_pinned).is_some() {
+            refused += 1;
+        } else {
+            total_s += estimate_seconds(c);
+        }
+    }
+    let n = s.cases.len();
+    let mut out = format!("{}: {n} case{}", s.name, if n == 1 { "" } else { "s" });
+    if refused > 0 {
+        let _ = write!(out, " ({refused} refused)");
+    }
+    let _ = write!(out, ", estimated {} in total", format_seconds(total_s));
+    out
+}
+
 /// The `plan` text for one scenario: header, axes, one row per case, totals and the model used.
 /// `ram_bytes` (when known) and `allow_pinned` decide which cases the run would refuse.
 pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> String {
@@ -119,17 +183,20 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
     let _ = writeln!(out, "{}: {}", s.name, s.description);
     let _ = writeln!(out, "  from {}", s.path);
 
-    // Axes across all cases, values in first-seen order.
-    let mut axes: Vec<(&str, Vec<&str>)> = Vec::new();
+    // Axes across all cases, values in first-seen order (a set per axis keeps this linear).
+    let mut axes: Vec<(&str, Vec<&str>, HashSet<&str>)> = Vec::new();
     for c in &s.cases {
         for (k, v) in &c.axes {
-            match axes.iter_mut().find(|(key, _)| key == k) {
-                Some((_, vals)) => {
-                    if !vals.contains(&v.as_str()) {
-                        vals.push(v);
-                    }
+            let i = match axes.iter().position(|(key, _, _)| key == k) {
+                Some(i) => i,
+                None => {
+                    axes.push((k, Vec::new(), HashSet::new()));
+                    axes.len() - 1
                 }
-                None => axes.push((k, vec![v])),
+            };
+            let (_, vals, set) = &mut axes[i];
+            if set.insert(v.as_str()) {
+                vals.push(v);
             }
         }
     }
@@ -137,7 +204,7 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
         let _ = writeln!(out, "axes: none");
     } else {
         let _ = writeln!(out, "axes:");
-        for (k, vals) in &axes {
+        for (k, vals, _) in &axes {
             let n = vals.len();
             let _ = writeln!(
                 out,
@@ -150,7 +217,26 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
     out.push('\n');
 
     let cap = ram_bytes.map(|r| allow_pinned * r as f64);
-    let header = [
+    // streams / threads / batch get a column when they vary, so sweeps over them show.
+    let varies = |f: &dyn Fn(&Case) -> String| {
+        let mut v = s.cases.iter().map(f);
+        let first = v.next();
+        v.any(|x| Some(x) != first)
+    };
+    let batch_of = |c: &Case| match c.measure.batch {
+        0 => format!("auto {}", auto_batch(c.size)),
+        b => b.to_string(),
+    };
+    type Column<'a> = (&'static str, &'a dyn Fn(&Case) -> String);
+    let streams = |c: &Case| c.streams.to_string();
+    let threads = |c: &Case| c.threads.to_string();
+    let candidates: [Column<'_>; 3] = [
+        ("streams", &streams),
+        ("threads", &threads),
+        ("batch", &batch_of),
+    ];
+    let extra: Vec<Column<'_>> = candidates.into_iter().filter(|(_, f)| varies(*f)).collect();
+    let mut header = vec![
         "#",
         "label",
         "host",
@@ -160,25 +246,19 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
         "mode",
         "size",
         "chunk×ring",
-        "pinned",
-        "device",
-        "est. time",
-        "note",
     ];
+    header.extend(extra.iter().map(|(name, _)| *name));
+    header.extend(["pinned", "device", "est. time", "note"]);
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut total_s = 0.0;
     let mut refused = 0usize;
     for c in &s.cases {
         let pinned = c.pinned_bytes();
         let est = estimate_seconds(c);
-        let note = match cap {
-            Some(cap) if pinned as f64 > cap => {
+        let note = match refusal(c, ram_bytes, allow_pinned) {
+            Some(why) => {
                 refused += 1;
-                format!(
-                    "refused: pins {}, over the cap {} ({allow_pinned} × RAM)",
-                    format_bytes_exact(pinned),
-                    format_size(cap as u64)
-                )
+                format!("refused: {why}")
             }
             _ => {
                 total_s += est;
@@ -189,7 +269,7 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
                 }
             }
         };
-        rows.push(vec![
+        let mut row = vec![
             c.index.to_string(),
             c.label.clone(),
             c.host.to_string(),
@@ -199,11 +279,15 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
             c.mode.to_string(),
             format_bytes_exact(c.size),
             chunk_ring(c),
+        ];
+        row.extend(extra.iter().map(|(_, f)| f(c)));
+        row.extend([
             dash_if_zero(pinned),
             dash_if_zero(c.device_bytes()),
             format_seconds(est),
             note,
         ]);
+        rows.push(row);
     }
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in &rows {
@@ -285,7 +369,8 @@ fn ram_bytes() -> Option<u64> {
 
 /// `pinscope plan`: loads every file, prints the table of each valid one to stdout and the
 /// problems of each invalid one to stderr; the last invalid file's problems become the error.
-pub fn plan_command(args: &crate::cli::PlanArgs) -> Result<i32, Error> {
+/// With `quiet`, one summary line per scenario ([`plan_summary`]) instead of the table.
+pub fn plan_command(args: &crate::cli::PlanArgs, quiet: bool) -> Result<i32, Error> {
     let allow = args.allow_pinned;
     if !(allow > 0.0 && allow <= 0.9) {
         return Err(Error::Usage(format!(
@@ -297,6 +382,7 @@ pub fn plan_command(args: &crate::cli::PlanArgs) -> Result<i32, Error> {
     let mut first = true;
     for path in &args.scenarios {
         match super::load(path) {
+            Ok(s) if quiet => println!("{}", plan_summary(&s, ram, allow)),
             Ok(s) => {
                 if !first {
                     println!();

@@ -580,7 +580,7 @@ fn sweep_problems_are_located() {
         vec![p(
             5,
             18,
-            "sweep axis `size` in the sweep of [[case]] #1 must be an array of values, like size = [\"64MiB\", \"1GiB\"], not a string"
+            "sweep axis `size` in the sweep of [[case]] #1 must be an array of values, like size = [\"64MiB\", \"1GiB\"], or a range like \"64MiB..1GiB x2\", not a string"
         )]
     );
     let got = problems("[[case]]\nlabel = \"a\"\nsweep = { label = [\"x\"] }\n");

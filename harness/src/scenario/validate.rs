@@ -7,7 +7,7 @@ use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads};
 use crate::claims::{Claim, Derived, Op};
 use crate::error::Problem;
 use crate::units;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 /// The type of a case key.
@@ -218,6 +218,36 @@ pub(super) fn closest<'a>(
 /// "; did you mean `x`?" or "".
 fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     closest(word, candidates).map_or(String::new(), |c| format!("; did you mean `{c}`?"))
+}
+
+/// The case labels of a file, for claims and derived results: membership in O(1); suggestions
+/// from the first [`Labels::SUGGEST_FROM`] labels only, so a file of many bad names stays linear.
+pub(super) struct Labels<'a> {
+    set: HashSet<&'a str>,
+    list: &'a [CaseBlock],
+}
+
+impl<'a> Labels<'a> {
+    const SUGGEST_FROM: usize = 1000;
+
+    fn new(cases: &'a [CaseBlock]) -> Self {
+        Labels {
+            set: cases.iter().map(|c| c.label.as_str()).collect(),
+            list: cases,
+        }
+    }
+    fn contains(&self, s: &str) -> bool {
+        self.set.contains(s)
+    }
+    fn suggest(&self, s: &str) -> String {
+        did_you_mean(
+            s,
+            self.list
+                .iter()
+                .take(Self::SUGGEST_FROM)
+                .map(|c| c.label.as_str()),
+        )
+    }
 }
 
 /// "; did you mean \"x\"?" or "" (for values, which are strings in TOML).
@@ -589,12 +619,33 @@ fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) ->
             problems.push(key_pos.problem(format!("sweep axis `{k}` appears twice in {where_}")));
             continue;
         }
-        let Kind::Array(items) = &value.kind else {
-            problems.push(value.pos.problem(format!(
-                "sweep axis `{k}` in {where_} must be an array of values, like size = [\"64MiB\", \"1GiB\"], not {}",
-                value.kind.type_name()
-            )));
-            continue;
+        let expanded;
+        let items = match &value.kind {
+            Kind::Array(items) => items,
+            Kind::Str(text) if matches!(ty, Ty::Size | Ty::Int { .. }) && text.contains("..") => {
+                match range_values(k, ty, text, value.pos, where_) {
+                    Ok(v) => {
+                        expanded = v;
+                        &expanded
+                    }
+                    Err(p) => {
+                        problems.push(p);
+                        continue;
+                    }
+                }
+            }
+            _ => {
+                problems.push(value.pos.problem(format!(
+                    "sweep axis `{k}` in {where_} must be an array of values, like size = [\"64MiB\", \"1GiB\"]{}, not {}",
+                    if matches!(ty, Ty::Size | Ty::Int { .. }) {
+                        ", or a range like \"64MiB..1GiB x2\""
+                    } else {
+                        ""
+                    },
+                    value.kind.type_name()
+                )));
+                continue;
+            }
         };
         if items.is_empty() {
             problems.push(value.pos.problem(format!(
@@ -622,6 +673,120 @@ fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) ->
         }
     }
     axes
+}
+
+/// Most values one range may give (the case limit of a whole file).
+const RANGE_LIMIT: u64 = super::expand::CASE_LIMIT;
+
+/// A size written compactly in the largest binary unit that divides it (`64MiB`, `1536KiB`).
+fn compact_size(bytes: u64) -> String {
+    for (name, m) in [
+        ("TiB", 1u64 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ] {
+        if bytes >= m && bytes.is_multiple_of(m) {
+            return format!("{}{name}", bytes / m);
+        }
+    }
+    bytes.to_string()
+}
+
+/// Expands a range axis, `"<from>..<to> x<factor>"` (each value `factor` times the last) or
+/// `"<from>..<to> +<step>"` (each value `step` more than the last), from `from` up to `to`
+/// inclusive, into the values it stands for; each value is then checked like a written one.
+fn range_values(
+    key: &'static str,
+    ty: Ty,
+    text: &str,
+    pos: Pos,
+    where_: &str,
+) -> Result<Vec<raw::Value>, Problem> {
+    let sizes = matches!(ty, Ty::Size);
+    let example = if sizes {
+        "\"64MiB..1GiB x2\" or \"16MiB..128MiB +16MiB\""
+    } else {
+        "\"1..16 x2\" or \"1..8 +1\""
+    };
+    let fail = |why: String| pos.problem(format!("sweep axis `{key}` in {where_}: {why}"));
+    let not_range = || {
+        fail(format!(
+            "\"{text}\" is not a range: write \"<from>..<to> x<factor>\" or \"<from>..<to> +<step>\", like {example}"
+        ))
+    };
+    let (bounds, step) = text.trim().rsplit_once(' ').ok_or_else(not_range)?;
+    let (from, to) = bounds.trim().split_once("..").ok_or_else(not_range)?;
+    let number = |part: &str, what: &str| -> Result<u64, Problem> {
+        let part = part.trim();
+        if sizes {
+            units::parse_size(part)
+                .map_err(|e| fail(format!("the {what} of \"{text}\" is not a size: {e}")))
+        } else {
+            part.parse::<u64>().map_err(|_| {
+                fail(format!(
+                    "the {what} of \"{text}\" is `{part}`, not a whole number"
+                ))
+            })
+        }
+    };
+    let from = number(from, "start")?;
+    let to = number(to, "end")?;
+    if from > to {
+        return Err(fail(format!(
+            "the range \"{text}\" ends below its start: write the smaller value first"
+        )));
+    }
+    let geometric = if let Some(f) = step.strip_prefix('x') {
+        let f = f.parse::<u64>().ok().filter(|f| *f >= 2).ok_or_else(|| {
+            fail(format!(
+                "the factor in \"{text}\" must be a whole number, 2 or more, like x2"
+            ))
+        })?;
+        if from == 0 {
+            return Err(fail(format!(
+                "the range \"{text}\" multiplies from 0, which never grows: start above 0"
+            )));
+        }
+        Some(f)
+    } else {
+        None
+    };
+    let add = match (geometric, step.strip_prefix('+')) {
+        (Some(_), _) => 0,
+        (None, Some(st)) => {
+            let st = number(st, "step")?;
+            if st == 0 {
+                return Err(fail(format!("the step in \"{text}\" must be more than 0")));
+            }
+            st
+        }
+        (None, None) => return Err(not_range()),
+    };
+    let mut values = Vec::new();
+    let mut v = from;
+    loop {
+        if values.len() as u64 >= RANGE_LIMIT {
+            return Err(fail(format!(
+                "the range \"{text}\" gives more than {RANGE_LIMIT} values: use a larger step or factor"
+            )));
+        }
+        let kind = if sizes {
+            Kind::Str(compact_size(v))
+        } else {
+            Kind::Int(i64::try_from(v).unwrap_or(i64::MAX))
+        };
+        values.push(raw::Value { kind, pos });
+        let next = match geometric {
+            Some(f) => v.checked_mul(f),
+            None => v.checked_add(add),
+        };
+        match next {
+            Some(n) if n <= to => v = n,
+            _ => break,
+        }
+    }
+    Ok(values)
 }
 
 fn string_of<'a>(key: &str, v: &'a raw::Value, problems: &mut Vec<Problem>) -> Option<&'a str> {
@@ -749,6 +914,8 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
     if case_tables.as_ref().is_some_and(Vec::is_empty) {
         problems.push(Pos::START.problem("no [[case]] blocks: a scenario needs at least one"));
     }
+    // Label → index into file.cases, so checking uniqueness stays linear in the number of cases.
+    let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, t) in case_tables.unwrap_or_default().into_iter().enumerate() {
         let number = i + 1;
         let before = problems.len();
@@ -768,13 +935,14 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
                 if let Some(s) = string_of("label", &e.value, problems) {
                     if s.trim().is_empty() {
                         problems.push(e.value.pos.problem("`label` must not be empty"));
-                    } else if let Some(prev) = file.cases.iter().find(|c| c.label == s) {
+                    } else if let Some(prev) = seen.get(s).and_then(|&i| file.cases.get(i)) {
                         problems.push(e.value.pos.problem(format!(
                             "label `{s}` is already used by [[case]] #{} (line {}): labels must be unique",
                             prev.number, prev.pos.line
                         )));
                     }
                     block.label = s.to_string();
+                    seen.entry(block.label.clone()).or_insert(file.cases.len());
                 }
             }
         }
@@ -806,14 +974,17 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
         file.cases.push(block);
     }
 
+    let labels = Labels::new(&file.cases);
+    let mut claims = Vec::new();
+    let mut derived = Vec::new();
     if let Some(e) = root.get("claim") {
         for (i, t) in tables_of("claim", &e.value, problems)
             .unwrap_or_default()
             .into_iter()
             .enumerate()
         {
-            if let Some(c) = parse_claim(i + 1, t, &file.cases, problems) {
-                file.claims.push(c);
+            if let Some(c) = parse_claim(i + 1, t, &labels, problems) {
+                claims.push(c);
             }
         }
     }
@@ -824,11 +995,13 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
             .into_iter()
             .enumerate()
         {
-            if let Some(d) = parse_derived(i + 1, t, &file.cases, problems) {
-                file.derived.push(d);
+            if let Some(d) = parse_derived(i + 1, t, &labels, problems) {
+                derived.push(d);
             }
         }
     }
+    file.claims = claims;
+    file.derived = derived;
     file
 }
 
@@ -859,7 +1032,7 @@ fn number_of(key: &str, v: &raw::Value, problems: &mut Vec<Problem>) -> Option<f
 fn parse_derived(
     number: usize,
     t: &raw::Table,
-    cases: &[CaseBlock],
+    labels: &Labels<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<DerivedBlock> {
     let before = problems.len();
@@ -873,7 +1046,6 @@ fn parse_derived(
             )));
         }
     }
-    let labels = || cases.iter().map(|c| c.label.as_str());
     let required = |key: &str, hint: &str, problems: &mut Vec<Problem>| -> Option<&raw::Value> {
         let v = t.get(key).map(|e| &e.value);
         if v.is_none() {
@@ -913,13 +1085,13 @@ fn parse_derived(
                             item.pos
                                 .problem(format!("`cases` in {here} lists `{s}` twice")),
                         ),
-                        Kind::Str(s) if labels().any(|l| l == s) => {
+                        Kind::Str(s) if labels.contains(s) => {
                             names.push(s.clone());
                             label_pos.push(item.pos);
                         }
                         Kind::Str(s) => problems.push(item.pos.problem(format!(
                             "{here} names case `{s}`, which is not a label in this file{}",
-                            did_you_mean(s, labels())
+                            labels.suggest(s)
                         ))),
                         other => problems.push(item.pos.problem(format!(
                             "`cases` must contain only case labels (strings), not {}",
@@ -988,7 +1160,7 @@ fn parse_derived(
 fn parse_claim(
     number: usize,
     t: &raw::Table,
-    cases: &[CaseBlock],
+    labels: &Labels<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<Claim> {
     let before = problems.len();
@@ -1002,7 +1174,6 @@ fn parse_claim(
             )));
         }
     }
-    let labels = || cases.iter().map(|c| c.label.as_str());
     let required = |key: &str, hint: &str, problems: &mut Vec<Problem>| -> Option<&raw::Value> {
         let v = t.get(key).map(|e| &e.value);
         if v.is_none() {
@@ -1033,12 +1204,12 @@ fn parse_claim(
         .map(str::to_string);
     let case = case.and_then(|v| {
         let s = string_of("case", v, problems)?;
-        if labels().any(|l| l == s) {
+        if labels.contains(s) {
             Some(s.to_string())
         } else {
             problems.push(v.pos.problem(format!(
                 "{here} names case `{s}`, which is not a label in this file{}",
-                did_you_mean(s, labels())
+                labels.suggest(s)
             )));
             None
         }
@@ -1101,11 +1272,11 @@ fn parse_claim(
             return None;
         };
         let mut ok = true;
-        if !labels().any(|l| l == label) {
+        if !labels.contains(label) {
             ok = false;
             problems.push(v.pos.problem(format!(
                 "`of` in {here} names case `{label}`, which is not a label in this file{}",
-                did_you_mean(label, labels())
+                labels.suggest(label)
             )));
         }
         if !super::CLAIM_METRICS.contains(&m) {

@@ -12,6 +12,8 @@ pub enum Verdict {
     Faster,
     Slower,
     NoChange,
+    /// No confidence interval (fewer than two raw samples on a side): no verdict is given.
+    Undecided,
 }
 
 impl Verdict {
@@ -20,6 +22,7 @@ impl Verdict {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::NoChange => "no change",
+            Verdict::Undecided => "n/a",
         }
     }
 }
@@ -30,23 +33,26 @@ pub struct Comparison {
     /// median(other) / median(base).
     pub ratio: f64,
     /// 95% percentile-bootstrap interval of the ratio; `None` when either side has fewer than two
-    /// values (the verdict then rests on the ratio and the noise threshold alone).
+    /// values (then the verdict is `Undecided`: a verdict needs the interval).
     pub ci: Option<(f64, f64)>,
     pub verdict: Verdict,
 }
 
 /// Compares two bandwidth samples. `noise` is the relative change treated as no change (0.02 =
 /// 2%). `Faster` needs the whole CI above 1 and `ratio > 1 + noise`; `Slower` needs the whole CI
-/// below 1 and `ratio < 1 - noise`; anything else is `NoChange`.
+/// below 1 and `ratio < 1 - noise`; without an interval (fewer than two values on a side) it is
+/// `Undecided`; anything else is `NoChange`.
 pub fn compare(base: &Sample, other: &Sample, noise: f64) -> Comparison {
     let ratio = other.median() / base.median();
     let ci = (base.len() >= 2 && other.len() >= 2)
         .then(|| bootstrap_ratio_ci(base, other, DEFAULT_RESAMPLES, DEFAULT_CONFIDENCE));
     let (above, below) = match ci {
         Some((lo, hi)) => (lo > 1.0, hi < 1.0),
-        None => (true, true),
+        None => (false, false),
     };
-    let verdict = if !ratio.is_finite() {
+    let verdict = if ci.is_none() {
+        Verdict::Undecided
+    } else if !ratio.is_finite() {
         Verdict::NoChange
     } else if above && ratio > 1.0 + noise {
         Verdict::Faster
@@ -87,11 +93,11 @@ mod tests {
     }
 
     #[test]
-    fn single_values_have_no_ci() {
+    fn single_values_have_no_ci_and_no_verdict() {
         let c = compare(&s(&[10.0]), &s(&[11.0]), 0.02);
         assert_eq!(c.ci, None);
-        assert_eq!(c.verdict, Verdict::Faster);
+        assert_eq!(c.verdict, Verdict::Undecided);
         let c = compare(&s(&[10.0]), &s(&[10.1]), 0.02);
-        assert_eq!(c.verdict, Verdict::NoChange);
+        assert_eq!(c.verdict, Verdict::Undecided);
     }
 }
