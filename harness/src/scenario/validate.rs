@@ -622,7 +622,9 @@ fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) ->
         let expanded;
         let items = match &value.kind {
             Kind::Array(items) => items,
-            Kind::Str(text) if matches!(ty, Ty::Size | Ty::Int { .. }) && text.contains("..") => {
+            Kind::Str(text)
+                if matches!(ty, Ty::Size | Ty::Int { .. } | Ty::Threads) && text.contains("..") =>
+            {
                 match range_values(k, ty, text, value.pos, where_) {
                     Ok(v) => {
                         expanded = v;
@@ -637,7 +639,7 @@ fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) ->
             _ => {
                 problems.push(value.pos.problem(format!(
                     "sweep axis `{k}` in {where_} must be an array of values, like size = [\"64MiB\", \"1GiB\"]{}, not {}",
-                    if matches!(ty, Ty::Size | Ty::Int { .. }) {
+                    if matches!(ty, Ty::Size | Ty::Int { .. } | Ty::Threads) {
                         ", or a range like \"64MiB..1GiB x2\""
                     } else {
                         ""
