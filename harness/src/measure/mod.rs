@@ -1,6 +1,9 @@
 //! Sampling: warm-up, then samples until the spread target, the sample cap or the time limit.
 //! Every raw sample is kept; nothing is dropped.
 
+mod lockstep;
+pub use lockstep::{Lockstep, Vote};
+
 use crate::cuda::CudaError;
 use crate::results::Lane;
 use crate::scenario::Measure;

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 mod detect;
+mod devices;
 pub use detect::*;
+pub use devices::*;
 
 /// The platform families pinscope tells apart; they observe memory differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
