@@ -1,7 +1,7 @@
 //! Safe RAII wrappers over the raw CUDA driver calls. Every `unsafe` block says why it is sound.
 
 use super::CudaError;
-use crate::scenario::HostFlags;
+use super::HostFlags;
 use cudarc::driver::sys;
 use std::alloc::Layout;
 use std::ptr::NonNull;

@@ -10,10 +10,12 @@ pub mod crew;
 #[cfg(any(test, feature = "fault-injection"))]
 pub mod fault;
 mod ffi;
+mod flags;
 mod kernels;
 
 pub use crew::CopyCrew;
 pub use ffi::*;
+pub use flags::HostFlags;
 pub use kernels::*;
 
 /// A failed CUDA driver call: which call, and the driver's error name.

@@ -2,7 +2,7 @@
 //! Every raw sample is kept; nothing is dropped.
 
 use crate::cuda::CudaError;
-use crate::results::Lane;
+use crate::scenario::Lane;
 use crate::scenario::Measure;
 use crate::strategy::{Gpu, SampleTimes, Transfer};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -13,7 +13,7 @@ mod staged;
 mod zero_copy;
 
 use crate::cuda::{CudaError, DeviceBuffer, Gate, HostBuffer, Kernels, Stream};
-use crate::results::Lane;
+use crate::scenario::Lane;
 use crate::scenario::{Case, Direction, Engine, HostKind, Mode};
 
 /// What a strategy needs from the GPU.
