@@ -386,6 +386,7 @@ fn row() -> impl Strategy<Value = Row> {
                 max_alloc_held_mib: probes[0],
                 max_alloc_free_mib: probes[1],
                 pinned_ceiling_mib: probes[2],
+                stopped_by: String::new(),
             }
         },
     )

@@ -5,6 +5,7 @@ use super::{Lane, Row, SampleRow, Status};
 use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
 use crate::scenario::Case;
+use crate::stats::{median, summarize};
 use crate::strategy::{Footprint, SetupTimes};
 use crate::units::MIB;
 
@@ -69,25 +70,6 @@ pub struct RowContext<'a> {
     pub machine: &'a Machine,
 }
 
-fn stat(v: &[f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
-    let med = crate::measure::median(v);
-    let min = v.iter().copied().reduce(f64::min);
-    let max = v.iter().copied().reduce(f64::max);
-    (med, min, max)
-}
-
-fn outliers(v: &[f64]) -> u32 {
-    let Some(m) = crate::measure::median(v) else {
-        return 0;
-    };
-    let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
-    let mad = crate::measure::median(&dev).unwrap_or(0.0) * 1.4826;
-    if mad == 0.0 {
-        return 0;
-    }
-    v.iter().filter(|x| (*x - m).abs() > 3.0 * mad).count() as u32
-}
-
 impl Row {
     /// The rows of one case (one per lane) and its long-form sample rows (bandwidth, event and
     /// wall samples; every observer at every phase; the hold timeline).
@@ -118,9 +100,8 @@ impl Row {
         for (lane, bytes) in &outcome.lanes {
             let bw = outcome.measured.bandwidth(*lane, *bytes);
             let times = outcome.measured.times(*lane);
-            let (bmed, bmin, bmax) = stat(&bw);
-            let (tmed, tmin, tmax) = stat(&times);
-            let spread = crate::measure::relative_spread(&bw).map(|s| s * 100.0);
+            let bws = summarize(&bw);
+            let ts = summarize(&times);
             let wall = outcome.measured.wall_times();
             let reg = outcome
                 .measured
@@ -162,19 +143,19 @@ impl Row {
                     .join(";"),
                 status: outcome.status.clone(),
                 samples: bw.len() as u32,
-                outliers: outliers(&bw),
-                bw_median_gbs: bmed,
-                bw_min_gbs: bmin,
-                bw_max_gbs: bmax,
-                bw_spread_pct: spread,
-                time_median_ms: tmed,
-                time_min_ms: tmin,
-                time_max_ms: tmax,
-                wall_median_ms: crate::measure::median(&wall),
+                outliers: bws.map_or(0, |s| s.outliers as u32),
+                bw_median_gbs: bws.map(|s| s.median),
+                bw_min_gbs: bws.map(|s| s.min),
+                bw_max_gbs: bws.map(|s| s.max),
+                bw_spread_pct: bws.map(|s| s.spread * 100.0),
+                time_median_ms: ts.map(|s| s.median),
+                time_min_ms: ts.map(|s| s.min),
+                time_max_ms: ts.map(|s| s.max),
+                wall_median_ms: median(&wall),
                 verified: outcome.verified.clone(),
                 alloc_ms: outcome.setup.alloc_ms,
-                register_ms: crate::measure::median(&reg).or(outcome.setup.register_ms),
-                unregister_ms: crate::measure::median(&unreg).or(outcome.setup.unregister_ms),
+                register_ms: median(&reg).or(outcome.setup.register_ms),
+                unregister_ms: median(&unreg).or(outcome.setup.unregister_ms),
                 free_ms: outcome.setup.free_ms,
                 pinned_bytes: outcome.footprint.pinned_alloc
                     + outcome.footprint.registered
@@ -187,6 +168,7 @@ impl Row {
                     .pinned_ceiling
                     .as_ref()
                     .map(|c| c.bytes as f64 / MIB as f64),
+                stopped_by: outcome.measured.stopped_by.clone(),
             });
             let l = lane.name().to_string();
             for (i, v) in bw.iter().enumerate() {

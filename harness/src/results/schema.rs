@@ -110,6 +110,9 @@ pub struct Row {
     pub max_alloc_free_mib: Option<f64>,
     /// Pinned memory (MiB) the pinned-ceiling probe obtained before failing or reaching its cap.
     pub pinned_ceiling_mib: Option<f64>,
+    /// Why sampling stopped: `spread` (target reached), `max_samples`, `time_limit`,
+    /// `interrupted`; empty when no sample was taken (and in files written before this column).
+    pub stopped_by: String,
 }
 
 impl Row {

@@ -54,6 +54,10 @@ pub struct Sidecar {
     pub claims: Vec<ClaimVerdict>,
     #[serde(default)]
     pub probes: Vec<ProbeRecord>,
+    /// Why sampling stopped, per case key (`spread`, `max_samples`, `time_limit`, `interrupted`);
+    /// absent in files written before it was added.
+    #[serde(default)]
+    pub stopped_by: std::collections::BTreeMap<String, String>,
     /// Free-form derived results (e.g. "model load time") in display order.
     #[serde(default)]
     pub derived: Vec<(String, String)>,
@@ -128,6 +132,7 @@ impl Sidecar {
             observers: vec![],
             claims: vec![],
             probes: vec![],
+            stopped_by: Default::default(),
             derived: vec![],
         }
     }

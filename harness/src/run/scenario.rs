@@ -101,6 +101,7 @@ pub fn run_scenario(
         observers: session.observers.statuses(),
         claims: vec![],
         probes: vec![],
+        stopped_by: Default::default(),
         derived: vec![],
     };
     let json = crate::results::sidecar_path(&csv);
@@ -137,6 +138,11 @@ pub fn run_scenario(
         let (rows, samples) = Row::from_outcome(&outcome, &ctx, case);
         writer.write_case(&rows, &samples)?;
         sidecar.probes.extend(outcome_probes(case, &outcome, &rows));
+        if !outcome.measured.stopped_by.is_empty() {
+            sidecar
+                .stopped_by
+                .insert(case.key(), outcome.measured.stopped_by.clone());
+        }
         watchdog.case_finished(&sidecar);
         all_rows.extend(rows);
         bar.set_position(i as u64 + 1);
