@@ -10,6 +10,7 @@ mod copy_engine;
 mod cpu_access;
 mod register_per_copy;
 mod staged;
+mod timing;
 mod zero_copy;
 
 use crate::cuda::{CudaError, DeviceBuffer, Gate, HostBuffer, Kernels, Stream};
