@@ -1,6 +1,8 @@
 //! Robustness: property tests (fixed budget) on every reader of user input, the malformed-file
 //! corpus in `tests/fixtures/malformed/` with the message each file must produce, and the
 //! flush / atomic-write / partial-run guarantees of the results writers. CPU only.
+//!
+//! Size: over 500 lines on purpose: the malformed-file corpus table and its expected messages.
 
 use pinscope::Error;
 use pinscope::results::{

@@ -4,6 +4,10 @@
 //! [`render_report`] is pure (result sets in, HTML out); [`report_command`] and [`write_report`]
 //! add the file I/O. Data are aggregated before plotting, so 100 000 rows draw as a handful of
 //! lines and bars.
+//!
+//! Size: over 500 lines: the report page's sections (machines, observers, scenarios, summary,
+//! failures, sidecar lists, reference) are small functions that share the page's helpers; the
+//! plots themselves are in their own files.
 
 mod answer;
 mod chart;

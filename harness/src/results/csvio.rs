@@ -1,4 +1,7 @@
 //! CSV writing (one flush per case) and reading (columns looked up by name, schema checked).
+//!
+//! Size: over 500 lines: writer and reader of both CSV files (results and samples) with their
+//! located error messages; they share the column list and the header lookup.
 
 use super::schema::*;
 use super::sidecar::{samples_path, sidecar_path};

@@ -1,6 +1,10 @@
 //! Stage two: the raw tree → typed settings per block, sweeps and claims. Each value is checked on
 //! its own here (type, unit, range); rules about combinations of keys need the expanded cases and
 //! live in `expand`. Every problem is collected, none stops the others.
+//!
+//! Size: over 500 lines because every key of the scenario language is checked here, each with its
+//! own located message and did-you-mean; splitting it per block kind is the next step once the
+//! key table (one declaration per key) lands.
 
 use super::raw::{self, Entry, Kind, Pos};
 use super::{Claim, Derived, Op};
