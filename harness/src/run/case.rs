@@ -46,20 +46,27 @@ pub fn guard(case: &Case, ram: u64, allow_pinned: f64, gpu: &CudaGpu) -> Option<
     None
 }
 
+/// The ledger categories a footprint books, with their bytes.
+fn booked(f: &Footprint) -> [(Category, u64); 5] {
+    [
+        (Category::PinnedAlloc, f.pinned_alloc),
+        (Category::Registered, f.registered),
+        (Category::Managed, f.managed),
+        (Category::Staging, f.staging),
+        (Category::Device, f.device),
+    ]
+}
+
 fn ledger_add(l: &Ledger, f: &Footprint) {
-    l.add(Category::PinnedAlloc, f.pinned_alloc);
-    l.add(Category::Registered, f.registered);
-    l.add(Category::Managed, f.managed);
-    l.add(Category::Staging, f.staging);
-    l.add(Category::Device, f.device);
+    for (c, n) in booked(f) {
+        l.add(c, n);
+    }
 }
 
 fn ledger_sub(l: &Ledger, f: &Footprint) {
-    l.sub(Category::PinnedAlloc, f.pinned_alloc);
-    l.sub(Category::Registered, f.registered);
-    l.sub(Category::Managed, f.managed);
-    l.sub(Category::Staging, f.staging);
-    l.sub(Category::Device, f.device);
+    for (c, n) in booked(f) {
+        l.sub(c, n);
+    }
 }
 
 fn failed(e: &CudaError, phase: &str) -> Status {
