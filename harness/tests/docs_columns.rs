@@ -6,8 +6,13 @@ use pinscope::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, BASE_COLUMNS, col
 fn results_section() -> String {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
         .expect("README.md is readable");
-    let start = readme.find("## Results files").expect("a Results files section");
-    let end = start + readme[start..].find("Beside it").expect("the section's end");
+    let start = readme
+        .find("## Results files")
+        .expect("a Results files section");
+    let end = start
+        + readme[start..]
+            .find("Beside it")
+            .expect("the section's end");
     readme[start..end].to_string()
 }
 
@@ -25,7 +30,11 @@ fn listed(section: &str) -> Vec<String> {
 #[test]
 fn readme_lists_every_results_column() {
     let words = listed(&results_section());
-    let family = |c: &str| ACCOUNTING_PHASES.iter().any(|p| c.starts_with(&format!("d_{p}_")));
+    let family = |c: &str| {
+        ACCOUNTING_PHASES
+            .iter()
+            .any(|p| c.starts_with(&format!("d_{p}_")))
+    };
     let missing: Vec<String> = columns()
         .into_iter()
         .filter(|c| !family(c) && !words.contains(c))
