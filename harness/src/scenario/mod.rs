@@ -34,17 +34,19 @@
 //! unit = "s"
 //! ```
 
+mod claim;
 mod expand;
 mod model;
 mod plan;
 mod raw;
 mod validate;
 
+pub use claim::{Claim, Derived, Op};
 pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
 pub use plan::{
     ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, SETUP_S, auto_batch, estimate_seconds,
-    format_bytes_exact, format_seconds, plan_command, plan_summary, plan_table, refusal,
+    format_bytes_exact, format_seconds, plan_summary, plan_table, refusal,
 };
 
 use crate::Error;
