@@ -394,3 +394,60 @@ fn unknown_subcommand_like_path_is_treated_as_a_missing_scenario() {
         .stderr(one_error_line())
         .stderr(predicate::str::contains("foo"));
 }
+
+#[test]
+fn a_bad_device_list_is_refused_before_the_gpu_is_touched() {
+    for (arg, says) in [
+        ("0,x", "--device 0,x: `x` is not a GPU"),
+        ("1,1", "--device 1,1: GPU 1 is listed twice in `1,1`"),
+        ("", "--device : no GPU given"),
+    ] {
+        pinscope()
+            .args(["run", "scenarios/quick.toml", "--device", arg])
+            .assert()
+            .code(2)
+            .stderr(one_error_line())
+            .stderr(predicate::str::contains(says));
+    }
+}
+
+#[test]
+fn scenarios_asking_for_different_gpus_need_device_on_the_command_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = dir.path().join("a.toml");
+    let b = dir.path().join("b.toml");
+    std::fs::write(
+        &a,
+        "name = \"a\"\ndescription = \"q\"\ndevices = \"all\"\n[[case]]\nlabel = \"x\"\n",
+    )
+    .expect("write");
+    std::fs::write(
+        &b,
+        "name = \"b\"\ndescription = \"q\"\ndevices = [1]\n[[case]]\nlabel = \"x\"\n",
+    )
+    .expect("write");
+    pinscope()
+        .arg("run")
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(2)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains("asks for devices = \"1\""))
+        .stderr(predicate::str::contains(
+            "run them separately or pass --device",
+        ));
+}
+
+#[test]
+fn all_gpus_without_a_driver_is_the_no_gpu_sentence() {
+    if !without_driver("all_gpus_without_a_driver_is_the_no_gpu_sentence") {
+        return;
+    }
+    pinscope()
+        .args(["run", "scenarios/multi-gpu.toml"])
+        .assert()
+        .code(3)
+        .stderr(one_error_line())
+        .stderr(predicate::str::contains(NEEDS_DRIVER));
+}

@@ -88,6 +88,7 @@ fn scenario(cases: Vec<Case>) -> Scenario {
         cases,
         claims: vec![],
         derived: vec![],
+        devices: None,
     }
 }
 
@@ -179,6 +180,7 @@ fn every_strategy_produces_verified_rows() {
         quiet: true,
         case_timeout: Duration::from_secs(600),
         write_report: false,
+        fleet: None,
     };
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
     println!("{}", out.summary);
@@ -241,6 +243,7 @@ fn failures_are_rows_and_the_run_goes_on() {
         quiet: true,
         case_timeout: Duration::from_secs(600),
         write_report: false,
+        fleet: None,
     };
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
     println!("{}", out.summary);

@@ -389,6 +389,8 @@ fn row() -> impl Strategy<Value = Row> {
                 max_alloc_free_mib: probes[1],
                 pinned_ceiling_mib: probes[2],
                 stopped_by: String::new(),
+                device: "0".into(),
+                gpus_at_once: 1,
             }
         },
     )

@@ -64,9 +64,11 @@ pub struct RunArgs {
     /// Directory for the results files (created if missing).
     #[arg(long, short, default_value = "results")]
     pub out: PathBuf,
-    /// CUDA device ordinal.
-    #[arg(long, default_value_t = 0)]
-    pub device: u32,
+    /// GPU(s): a CUDA device ordinal (default 0), a list such as 0,1, or all. With several GPUs
+    /// every case runs on each GPU alone, then on all of them at once (per-GPU and summed
+    /// bandwidth). Overrides a scenario's `devices`.
+    #[arg(long)]
+    pub device: Option<String>,
     /// Replace the host name with a stable hash in every output.
     #[arg(long)]
     pub anonymize: bool,

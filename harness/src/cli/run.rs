@@ -3,9 +3,35 @@
 
 use super::RunArgs;
 use crate::Error;
+use crate::platform::DeviceSelection;
 use crate::run::{
-    RunOptions, SWEEP_LIMIT, ceiling_cap, install_interrupt_handler, open_session, run_scenario,
+    Fleet, RunOptions, SWEEP_LIMIT, ceiling_cap, install_interrupt_handler, open_session,
+    run_scenario,
 };
+use crate::scenario::Scenario;
+
+/// The GPUs of this run: `--device` when given, else the scenarios' `devices` (they must agree),
+/// else GPU 0.
+fn device_selection(arg: Option<&str>, scenarios: &[Scenario]) -> Result<DeviceSelection, Error> {
+    if let Some(a) = arg {
+        return DeviceSelection::parse(a).map_err(|e| Error::Usage(format!("--device {a}: {e}")));
+    }
+    let mut chosen: Option<(&Scenario, &DeviceSelection)> = None;
+    for s in scenarios {
+        if let Some(d) = &s.devices {
+            match chosen {
+                Some((other, od)) if od != d => {
+                    return Err(Error::Usage(format!(
+                        "{} asks for devices = \"{d}\" and {} for \"{od}\": run them separately or pass --device",
+                        s.path, other.path
+                    )));
+                }
+                _ => chosen = Some((s, d)),
+            }
+        }
+    }
+    Ok(chosen.map(|(_, d)| d.clone()).unwrap_or_default())
+}
 
 /// `pinscope run`.
 pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
@@ -33,18 +59,45 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
             "these scenarios expand to {total} cases, more than {SWEEP_LIMIT}: check with `pinscope plan`, then pass --yes to run them all"
         )));
     }
+    let selection = device_selection(args.device.as_deref(), &scenarios)?;
     // Validate what needs only the host before touching the GPU.
     let ram = crate::platform::this_machine(false).ram_bytes;
     let pinned_cap = ceiling_cap(args.pinned_cap.as_deref(), ram)?;
-    let mut session = open_session(args.device, args.anonymize)?;
+    let devices = match &selection {
+        DeviceSelection::List(one) if one.len() == 1 => one.clone(),
+        several => {
+            let count = crate::cuda::device_count().map_err(|e| Error::NoGpu(e.sentence()))?;
+            several
+                .resolve(count)
+                .map_err(|e| Error::Usage(format!("--device {selection}: {e}")))?
+        }
+    };
+    let first = devices.first().copied().unwrap_or(0);
+    let mut session = open_session(first, args.anonymize)?;
     session.pinned_cap = pinned_cap;
     let stop = install_interrupt_handler();
+    let fleet = if devices.len() > 1 {
+        Some(std::sync::Arc::new(Fleet::open(
+            &devices,
+            args.anonymize,
+            pinned_cap,
+            stop.clone(),
+        )?))
+    } else {
+        if selection.is_multi() && !quiet {
+            eprintln!(
+                "note: --device {selection} selects one GPU on this machine (GPU {first}): each case runs on it alone, and its \"all GPUs\" figures are this GPU's"
+            );
+        }
+        None
+    };
     let opts = RunOptions {
         allow_pinned: args.allow_pinned,
         only: args.only.clone(),
         quiet,
         case_timeout,
         write_report: !args.no_report,
+        fleet,
     };
     let mut interrupted = false;
     for s in &scenarios {

@@ -104,3 +104,69 @@ pub fn run(
     }
     Ok(out)
 }
+
+/// [`run`] for one GPU of several measured at the same time: every member of `step` starts each
+/// sample (warm-up included) together, and all stop after the same sample — when every GPU's
+/// stopping rule is satisfied, or as soon as one hits its sample cap, its time limit, an error or
+/// an interruption. On an error this GPU votes stop (so the others end too) and returns it.
+pub fn run_in_step(
+    transfer: &mut dyn Transfer,
+    gpu: &Gpu,
+    m: &Measure,
+    batch: u32,
+    stop: &AtomicBool,
+    step: &Lockstep,
+) -> Result<Measured, (CudaError, Measured)> {
+    let mut out = Measured {
+        batch,
+        ..Default::default()
+    };
+    let lane = transfer.lanes()[0];
+    let bytes = transfer.bytes(lane);
+    let mut warm = 0;
+    let mut started: Option<Instant> = None;
+    let mut vote = Vote::More;
+    let mut reason = "";
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            vote = Vote::Stop;
+            reason = "interrupted";
+        }
+        if !step.round(vote) {
+            out.stopped_by = if reason.is_empty() {
+                "another GPU stopped".into()
+            } else {
+                reason.into()
+            };
+            break;
+        }
+        let s = match transfer.sample(gpu, batch) {
+            Ok(s) => s,
+            Err(e) => {
+                step.round(Vote::Stop);
+                return Err((e, out));
+            }
+        };
+        if warm < m.warmup {
+            warm += 1;
+            continue;
+        }
+        let t0 = *started.get_or_insert_with(Instant::now);
+        out.samples.push(s);
+        let n = out.samples.len() as u32;
+        (vote, reason) = if n < m.min_samples {
+            (Vote::More, "")
+        } else if n >= m.max_samples {
+            (Vote::Stop, "max_samples")
+        } else if crate::stats::relative_spread(&out.bandwidth(lane, bytes))
+            .is_some_and(|s| s <= m.target_spread)
+        {
+            (Vote::Enough, "spread")
+        } else if t0.elapsed() >= m.time_limit {
+            (Vote::Stop, "time_limit")
+        } else {
+            (Vote::More, "")
+        };
+    }
+    Ok(out)
+}

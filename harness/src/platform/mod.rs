@@ -60,6 +60,9 @@ pub struct GpuInfo {
     pub pcie_width_max: Option<u32>,
     pub multiprocessors: u32,
     pub async_engines: u32,
+    /// NUMA node of the GPU's PCI device (Linux sysfs), where the host reports one.
+    #[serde(default)]
+    pub numa_node: Option<u32>,
 }
 
 /// This machine, as recorded in every results file.

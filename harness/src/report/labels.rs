@@ -115,6 +115,7 @@ pub fn strategy_words(r: &Row) -> String {
     }
     parts.push(direction_words(r).to_string());
     parts.extend(extra_axes(r));
+    parts.extend(r.placement());
     parts.join(", ")
 }
 
@@ -138,6 +139,7 @@ pub fn case_memory_words(r: &Row) -> String {
         r.lane.name().to_uppercase()
     });
     parts.extend(extra_axes(r));
+    parts.extend(r.placement());
     format!(
         "{} · {} · {}",
         r.case_label,
@@ -195,6 +197,8 @@ mod tests {
             max_alloc_free_mib: None,
             pinned_ceiling_mib: None,
             stopped_by: String::new(),
+            device: "0".into(),
+            gpus_at_once: 1,
         }
     }
 

@@ -12,11 +12,19 @@ pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> Str
         "#", "case", "lane", "size", "GB/s", "spread", "n", "verified", "status"
     ));
     for r in rows {
-        let title = if r.axes.is_empty() {
+        let mut title = if r.axes.is_empty() {
             r.case_label.clone()
         } else {
             format!("{} {}", r.case_label, r.axes.replace(';', " "))
         };
+        if r.placement().is_some() {
+            let code = match (r.device.as_str(), r.gpus_at_once) {
+                ("all", n) => format!("[all/{n}] "),
+                (d, n) if n <= 1 => format!("[gpu{d}] "),
+                (d, n) => format!("[gpu{d}/{n}] "),
+            };
+            title = code + &title;
+        }
         s.push_str(&format!(
             "{:<4} {:<34} {:<5} {:>10} {:>10} {:>7} {:>4} {:>8}  {}\n",
             r.case_index,
@@ -30,7 +38,22 @@ pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> Str
             r.status.to_field()
         ));
     }
-    let answer = answer_lines(rows);
+    // With several GPUs the plain-words answer is about one GPU alone (the first); the lines
+    // after it say what running them all at once changes.
+    let first_gpu = rows
+        .iter()
+        .find(|r| r.placement().is_some())
+        .map(|r| r.device.clone());
+    let one_gpu: Vec<Row> = rows
+        .iter()
+        .filter(|r| {
+            r.placement().is_none()
+                || (Some(&r.device) == first_gpu.as_ref() && r.gpus_at_once <= 1)
+        })
+        .cloned()
+        .collect();
+    let mut answer = answer_lines(&one_gpu);
+    answer.extend(multi_gpu_lines(rows));
     if !answer.is_empty() {
         s.push_str("\nin plain words:\n");
         for l in answer {
@@ -136,6 +159,59 @@ fn truncate(s: &str, n: usize) -> String {
         let t: String = s.chars().take(n - 1).collect();
         format!("{t}…")
     }
+}
+
+/// What running every GPU at once did: per case and lane, each GPU's bandwidth together against
+/// alone, and the sum.
+pub fn multi_gpu_lines(rows: &[Row]) -> Vec<String> {
+    let base = |r: &Row| {
+        r.case_key
+            .split(crate::results::MULTI_GPU_MARK)
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut out = Vec::new();
+    for all in rows
+        .iter()
+        .filter(|r| r.device == "all" && r.placement().is_some())
+    {
+        let key = base(all);
+        let lane = all.lane;
+        let parts: Vec<String> = rows
+            .iter()
+            .filter(|r| base(r) == key && r.lane == lane && r.device != "all" && r.gpus_at_once > 1)
+            .filter_map(|t| {
+                let alone = rows.iter().find(|a| {
+                    base(a) == key && a.lane == lane && a.device == t.device && a.gpus_at_once <= 1
+                })?;
+                let (tb, ab) = (t.bw_median_gbs?, alone.bw_median_gbs?);
+                Some(format!(
+                    "GPU {} {:.1} of {:.1} GB/s alone ({:.0}%)",
+                    t.device,
+                    tb,
+                    ab,
+                    100.0 * tb / ab
+                ))
+            })
+            .collect();
+        let sum = all
+            .bw_median_gbs
+            .map_or_else(|| all.status.to_field(), |v| format!("{v:.1} GB/s in all"));
+        out.push(format!(
+            "{} GPUs at once, {} {}: {}; each keeps {}.",
+            all.gpus_at_once,
+            all.title().split(" [").next().unwrap_or(""),
+            lane.name(),
+            sum,
+            if parts.is_empty() {
+                "(no per-GPU figures)".to_string()
+            } else {
+                parts.join(", ")
+            }
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 /// The fixed leading columns of the results CSV, in order. Accounting columns follow them:
 /// `d_<phase>_<metric>_mib` for each of [`ACCOUNTING_PHASES`] × [`ACCOUNTING_METRICS`], then
-/// `max_alloc_held_mib`, `max_alloc_free_mib`, `pinned_ceiling_mib`, `stopped_by`.
+/// `max_alloc_held_mib`, `max_alloc_free_mib`, `pinned_ceiling_mib`, `stopped_by`, `device`,
+/// `gpus_at_once`.
 pub const BASE_COLUMNS: &[&str] = &[
     "schema_version",
     "run_id",
@@ -73,6 +74,8 @@ pub fn columns() -> Vec<String> {
     cols.push("max_alloc_free_mib".into());
     cols.push("pinned_ceiling_mib".into());
     cols.push("stopped_by".into());
+    cols.push("device".into());
+    cols.push("gpus_at_once".into());
     cols
 }
 
@@ -138,6 +141,8 @@ fn row_fields(r: &Row) -> Vec<String> {
     f.push(opt(r.max_alloc_free_mib));
     f.push(opt(r.pinned_ceiling_mib));
     f.push(r.stopped_by.clone());
+    f.push(r.device.clone());
+    f.push(r.gpus_at_once.to_string());
     f
 }
 
@@ -314,6 +319,8 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
     let ceiling = h.names.iter().position(|n| n == "pinned_ceiling_mib");
     // Added after schema 1 was published: files without it read as empty.
     let stopped_by = h.names.iter().position(|n| n == "stopped_by");
+    let device = h.names.iter().position(|n| n == "device");
+    let gpus_at_once = h.names.iter().position(|n| n == "gpus_at_once");
 
     let mut out = Vec::new();
     let mut rec = csv::StringRecord::new();
@@ -472,6 +479,14 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             max_alloc_free_mib: optf(freed)?,
             pinned_ceiling_mib: optf(ceiling)?,
             stopped_by: stopped_by.map(|i| get(i).to_string()).unwrap_or_default(),
+            device: device.map(|i| get(i).to_string()).unwrap_or_default(),
+            gpus_at_once: match gpus_at_once.map(get).filter(|v| !v.is_empty()) {
+                None => 1,
+                Some(v) => v.parse().map_err(|_| Error::BadResults {
+                    path: path.to_path_buf(),
+                    reason: format!("line {}: gpus_at_once is `{v}`, not a whole number", line()),
+                })?,
+            },
         });
     }
     Ok(out)

@@ -169,6 +169,13 @@ impl Row {
                     .as_ref()
                     .map(|c| c.bytes as f64 / MIB as f64),
                 stopped_by: outcome.measured.stopped_by.clone(),
+                device: ctx
+                    .machine
+                    .gpu
+                    .as_ref()
+                    .map(|g| g.index.to_string())
+                    .unwrap_or_default(),
+                gpus_at_once: 1,
             });
             let l = lane.name().to_string();
             for (i, v) in bw.iter().enumerate() {

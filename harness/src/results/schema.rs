@@ -12,6 +12,11 @@ pub use crate::scenario::Lane;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// Rows of a multi-GPU case carry `@gpu<ordinal>` (alone), `@gpu<ordinal>/<n>` (one of n at
+/// once) or `@all/<n>` (their sum) after the case key, so that each placement keeps its own
+/// samples and compares with the same placement of another run.
+pub const MULTI_GPU_MARK: &str = "@";
+
 /// What a case ended as.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Status {
@@ -113,9 +118,27 @@ pub struct Row {
     /// Why sampling stopped: `spread` (target reached), `max_samples`, `time_limit`,
     /// `interrupted`; empty when no sample was taken (and in files written before this column).
     pub stopped_by: String,
+    /// The GPU the row was measured on: its CUDA ordinal, or `all` for the sum over every GPU of
+    /// a multi-GPU case; empty in files written before this column.
+    pub device: String,
+    /// How many GPUs were moving data at the same time (1: alone).
+    pub gpus_at_once: u32,
 }
 
 impl Row {
+    /// Where a multi-GPU row was measured, in words (`GPU 1 alone`, `GPU 1 of 2 at once`,
+    /// `all 2 GPUs at once`); `None` for rows of ordinary one-GPU runs.
+    pub fn placement(&self) -> Option<String> {
+        if !self.case_key.contains(MULTI_GPU_MARK) {
+            return None;
+        }
+        Some(match (self.device.as_str(), self.gpus_at_once) {
+            ("all", n) => format!("all {n} GPUs at once"),
+            (d, n) if n <= 1 => format!("GPU {d} alone"),
+            (d, n) => format!("GPU {d} of {n} at once"),
+        })
+    }
+
     /// The case's label with the sweep axes that tell it apart (h2d/d2h is the lane already):
     /// `staged ring (chunk=16MiB, ring=3, threads=12)`.
     pub fn title(&self) -> String {
@@ -129,6 +152,11 @@ impl Row {
         } else {
             format!("{} ({})", self.case_label, axes.join(", "))
         }
+        .to_string()
+            + &self
+                .placement()
+                .map(|p| format!(" [{p}]"))
+                .unwrap_or_default()
     }
 
     pub fn accounting_value(&self, phase: &str, metric: &str) -> Option<f64> {

@@ -50,6 +50,10 @@ pub struct Sidecar {
     pub machine: Machine,
     pub scenarios: Vec<ScenarioRecord>,
     pub observers: Vec<ObserverStatus>,
+    /// Every GPU of a multi-GPU run (index, UUID, PCI bus, NUMA node); empty for one-GPU runs,
+    /// whose GPU is `machine.gpu`.
+    #[serde(default)]
+    pub gpus: Vec<crate::platform::GpuInfo>,
     #[serde(default)]
     pub claims: Vec<ClaimVerdict>,
     #[serde(default)]
@@ -133,6 +137,7 @@ impl Sidecar {
             claims: vec![],
             probes: vec![],
             stopped_by: Default::default(),
+            gpus: Vec::new(),
             derived: vec![],
         }
     }

@@ -4,6 +4,7 @@
 use super::probes::{max_allocatable, pinned_ceiling};
 use super::session::Session;
 use crate::cuda::{CudaError, Gpu as CudaGpu};
+use crate::measure::Lockstep;
 use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
 use crate::results::{CaseOutcome, Status};
 use crate::scenario::Case;
@@ -75,6 +76,29 @@ fn failed(e: &CudaError, phase: &str) -> Status {
 
 /// Runs one case that passed its guard.
 pub fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcome {
+    run_case_in_step(session, case, stop, None)
+}
+
+/// Leaves the lockstep when dropped: a GPU whose case failed before or after measuring is no
+/// longer waited for.
+struct Member<'a>(Option<&'a Lockstep>);
+
+impl Drop for Member<'_> {
+    fn drop(&mut self) {
+        if let Some(s) = self.0 {
+            s.leave();
+        }
+    }
+}
+
+/// [`run_case`] for one GPU of a case measured on several GPUs at once (`step`: their lockstep).
+pub fn run_case_in_step(
+    session: &mut Session,
+    case: &Case,
+    stop: &AtomicBool,
+    step: Option<&Lockstep>,
+) -> CaseOutcome {
+    let member = Member(step);
     let gpu = strategy::Gpu {
         kernels: &session.kernels,
         gate: &session.gate,
@@ -111,7 +135,13 @@ pub fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOu
     }
     if status.is_none() {
         let batch = strategy::batch_for(case);
-        match crate::measure::run(transfer.as_mut(), &gpu, &case.measure, batch, stop) {
+        let measured = match member.0 {
+            Some(s) => {
+                crate::measure::run_in_step(transfer.as_mut(), &gpu, &case.measure, batch, stop, s)
+            }
+            None => crate::measure::run(transfer.as_mut(), &gpu, &case.measure, batch, stop),
+        };
+        match measured {
             Ok(m) => out.measured = m,
             Err((e, m)) => {
                 out.measured = m;
@@ -119,6 +149,8 @@ pub fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOu
             }
         }
     }
+    // Measuring is over for this GPU (or never started): the others stop waiting for it.
+    drop(member);
     snap(obs, &mut out, "transfer");
     if status.is_none() && case.measure.verify {
         match transfer.verify(&gpu) {

@@ -6,6 +6,7 @@
 //! [`crate::report::summary`]; the `run` and `info` commands are in `cli/`.
 
 pub mod case;
+pub mod fleet;
 pub mod probes;
 pub mod scenario;
 pub mod session;
@@ -13,6 +14,7 @@ pub mod watchdog;
 
 pub use crate::results::Ceiling;
 pub use case::{guard, run_case};
+pub use fleet::Fleet;
 pub use probes::{ceiling_cap, max_allocatable, pinned_ceiling};
 pub use scenario::{
     RunOptions, SWEEP_LIMIT, ScenarioOutcome, install_interrupt_handler, run_scenario,

@@ -45,6 +45,9 @@ pub struct RunOptions {
     pub quiet: bool,
     pub case_timeout: std::time::Duration,
     pub write_report: bool,
+    /// Set when the run uses several GPUs (`--device all` / a list): every case runs on each GPU
+    /// alone and then on all of them at once.
+    pub fleet: Option<std::sync::Arc<super::Fleet>>,
 }
 
 pub struct ScenarioOutcome {
@@ -99,6 +102,7 @@ pub fn run_scenario(
             text: scenario.text.clone(),
         }],
         observers: session.observers.statuses(),
+        gpus: opts.fleet.as_ref().map(|f| f.gpus()).unwrap_or_default(),
         claims: vec![],
         probes: vec![],
         stopped_by: Default::default(),
@@ -126,16 +130,36 @@ pub fn run_scenario(
         }
         bar.set_message(case.title());
         watchdog.case_started(&case.title());
-        let outcome = match guard(case, ram, opts.allow_pinned, &session.gpu) {
-            Some(reason) => CaseOutcome::skipped(case, reason),
-            None => run_case(session, case, stop),
-        };
         let ctx = RowContext {
             run_id: &run_id,
             started_at: &sidecar.started_at,
-            machine: &session.machine,
+            machine: &sidecar.machine,
         };
-        let (rows, samples) = Row::from_outcome(&outcome, &ctx, case);
+        let (outcome, (rows, samples)) = match &opts.fleet {
+            Some(fleet) => {
+                let alone: Vec<CaseOutcome> = (0..fleet.len())
+                    .map(|i| fleet.run_alone(i, case, opts.allow_pinned))
+                    .collect();
+                let together = fleet.run_together(case, opts.allow_pinned);
+                let rows =
+                    super::fleet::multi_gpu_rows(case, &ctx, &fleet.gpus(), &alone, &together);
+                (
+                    together
+                        .into_iter()
+                        .next()
+                        .unwrap_or_else(|| CaseOutcome::empty(case, crate::results::Status::Ok)),
+                    rows,
+                )
+            }
+            None => {
+                let outcome = match guard(case, ram, opts.allow_pinned, &session.gpu) {
+                    Some(reason) => CaseOutcome::skipped(case, reason),
+                    None => run_case(session, case, stop),
+                };
+                let rows = Row::from_outcome(&outcome, &ctx, case);
+                (outcome, rows)
+            }
+        };
         writer.write_case(&rows, &samples)?;
         sidecar.probes.extend(outcome_probes(case, &outcome, &rows));
         if !outcome.measured.stopped_by.is_empty() {

@@ -174,6 +174,7 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
         cases,
         claims: file.claims,
         derived: file.derived.into_iter().map(|d| d.derived).collect(),
+        devices: file.devices,
     })
 }
 

@@ -390,6 +390,8 @@ pub struct Scenario {
     pub claims: Vec<super::Claim>,
     /// Results derived from case metrics after the run (see `claims::derive`).
     pub derived: Vec<super::Derived>,
+    /// The GPUs to run on, all at once (`devices = "all"`); `None`: `--device`, else GPU 0.
+    pub devices: Option<crate::platform::DeviceSelection>,
 }
 
 /// Which way the bytes of one row went. A bidirectional case gives three rows: h2d, d2h, sum.

@@ -1356,3 +1356,49 @@ fn threads_reject_other_words_and_types() {
         );
     }
 }
+
+// ---- devices ----------------------------------------------------------------------------------
+
+#[test]
+fn devices_take_all_an_index_or_a_list() {
+    use crate::platform::DeviceSelection;
+    let case = "[[case]]\nlabel = \"a\"\n";
+    assert_eq!(ok(case).devices, None);
+    assert_eq!(
+        ok(&format!("devices = \"all\"\n{case}")).devices,
+        Some(DeviceSelection::All)
+    );
+    assert_eq!(
+        ok(&format!("devices = [0, 1]\n{case}")).devices,
+        Some(DeviceSelection::List(vec![0, 1]))
+    );
+    assert_eq!(
+        ok(&format!("devices = 1\n{case}")).devices,
+        Some(DeviceSelection::List(vec![1]))
+    );
+}
+
+#[test]
+fn bad_devices_are_exact_problems() {
+    let case = "[[case]]\nlabel = \"a\"\n";
+    assert_eq!(
+        problems(&format!("devices = \"some\"\n{case}")),
+        vec![p(
+            3,
+            11,
+            "`devices`: `some` is not a GPU: write a CUDA device index like 0, a list like 0,1, or all"
+        )]
+    );
+    assert_eq!(
+        problems(&format!("devices = [0, 0]\n{case}")),
+        vec![p(3, 11, "`devices`: GPU 0 is listed twice in `0,0`")]
+    );
+    assert_eq!(
+        problems(&format!("devices = true\n{case}")),
+        vec![p(
+            3,
+            11,
+            "`devices` must be \"all\", a GPU index like 0, or a list like [0, 1], not a boolean"
+        )]
+    );
+}

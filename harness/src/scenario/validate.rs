@@ -116,6 +116,7 @@ const CASE_BLOCK_KEYS: &[&str] = &[
 const TOP_KEYS: &[&str] = &[
     "name",
     "description",
+    "devices",
     "defaults",
     "sweep",
     "case",
@@ -202,6 +203,8 @@ pub(super) struct File {
     pub cases: Vec<CaseBlock>,
     pub claims: Vec<Claim>,
     pub derived: Vec<DerivedBlock>,
+    /// `devices = "all"` / `"0,1"` / `[0, 1]`: the GPUs the scenario runs on, all at once.
+    pub devices: Option<crate::platform::DeviceSelection>,
     /// Problems in `[defaults]` or `[sweep]`: no combination is checked.
     pub broken: bool,
 }
@@ -886,6 +889,32 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
                     file.description = s.trim().to_string();
                 }
             }
+        }
+    }
+
+    if let Some(e) = root.get("devices") {
+        let text = match &e.value.kind {
+            Kind::Str(s) => Some(s.clone()),
+            Kind::Int(i) => Some(i.to_string()),
+            Kind::Array(items) => {
+                let parts: Option<Vec<String>> = items
+                    .iter()
+                    .map(|i| match &i.kind {
+                        Kind::Int(n) => Some(n.to_string()),
+                        _ => None,
+                    })
+                    .collect();
+                parts.map(|p| p.join(","))
+            }
+            _ => None,
+        };
+        match text.map(|t| crate::platform::DeviceSelection::parse(&t)) {
+            Some(Ok(d)) => file.devices = Some(d),
+            Some(Err(why)) => problems.push(e.value.pos.problem(format!("`devices`: {why}"))),
+            None => problems.push(e.value.pos.problem(format!(
+                "`devices` must be \"all\", a GPU index like 0, or a list like [0, 1], not {}",
+                e.value.kind.type_name()
+            ))),
         }
     }
 

@@ -255,7 +255,7 @@ pub(crate) fn verify_host(buf: &HostBuffer, seed: u32, lane: Lane) -> Verified {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::scenario::{HostFlags, Measure, Probes};
 

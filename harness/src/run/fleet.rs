@@ -1,0 +1,488 @@
+//! Every listed GPU at once (`--device all`, `--device 0,1`): one worker thread per GPU owns that
+//! GPU's session (context, kernels, spin gate, observers, its own staging copy crew per case) for
+//! the whole run. A multi-GPU case runs on each GPU alone first, for reference, then on all of
+//! them at the same time: the workers allocate and touch independently, then start every sample
+//! together behind a [`Lockstep`] and stop after the same sample. Each GPU is timed with its own
+//! events; the `all` row sums the per-GPU bandwidths, as nvbandwidth's `host_to_all` tests do.
+
+use super::case::{guard, run_case_in_step};
+use super::session::{Session, open_session};
+use crate::Error;
+use crate::measure::Lockstep;
+use crate::platform::GpuInfo;
+use crate::results::{CaseOutcome, MULTI_GPU_MARK, Row, RowContext, SampleRow, Status};
+use crate::scenario::Case;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, mpsc};
+use std::thread::JoinHandle;
+
+/// One worker per GPU; dropping the fleet ends the workers and closes their sessions.
+pub struct Fleet {
+    workers: Vec<Worker>,
+}
+
+struct Worker {
+    info: GpuInfo,
+    jobs: Option<mpsc::Sender<Job>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+struct Job {
+    case: Case,
+    allow_pinned: f64,
+    step: Option<Arc<Lockstep>>,
+    reply: mpsc::Sender<CaseOutcome>,
+}
+
+impl Fleet {
+    /// Opens a session on each of `devices` in its own thread; the first failure is returned.
+    pub fn open(
+        devices: &[u32],
+        anonymize: bool,
+        pinned_cap: u64,
+        stop: Arc<AtomicBool>,
+    ) -> Result<Fleet, Error> {
+        let mut workers = Vec::new();
+        for &d in devices {
+            let (ready_tx, ready_rx) = mpsc::channel::<Result<GpuInfo, Error>>();
+            let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
+            let stop = Arc::clone(&stop);
+            let handle = std::thread::Builder::new()
+                .name(format!("pinscope-gpu-{d}"))
+                .spawn(move || {
+                    let mut session = match open_session(d, anonymize) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    session.pinned_cap = pinned_cap;
+                    let mut info = session.machine.gpu.clone().unwrap_or_default();
+                    info.numa_node = crate::platform::numa_node_of(&info.pci_bus_id);
+                    if ready_tx.send(Ok(info)).is_err() {
+                        return;
+                    }
+                    for job in jobs_rx {
+                        let out = work(&mut session, &job, &stop);
+                        if job.reply.send(out).is_err() {
+                            break;
+                        }
+                    }
+                })
+                .map_err(|e| Error::Usage(format!("could not start a thread for GPU {d}: {e}")))?;
+            let info = match ready_rx.recv() {
+                Ok(Ok(info)) => info,
+                Ok(Err(e)) => {
+                    let _ = handle.join();
+                    return Err(e);
+                }
+                Err(_) => {
+                    let _ = handle.join();
+                    return Err(Error::Usage(format!(
+                        "the thread for GPU {d} ended before its session opened"
+                    )));
+                }
+            };
+            workers.push(Worker {
+                info,
+                jobs: Some(jobs_tx),
+                handle: Some(handle),
+            });
+        }
+        Ok(Fleet { workers })
+    }
+
+    /// The GPUs, in the order given.
+    pub fn gpus(&self) -> Vec<GpuInfo> {
+        self.workers.iter().map(|w| w.info.clone()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.workers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.workers.is_empty()
+    }
+
+    fn send(
+        &self,
+        i: usize,
+        case: &Case,
+        allow_pinned: f64,
+        step: Option<Arc<Lockstep>>,
+    ) -> mpsc::Receiver<CaseOutcome> {
+        let (tx, rx) = mpsc::channel();
+        let job = Job {
+            case: case.clone(),
+            allow_pinned,
+            step,
+            reply: tx,
+        };
+        if let Some(jobs) = &self.workers[i].jobs {
+            // A worker that ended drops the job's reply sender: the receive below then fails.
+            let _ = jobs.send(job);
+        }
+        rx
+    }
+
+    /// The case on GPU number `i` of the fleet alone.
+    pub fn run_alone(&self, i: usize, case: &Case, allow_pinned: f64) -> CaseOutcome {
+        self.send(i, case, allow_pinned, None)
+            .recv()
+            .unwrap_or_else(|_| lost(case, &self.workers[i].info))
+    }
+
+    /// The case on every GPU of the fleet at the same time, one outcome per GPU in fleet order.
+    pub fn run_together(&self, case: &Case, allow_pinned: f64) -> Vec<CaseOutcome> {
+        let step = Arc::new(Lockstep::new(self.workers.len()));
+        let pending: Vec<_> = (0..self.workers.len())
+            .map(|i| self.send(i, case, allow_pinned, Some(Arc::clone(&step))))
+            .collect();
+        pending
+            .into_iter()
+            .zip(&self.workers)
+            .map(|(rx, w)| rx.recv().unwrap_or_else(|_| lost(case, &w.info)))
+            .collect()
+    }
+}
+
+fn lost(case: &Case, gpu: &GpuInfo) -> CaseOutcome {
+    CaseOutcome::empty(
+        case,
+        Status::Failed(format!(
+            "the worker thread of GPU {} ended unexpectedly",
+            gpu.index
+        )),
+    )
+}
+
+/// One job on a worker: the guard, then the case (in step with the other GPUs when `step`).
+fn work(session: &mut Session, job: &Job, stop: &AtomicBool) -> CaseOutcome {
+    let ram = session.machine.ram_bytes;
+    match guard(&job.case, ram, job.allow_pinned, &session.gpu) {
+        Some(reason) => {
+            if let Some(s) = &job.step {
+                s.leave();
+            }
+            CaseOutcome::skipped(&job.case, reason)
+        }
+        None => run_case_in_step(session, &job.case, stop, job.step.as_deref()),
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for w in &mut self.workers {
+            // Closing the job channel ends the worker's loop; it then closes its session.
+            w.jobs = None;
+        }
+        for w in &mut self.workers {
+            if let Some(h) = w.handle.take() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+/// The rows of a multi-GPU case: each GPU alone, each GPU while all ran at once, and `all` (the
+/// sum over the GPUs that ran at once), with their samples; case keys carry the placement
+/// (see [`MULTI_GPU_MARK`]).
+pub fn multi_gpu_rows(
+    case: &Case,
+    ctx: &RowContext,
+    gpus: &[GpuInfo],
+    alone: &[CaseOutcome],
+    together: &[CaseOutcome],
+) -> (Vec<Row>, Vec<SampleRow>) {
+    let n = gpus.len() as u32;
+    let mut rows = Vec::new();
+    let mut samples = Vec::new();
+    let place = |o: &CaseOutcome, gpu: &GpuInfo, at_once: u32| {
+        let (mut r, mut s) = Row::from_outcome(o, ctx, case);
+        let mark = if at_once <= 1 {
+            format!("{MULTI_GPU_MARK}gpu{}", gpu.index)
+        } else {
+            format!("{MULTI_GPU_MARK}gpu{}/{at_once}", gpu.index)
+        };
+        for row in &mut r {
+            row.case_key.push_str(&mark);
+            row.device = gpu.index.to_string();
+            row.gpus_at_once = at_once;
+            row.machine.gpu = gpu.name.clone();
+        }
+        for sr in &mut s {
+            sr.case_key.push_str(&mark);
+        }
+        (r, s)
+    };
+    for (o, g) in alone.iter().zip(gpus) {
+        let (r, s) = place(o, g, 1);
+        rows.extend(r);
+        samples.extend(s);
+    }
+    let first_together = rows.len();
+    for (o, g) in together.iter().zip(gpus) {
+        let (r, s) = place(o, g, n);
+        rows.extend(r);
+        samples.extend(s);
+    }
+    let (sum_rows, sum_samples) = sum_over_gpus(&rows[first_together..], &samples, n);
+    rows.extend(sum_rows);
+    samples.extend(sum_samples);
+    (rows, samples)
+}
+
+/// The `all` rows: per lane, the sum of the GPUs' bandwidths (median, min and max summed; the
+/// samples summed sample by sample, which the lockstep aligns).
+fn sum_over_gpus(together: &[Row], samples: &[SampleRow], n: u32) -> (Vec<Row>, Vec<SampleRow>) {
+    let mut rows = Vec::new();
+    let mut out_samples = Vec::new();
+    let Some(first) = together.first() else {
+        return (rows, out_samples);
+    };
+    let base_key = first
+        .case_key
+        .split(MULTI_GPU_MARK)
+        .next()
+        .unwrap_or(&first.case_key)
+        .to_string();
+    let key = format!("{base_key}{MULTI_GPU_MARK}all/{n}");
+    let lanes: Vec<_> = together
+        .iter()
+        .filter(|r| r.device == first.device)
+        .map(|r| r.lane)
+        .collect();
+    for lane in lanes {
+        let per: Vec<&Row> = together.iter().filter(|r| r.lane == lane).collect();
+        let mut r = per[0].clone();
+        r.case_key = key.clone();
+        r.device = "all".into();
+        r.gpus_at_once = n;
+        let all_ok = per.iter().all(|x| x.status.is_ok());
+        r.status = if all_ok {
+            Status::Ok
+        } else {
+            per.iter()
+                .find(|x| !x.status.is_ok())
+                .map(|x| match &x.status {
+                    Status::Failed(e) => Status::Failed(format!("GPU {}: {e}", x.device)),
+                    Status::Skipped(e) => Status::Skipped(format!("GPU {}: {e}", x.device)),
+                    Status::Ok => Status::Ok,
+                })
+                .unwrap_or(Status::Ok)
+        };
+        let total = |f: fn(&Row) -> Option<f64>| -> Option<f64> {
+            let v: Option<Vec<f64>> = per.iter().map(|x| f(x)).collect();
+            v.map(|v| v.iter().sum())
+        };
+        r.bw_median_gbs = if all_ok {
+            total(|x| x.bw_median_gbs)
+        } else {
+            None
+        };
+        r.bw_min_gbs = if all_ok {
+            total(|x| x.bw_min_gbs)
+        } else {
+            None
+        };
+        r.bw_max_gbs = if all_ok {
+            total(|x| x.bw_max_gbs)
+        } else {
+            None
+        };
+        r.samples = per.iter().map(|x| x.samples).min().unwrap_or(0);
+        r.outliers = 0;
+        r.pinned_bytes = per.iter().map(|x| x.pinned_bytes).sum();
+        r.device_bytes = per.iter().map(|x| x.device_bytes).sum();
+        r.accounting.clear();
+        r.max_alloc_held_mib = None;
+        r.max_alloc_free_mib = None;
+        r.pinned_ceiling_mib = None;
+        r.verified = if per.iter().all(|x| x.verified == "yes") {
+            "yes".into()
+        } else {
+            per.iter()
+                .map(|x| x.verified.as_str())
+                .find(|v| *v != "yes")
+                .unwrap_or("")
+                .to_string()
+        };
+        // Time and spread of a sum have no single meaning: the per-GPU rows keep them.
+        r.time_median_ms = None;
+        r.time_min_ms = None;
+        r.time_max_ms = None;
+        r.wall_median_ms = None;
+        r.bw_spread_pct = None;
+        r.alloc_ms = None;
+        r.register_ms = None;
+        r.unregister_ms = None;
+        r.free_ms = None;
+        // Sample i of the sum: the GPUs' sample i added (they started together).
+        if all_ok {
+            let keys: Vec<&str> = per.iter().map(|x| x.case_key.as_str()).collect();
+            let lane_name = lane.name();
+            let series: Vec<Vec<f64>> = keys
+                .iter()
+                .map(|k| {
+                    samples
+                        .iter()
+                        .filter(|s| s.case_key == *k && s.lane == lane_name && s.series == "bw_gbs")
+                        .map(|s| s.value)
+                        .collect()
+                })
+                .collect();
+            let len = series.iter().map(Vec::len).min().unwrap_or(0);
+            for i in 0..len {
+                out_samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: lane_name.to_string(),
+                    series: "bw_gbs".into(),
+                    index: i.to_string(),
+                    t_ms: None,
+                    value: series.iter().map(|s| s[i]).sum(),
+                });
+            }
+        }
+        rows.push(r);
+    }
+    (rows, out_samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Measured;
+    use crate::scenario::{Direction, Lane};
+    use crate::strategy::SampleTimes;
+
+    /// An outcome whose samples move `size` bytes at the given GB/s.
+    fn outcome(case: &Case, gbs: &[f64]) -> CaseOutcome {
+        let mut o = CaseOutcome::empty(case, Status::Ok);
+        o.verified = "yes".into();
+        o.measured = Measured {
+            batch: 1,
+            samples: gbs
+                .iter()
+                .map(|g| {
+                    let ms = case.size as f64 / (g * 1e9) * 1e3;
+                    SampleTimes {
+                        lanes: vec![(Lane::H2d, ms)],
+                        wall_ms: ms,
+                        event_ms: vec![(Lane::H2d, ms)],
+                        register_ms: None,
+                        unregister_ms: None,
+                    }
+                })
+                .collect(),
+            stopped_by: "max_samples".into(),
+        };
+        o
+    }
+
+    fn gpu(i: u32) -> GpuInfo {
+        GpuInfo {
+            index: i,
+            name: "NVIDIA H200".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rows_for_each_gpu_alone_together_and_their_sum() {
+        let mut case = crate::strategy::tests::test_case();
+        case.direction = Direction::H2d;
+        case.size = 1 << 30;
+        let machine = crate::platform::this_machine(true);
+        let ctx = RowContext {
+            run_id: "r",
+            started_at: "t",
+            machine: &machine,
+        };
+        let alone = vec![
+            outcome(&case, &[55.0, 55.2, 55.4]),
+            outcome(&case, &[55.1, 55.3, 55.5]),
+        ];
+        let together = vec![
+            outcome(&case, &[54.0, 54.8, 55.0]),
+            outcome(&case, &[53.0, 53.5, 54.0]),
+        ];
+        let (rows, samples) = multi_gpu_rows(&case, &ctx, &[gpu(0), gpu(1)], &alone, &together);
+        let shape: Vec<(String, u32, bool)> = rows
+            .iter()
+            .map(|r| (r.device.clone(), r.gpus_at_once, r.status.is_ok()))
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                ("0".into(), 1, true),
+                ("1".into(), 1, true),
+                ("0".into(), 2, true),
+                ("1".into(), 2, true),
+                ("all".into(), 2, true)
+            ]
+        );
+        let keys: Vec<&str> = rows
+            .iter()
+            .map(|r| r.case_key.rsplit('@').next().unwrap_or(""))
+            .collect();
+        assert_eq!(keys, vec!["gpu0", "gpu1", "gpu0/2", "gpu1/2", "all/2"]);
+        let all = &rows[4];
+        let med = all.bw_median_gbs.expect("a sum");
+        assert!((med - (54.8 + 53.5)).abs() < 1e-6, "{med}");
+        assert_eq!(all.placement().as_deref(), Some("all 2 GPUs at once"));
+        assert_eq!(rows[2].placement().as_deref(), Some("GPU 0 of 2 at once"));
+        assert_eq!(rows[1].placement().as_deref(), Some("GPU 1 alone"));
+        let sums: Vec<f64> = samples
+            .iter()
+            .filter(|s| s.case_key.ends_with("@all/2") && s.series == "bw_gbs")
+            .map(|s| s.value)
+            .collect();
+        assert_eq!(sums.len(), 3);
+        assert!(
+            (sums[0] - 107.0).abs() < 1e-6 && (sums[2] - 109.0).abs() < 1e-6,
+            "{sums:?}"
+        );
+        // Each placement keeps its own samples.
+        assert_eq!(
+            samples
+                .iter()
+                .filter(|s| s.case_key.ends_with("@gpu1/2") && s.series == "bw_gbs")
+                .count(),
+            3
+        );
+        let lines = crate::report::summary::multi_gpu_lines(&rows);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("2 GPUs at once, c h2d: 108.3 GB/s in all; each keeps GPU 0 54.8 of 55.2 GB/s alone (99%), GPU 1 53.5 of 55.3 GB/s alone (97%)"), "{}", lines[0]);
+    }
+
+    #[test]
+    fn a_failed_gpu_makes_the_sum_a_failure_that_names_it() {
+        let case = crate::strategy::tests::test_case();
+        let machine = crate::platform::this_machine(true);
+        let ctx = RowContext {
+            run_id: "r",
+            started_at: "t",
+            machine: &machine,
+        };
+        let ok = outcome(&case, &[50.0]);
+        let bad = CaseOutcome::empty(
+            &case,
+            Status::Failed("cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)".into()),
+        );
+        let (rows, _) = multi_gpu_rows(
+            &case,
+            &ctx,
+            &[gpu(0), gpu(1)],
+            &[outcome(&case, &[50.0]), outcome(&case, &[50.0])],
+            &[ok, bad],
+        );
+        let all = rows.iter().find(|r| r.device == "all").expect("sum row");
+        assert_eq!(
+            all.status.to_field(),
+            "failed: GPU 1: cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)"
+        );
+        assert_eq!(all.bw_median_gbs, None);
+    }
+}
