@@ -25,7 +25,7 @@ python3 - <<'PY'
 import glob, html, json, os
 rows = []
 for j in sorted(glob.glob("reports/*/*.json")):
-    if j.endswith("nvbandwidth-h2d.json"): continue
+    if os.path.basename(j).startswith("nvbandwidth"): continue
     d = json.load(open(j))
     m = d["machine"]; g = m.get("gpu") or {}
     h = j[:-5] + ".html"

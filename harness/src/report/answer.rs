@@ -38,8 +38,23 @@ fn named(r: &Row) -> String {
 }
 
 /// The answer for the rows of one scenario in one run.
-pub fn answer(rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> Vec<Sentence> {
+pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> Vec<Sentence> {
     let mut out = Vec::new();
+    // With several GPUs, "fastest" is about one GPU alone (the first); what running them all at
+    // once changes gets its own sentences below.
+    let first_gpu = all_rows
+        .iter()
+        .find(|r| r.placement().is_some())
+        .map(|r| r.device.clone());
+    let one_gpu: Vec<&Row> = all_rows
+        .iter()
+        .copied()
+        .filter(|r| {
+            r.placement().is_none()
+                || (Some(&r.device) == first_gpu.as_ref() && r.gpus_at_once <= 1)
+        })
+        .collect();
+    let rows = &one_gpu[..];
     for lane in [Lane::H2d, Lane::D2h] {
         let topic = if lane == Lane::H2d {
             "Host → GPU"
@@ -112,14 +127,18 @@ pub fn answer(rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> Vec<S
             ));
         }
     }
+    let owned: Vec<Row> = all_rows.iter().map(|r| (*r).clone()).collect();
+    for line in super::summary::multi_gpu_lines(&owned) {
+        out.push(sentence("Every GPU at once", line));
+    }
     if let Some(m) = memory_sentence(rows) {
         out.push(m);
     }
-    let failed = rows
+    let failed = all_rows
         .iter()
         .filter(|r| matches!(r.status, Status::Failed(_)))
         .count();
-    let skipped = rows
+    let skipped = all_rows
         .iter()
         .filter(|r| matches!(r.status, Status::Skipped(_)))
         .count();
