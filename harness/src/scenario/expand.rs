@@ -6,9 +6,10 @@
 //! keys, the case's own sweep. A case that sets a key itself, or sweeps it itself, is not expanded
 //! along the top-level axis of that key.
 
+use super::keys;
 use super::raw::Pos;
-use super::validate::{Axis, CaseBlock, File, Settings, Val};
-use super::{Case, Direction, Engine, HostKind, Measure, Mode, Probes, Threads};
+use super::validate::{Axis, CaseBlock, File, Settings};
+use super::{Case, Direction, Engine, HostKind, Mode};
 use crate::error::Problem;
 use crate::units::{self, MIB};
 use std::collections::HashSet;
@@ -16,7 +17,8 @@ use std::collections::HashSet;
 /// Most cases one file may expand to.
 pub const CASE_LIMIT: u64 = 100_000;
 
-/// Default `size` when neither the case nor `[defaults]` gives one.
+/// Default `size` when neither the case nor `[defaults]` gives one (the key table's default, a
+/// test checks they agree).
 pub const DEFAULT_SIZE: u64 = 512 * MIB;
 
 /// The axes a block is expanded along, in product order.
@@ -114,54 +116,16 @@ pub(super) fn expand(file: &File, problems: &mut Vec<Problem>) -> Vec<Case> {
     cases
 }
 
-/// A case from settings; keys not given take the built-in defaults.
+/// A case from settings; keys not given take the defaults of the key table.
 pub(super) fn build_case(scenario: &str, label: &str, settings: &Settings) -> Case {
     let mut c = Case {
         scenario: scenario.to_string(),
         label: label.to_string(),
-        index: 0,
-        host: HostKind::Alloc,
-        flags: Default::default(),
-        engine: Engine::Copy,
-        direction: Direction::H2d,
-        mode: Mode::Direct,
-        size: DEFAULT_SIZE,
-        chunk: None,
-        ring: 3,
-        streams: 1,
-        threads: Threads::Auto,
-        measure: Measure::default(),
-        probes: Probes::default(),
-        axes: Vec::new(),
-        guard: true,
+        ..super::validate::default_case().clone()
     };
     for (key, g) in settings {
-        match (*key, &g.val) {
-            ("host", Val::Host(h)) => c.host = *h,
-            ("flags", Val::Flags(f)) => c.flags = *f,
-            ("engine", Val::Engine(e)) => c.engine = *e,
-            ("direction", Val::Direction(d)) => c.direction = *d,
-            ("mode", Val::Mode(m)) => c.mode = *m,
-            ("size", Val::Bytes(b)) => c.size = *b,
-            ("chunk", Val::Bytes(b)) => c.chunk = Some(*b),
-            ("ring", Val::Int(n)) => c.ring = *n,
-            ("streams", Val::Int(n)) => c.streams = *n,
-            ("threads", Val::Threads(t)) => c.threads = *t,
-            ("measure.warmup", Val::Int(n)) => c.measure.warmup = *n,
-            ("measure.min_samples", Val::Int(n)) => c.measure.min_samples = *n,
-            ("measure.max_samples", Val::Int(n)) => c.measure.max_samples = *n,
-            ("measure.target_spread", Val::Float(x)) => c.measure.target_spread = *x,
-            ("measure.time_limit", Val::Dur(d)) => c.measure.time_limit = *d,
-            ("measure.verify", Val::Bool(b)) => c.measure.verify = *b,
-            ("measure.batch", Val::Int(n)) => c.measure.batch = *n,
-            ("probes.accounting", Val::Bool(b)) => c.probes.accounting = *b,
-            ("probes.max_alloc", Val::Bool(b)) => c.probes.max_alloc = *b,
-            ("probes.pinned_ceiling", Val::Bool(b)) => c.probes.pinned_ceiling = *b,
-            ("probes.hold_after_free", Val::Dur(d)) => c.probes.hold_after_free = *d,
-            ("probes.hold_interval", Val::Dur(d)) => c.probes.hold_interval = *d,
-            ("probes.ceiling_chunk", Val::Bytes(b)) => c.probes.ceiling_chunk = *b,
-            ("guard", Val::Bool(b)) => c.guard = *b,
-            _ => {}
+        if let Some(k) = keys::key(key) {
+            (k.set)(&mut c, &g.val);
         }
     }
     c

@@ -36,6 +36,7 @@
 
 mod claim;
 mod expand;
+mod keys;
 mod model;
 mod plan;
 mod raw;

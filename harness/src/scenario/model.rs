@@ -9,12 +9,15 @@ use std::fmt;
 use std::time::Duration;
 
 /// Where the host side of a transfer lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum HostKind {
     /// Ordinary `malloc`-style memory (page-aligned, touched before timing).
     Pageable,
     /// `cuMemHostAlloc` / `cudaMallocHost`: page-locked by the driver.
+    #[default]
     Alloc,
     /// Pageable memory page-locked with `cuMemHostRegister`.
     Register,
@@ -39,10 +42,13 @@ impl HostKind {
 }
 
 /// What moves the bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Engine {
     /// The DMA copy engines (`cuMemcpyAsync`).
+    #[default]
     Copy,
     /// A copy kernel on the SMs; with mapped host memory this is zero-copy access.
     Kernel,
@@ -85,9 +91,12 @@ impl Engine {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Direction {
+    #[default]
     H2d,
     D2h,
     /// H2D and D2H at the same time on two streams.
@@ -105,10 +114,13 @@ impl Direction {
 }
 
 /// How the transfer is organised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// One transfer straight from/to the host buffer.
+    #[default]
     Direct,
     /// Pageable data through a ring of small pinned staging buffers ("small buffers, reused often").
     Staged,
@@ -269,8 +281,9 @@ impl fmt::Display for Threads {
     }
 }
 
-/// One fully specified transfer experiment: a point of a scenario's sweep.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One fully specified transfer experiment: a point of a scenario's sweep. `Default` gives blank
+/// values; the scenario's key table holds the defaults of the keys.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Case {
     pub scenario: String,
     /// The `label` of the `[[case]]` block it came from.
@@ -301,6 +314,12 @@ pub struct Case {
 }
 
 impl Case {
+    /// The staging buffer (`staged`) or registered slice (`register-per-copy`): `chunk`, the
+    /// whole `size` when none is given, never more than `size`.
+    pub fn chunk_bytes(&self) -> u64 {
+        self.chunk.unwrap_or(self.size).min(self.size)
+    }
+
     /// The canonical identity used to match cases between runs: scenario, label and every
     /// parameter that changes what is measured (not the sampling settings).
     pub fn key(&self) -> String {
@@ -331,8 +350,8 @@ impl Case {
         match self.mode {
             Mode::Direct if self.host.is_pinned() => self.size * dirs,
             Mode::Direct => 0,
-            Mode::Staged => self.chunk.unwrap_or(self.size) * u64::from(self.ring.max(1)) * dirs,
-            Mode::RegisterPerCopy => self.chunk.unwrap_or(self.size) * dirs,
+            Mode::Staged => self.chunk_bytes() * u64::from(self.ring.max(1)) * dirs,
+            Mode::RegisterPerCopy => self.chunk_bytes() * dirs,
         }
     }
 
@@ -344,7 +363,7 @@ impl Case {
             1
         };
         let staging = match self.mode {
-            Mode::Staged => self.chunk.unwrap_or(self.size) * u64::from(self.ring.max(1)) * dirs,
+            Mode::Staged => self.chunk_bytes() * u64::from(self.ring.max(1)) * dirs,
             _ => 0,
         };
         self.size * dirs + staging

@@ -122,12 +122,8 @@ fn dash_if_zero(bytes: u64) -> String {
 fn chunk_ring(c: &Case) -> String {
     match c.mode {
         Mode::Direct => "-".into(),
-        Mode::Staged => format!(
-            "{}×{}",
-            format_bytes_exact(c.chunk.unwrap_or(c.size)),
-            c.ring
-        ),
-        Mode::RegisterPerCopy => format_bytes_exact(c.chunk.unwrap_or(c.size)),
+        Mode::Staged => format!("{}×{}", format_bytes_exact(c.chunk_bytes()), c.ring),
+        Mode::RegisterPerCopy => format_bytes_exact(c.chunk_bytes()),
     }
 }
 

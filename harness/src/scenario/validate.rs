@@ -3,115 +3,31 @@
 //! live in `expand`. Every problem is collected, none stops the others.
 //!
 //! Size: over 500 lines because every key of the scenario language is checked here, each with its
-//! own located message and did-you-mean; splitting it per block kind is the next step once the
-//! key table (one declaration per key) lands.
+//! own located message and did-you-mean (the keys themselves are declared in `keys`); splitting it
+//! per block kind (cases, claims, derived) is the next step.
 
+use super::keys::Key;
+pub(super) use super::keys::{KEYS, Ty, Val};
 use super::raw::{self, Entry, Kind, Pos};
+use super::{Case, Engine, HostFlags, Threads};
 use super::{Claim, Derived, Op};
-use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads};
 use crate::error::Problem;
 use crate::units;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::OnceLock;
 use std::time::Duration;
 
-/// The type of a case key.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Ty {
-    Host,
-    Flags,
-    Engine,
-    Direction,
-    Mode,
-    /// Bytes: a positive multiple of 16.
-    Size,
-    Int {
-        min: u32,
-        max: u32,
-    },
-    /// A fraction in (0, 1).
-    Spread,
-    Dur,
-    Bool,
-    /// `"auto"` or a count from 1 to 256.
-    Threads,
+/// The keys a `[[case]]` block may hold besides the case keys ([`super::keys::KEYS`]; the
+/// dotted ones sit under `measure`/`probes`).
+const BLOCK_ONLY_KEYS: &[&str] = &["label", "measure", "probes", "sweep"];
+
+/// The names a `[[case]]` block may hold, for suggestions.
+fn case_block_keys() -> impl Iterator<Item = &'static str> {
+    KEYS.iter()
+        .map(|k| k.name)
+        .filter(|k| !k.contains('.'))
+        .chain(BLOCK_ONLY_KEYS.iter().copied())
 }
-
-/// Every case key, `measure` and `probes` keys by their dotted name.
-pub(super) const KEYS: &[(&str, Ty)] = &[
-    ("host", Ty::Host),
-    ("flags", Ty::Flags),
-    ("engine", Ty::Engine),
-    ("direction", Ty::Direction),
-    ("mode", Ty::Mode),
-    ("size", Ty::Size),
-    ("chunk", Ty::Size),
-    (
-        "ring",
-        Ty::Int {
-            min: 1,
-            max: u32::MAX,
-        },
-    ),
-    ("streams", Ty::Int { min: 1, max: 16 }),
-    ("threads", Ty::Threads),
-    (
-        "measure.warmup",
-        Ty::Int {
-            min: 0,
-            max: u32::MAX,
-        },
-    ),
-    (
-        "measure.min_samples",
-        Ty::Int {
-            min: 1,
-            max: 100_000,
-        },
-    ),
-    (
-        "measure.max_samples",
-        Ty::Int {
-            min: 1,
-            max: 100_000,
-        },
-    ),
-    ("measure.target_spread", Ty::Spread),
-    ("measure.time_limit", Ty::Dur),
-    ("measure.verify", Ty::Bool),
-    (
-        "measure.batch",
-        Ty::Int {
-            min: 0,
-            max: u32::MAX,
-        },
-    ),
-    ("probes.accounting", Ty::Bool),
-    ("probes.max_alloc", Ty::Bool),
-    ("probes.pinned_ceiling", Ty::Bool),
-    ("probes.hold_after_free", Ty::Dur),
-    ("probes.hold_interval", Ty::Dur),
-    ("probes.ceiling_chunk", Ty::Size),
-    ("guard", Ty::Bool),
-];
-
-/// The keys a `[[case]]` block may hold (besides the dotted ones, which sit under `measure`/`probes`).
-const CASE_BLOCK_KEYS: &[&str] = &[
-    "label",
-    "host",
-    "flags",
-    "engine",
-    "direction",
-    "mode",
-    "size",
-    "chunk",
-    "ring",
-    "streams",
-    "threads",
-    "guard",
-    "measure",
-    "probes",
-    "sweep",
-];
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -130,23 +46,7 @@ pub(super) const MIN_CEILING_CHUNK: u64 = crate::units::MIB;
 pub(super) const PLATFORMS: &[&str] = &["linux", "wsl2", "windows", "windows-wddm", "windows-tcc"];
 
 fn key_spec(name: &str) -> Option<(&'static str, Ty)> {
-    KEYS.iter().copied().find(|(k, _)| *k == name)
-}
-
-/// A typed value of a case key.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Val {
-    Host(HostKind),
-    Flags(HostFlags),
-    Engine(Engine),
-    Direction(Direction),
-    Mode(Mode),
-    Bytes(u64),
-    Int(u32),
-    Float(f64),
-    Dur(Duration),
-    Bool(bool),
-    Threads(Threads),
+    super::keys::key(name).map(|k| (k.name, k.ty))
 }
 
 /// A value with what the user wrote and where.
@@ -500,6 +400,31 @@ pub(super) fn parse_value(
     })
 }
 
+/// A key's default parsed by the same code as a written value; `None` for `none`.
+pub(super) fn default_val(k: &Key) -> Option<Val> {
+    if k.default == "none" {
+        return None;
+    }
+    let table = raw::parse(&format!("v = {}", k.default)).expect("a key's default is TOML");
+    let entry = table.get("v").expect("the default's entry");
+    let given = parse_value(k.name, k.ty, &entry.value, false).expect("a key's default is valid");
+    Some(given.val)
+}
+
+/// The case every key's default makes (scenario and label empty).
+pub(super) fn default_case() -> &'static Case {
+    static CASE: OnceLock<Case> = OnceLock::new();
+    CASE.get_or_init(|| {
+        let mut c = Case::default();
+        for k in KEYS {
+            if let Some(v) = default_val(k) {
+                (k.set)(&mut c, &v);
+            }
+        }
+        c
+    })
+}
+
 /// Where a block is, for messages: "[defaults]", "[[case]] #2".
 #[derive(Debug, Clone, Copy)]
 enum Block {
@@ -549,7 +474,7 @@ fn parse_settings(
                 let prefix = format!("{group}.");
                 let subkeys: Vec<&str> = KEYS
                     .iter()
-                    .filter_map(|(k, _)| k.strip_prefix(prefix.as_str()))
+                    .filter_map(|k| k.name.strip_prefix(prefix.as_str()))
                     .collect();
                 for sub in &t.entries {
                     let full = format!("{group}.{}", sub.key);
@@ -577,7 +502,7 @@ fn parse_settings(
                     Err(p) => problems.push(p),
                 },
                 None => {
-                    let candidates = CASE_BLOCK_KEYS.iter().copied().filter(|k| {
+                    let candidates = case_block_keys().filter(|k| {
                         matches!(block, Block::Case(_)) || !matches!(*k, "label" | "sweep")
                     });
                     problems.push(e.key_pos.problem(format!(
@@ -618,7 +543,7 @@ fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) ->
         let Some((k, ty)) = key_spec(&key) else {
             problems.push(key_pos.problem(format!(
                 "unknown sweep axis `{key}` in {where_}{}",
-                did_you_mean(&key, KEYS.iter().map(|(k, _)| *k))
+                did_you_mean(&key, KEYS.iter().map(|k| k.name))
             )));
             continue;
         };

@@ -263,7 +263,6 @@ pub(crate) mod tests {
         Case {
             scenario: "t".into(),
             label: "c".into(),
-            index: 0,
             host: HostKind::Alloc,
             flags: HostFlags::default(),
             engine: Engine::Copy,
@@ -276,8 +275,8 @@ pub(crate) mod tests {
             threads: crate::scenario::Threads::Count(8),
             measure: Measure::default(),
             probes: Probes::default(),
-            axes: vec![],
             guard: true,
+            ..Case::default()
         }
     }
 

@@ -28,7 +28,7 @@ impl RegisterPerCopy {
             h2d: case.direction == Direction::H2d,
             seed: seed_for(case),
             size,
-            chunk: case.chunk.unwrap_or(case.size).min(case.size) as usize,
+            chunk: case.chunk_bytes() as usize,
         })
     }
 }

@@ -71,7 +71,7 @@ impl Copier {
 impl Staged {
     pub fn allocate(case: &Case) -> Result<Self, CudaError> {
         let size = case.size as usize;
-        let chunk = case.chunk.unwrap_or(case.size).min(case.size) as usize;
+        let chunk = case.chunk_bytes() as usize;
         let pageable = HostBuffer::pageable(size)?;
         let mut alloc_ms = pageable.alloc_ms;
         let mut ring = Vec::new();

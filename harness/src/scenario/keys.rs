@@ -1,0 +1,296 @@
+//! Every case key, declared once: its name, type (which bounds how it validates), default and
+//! where it lands in a [`Case`]. Validation (`validate`, which also parses the defaults), case
+//! building (`expand`) and the docs
+//! (`scenarios/README.md`'s key table, checked by the test below) all read this table.
+//!
+//! A new case key takes three edits: its [`Case`] field (a type with a `Default`), its row here,
+//! and its row in `scenarios/README.md` (the test fails until the README lists it with this
+//! default).
+
+use super::Case;
+use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads};
+use std::time::Duration;
+
+/// The type of a case key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Ty {
+    Host,
+    Flags,
+    Engine,
+    Direction,
+    Mode,
+    /// Bytes: a positive multiple of 16.
+    Size,
+    Int {
+        min: u32,
+        max: u32,
+    },
+    /// A fraction in (0, 1).
+    Spread,
+    Dur,
+    Bool,
+    /// `"auto"` or a count from 1 to 256.
+    Threads,
+}
+
+/// A typed value of a case key.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Val {
+    Host(HostKind),
+    Flags(HostFlags),
+    Engine(Engine),
+    Direction(Direction),
+    Mode(Mode),
+    Bytes(u64),
+    Int(u32),
+    Float(f64),
+    Dur(Duration),
+    Bool(bool),
+    Threads(Threads),
+}
+
+/// One case key.
+pub(super) struct Key {
+    /// The name, `measure` and `probes` keys by their dotted name.
+    pub name: &'static str,
+    pub ty: Ty,
+    /// The default as TOML would write it, exactly as the README's default column shows it;
+    /// `none`: unset.
+    pub default: &'static str,
+    /// Writes a value of this key's type into a case.
+    pub set: fn(&mut Case, &Val),
+}
+
+/// A setter writing `Val::$variant` into `case.$field` (a dotted path for `measure`/`probes`).
+macro_rules! set {
+    ($variant:ident => $($field:ident).+) => {
+        |c: &mut Case, v: &Val| {
+            if let Val::$variant(x) = v {
+                c.$($field).+ = *x;
+            }
+        }
+    };
+}
+
+const ANY: u32 = u32::MAX;
+
+/// Every case key, in the README's order.
+pub(super) const KEYS: &[Key] = &[
+    Key {
+        name: "host",
+        ty: Ty::Host,
+        default: "\"alloc\"",
+        set: set!(Host => host),
+    },
+    Key {
+        name: "flags",
+        ty: Ty::Flags,
+        default: "[]",
+        set: set!(Flags => flags),
+    },
+    Key {
+        name: "engine",
+        ty: Ty::Engine,
+        default: "\"copy\"",
+        set: set!(Engine => engine),
+    },
+    Key {
+        name: "direction",
+        ty: Ty::Direction,
+        default: "\"h2d\"",
+        set: set!(Direction => direction),
+    },
+    Key {
+        name: "mode",
+        ty: Ty::Mode,
+        default: "\"direct\"",
+        set: set!(Mode => mode),
+    },
+    Key {
+        name: "size",
+        ty: Ty::Size,
+        default: "\"512MiB\"",
+        set: set!(Bytes => size),
+    },
+    Key {
+        name: "chunk",
+        ty: Ty::Size,
+        default: "none",
+        set: |c, v| {
+            if let Val::Bytes(b) = v {
+                c.chunk = Some(*b);
+            }
+        },
+    },
+    Key {
+        name: "ring",
+        ty: Ty::Int { min: 1, max: ANY },
+        default: "3",
+        set: set!(Int => ring),
+    },
+    Key {
+        name: "streams",
+        ty: Ty::Int { min: 1, max: 16 },
+        default: "1",
+        set: set!(Int => streams),
+    },
+    Key {
+        name: "threads",
+        ty: Ty::Threads,
+        default: "\"auto\"",
+        set: set!(Threads => threads),
+    },
+    Key {
+        name: "guard",
+        ty: Ty::Bool,
+        default: "true",
+        set: set!(Bool => guard),
+    },
+    Key {
+        name: "measure.warmup",
+        ty: Ty::Int { min: 0, max: ANY },
+        default: "2",
+        set: set!(Int => measure.warmup),
+    },
+    Key {
+        name: "measure.min_samples",
+        ty: Ty::Int {
+            min: 1,
+            max: 100_000,
+        },
+        default: "5",
+        set: set!(Int => measure.min_samples),
+    },
+    Key {
+        name: "measure.max_samples",
+        ty: Ty::Int {
+            min: 1,
+            max: 100_000,
+        },
+        default: "30",
+        set: set!(Int => measure.max_samples),
+    },
+    Key {
+        name: "measure.target_spread",
+        ty: Ty::Spread,
+        default: "0.01",
+        set: set!(Float => measure.target_spread),
+    },
+    Key {
+        name: "measure.time_limit",
+        ty: Ty::Dur,
+        default: "\"10s\"",
+        set: set!(Dur => measure.time_limit),
+    },
+    Key {
+        name: "measure.verify",
+        ty: Ty::Bool,
+        default: "true",
+        set: set!(Bool => measure.verify),
+    },
+    Key {
+        name: "measure.batch",
+        ty: Ty::Int { min: 0, max: ANY },
+        default: "0",
+        set: set!(Int => measure.batch),
+    },
+    Key {
+        name: "probes.accounting",
+        ty: Ty::Bool,
+        default: "true",
+        set: set!(Bool => probes.accounting),
+    },
+    Key {
+        name: "probes.max_alloc",
+        ty: Ty::Bool,
+        default: "false",
+        set: set!(Bool => probes.max_alloc),
+    },
+    Key {
+        name: "probes.pinned_ceiling",
+        ty: Ty::Bool,
+        default: "false",
+        set: set!(Bool => probes.pinned_ceiling),
+    },
+    Key {
+        name: "probes.ceiling_chunk",
+        ty: Ty::Size,
+        default: "\"256MiB\"",
+        set: set!(Bytes => probes.ceiling_chunk),
+    },
+    Key {
+        name: "probes.hold_after_free",
+        ty: Ty::Dur,
+        default: "\"2s\"",
+        set: set!(Dur => probes.hold_after_free),
+    },
+    Key {
+        name: "probes.hold_interval",
+        ty: Ty::Dur,
+        default: "\"100ms\"",
+        set: set!(Dur => probes.hold_interval),
+    },
+];
+
+/// The key named `name`.
+pub(super) fn key(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|k| k.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::validate::{default_case, default_val};
+
+    /// The rows of `scenarios/README.md`'s "Case keys" table: (key, default).
+    fn readme_rows() -> Vec<(String, String)> {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../scenarios/README.md"
+        ))
+        .expect("scenarios/README.md is readable");
+        let start = text.find("## Case keys").expect("a Case keys section");
+        let section = &text[start..];
+        let end = section[3..].find("\n#").map_or(section.len(), |e| e + 3);
+        section[..end]
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| {
+                let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                (
+                    cells[1].trim_matches('`').to_string(),
+                    cells[2].trim_matches('`').to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn scenarios_readme_lists_exactly_the_keys_with_their_defaults() {
+        let rows = readme_rows();
+        let mut listed: Vec<&str> = rows.iter().map(|(k, _)| k.as_str()).collect();
+        let mut declared: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+        listed.sort_unstable();
+        declared.sort_unstable();
+        assert_eq!(listed, declared, "scenarios/README.md's key table");
+        for (name, default) in &rows {
+            let k = key(name).expect("declared");
+            assert_eq!(default, k.default, "the README's default of `{name}`");
+        }
+    }
+
+    #[test]
+    fn every_default_parses_and_every_setter_takes_its_type() {
+        for k in KEYS {
+            if let Some(v) = default_val(k) {
+                let mut c = default_case().clone();
+                (k.set)(&mut c, &v);
+                assert_eq!(&c, default_case(), "`{}`", k.name);
+            }
+        }
+        assert_eq!(default_case().size, super::super::DEFAULT_SIZE);
+        // The measure and probes defaults of the model agree with the table.
+        assert_eq!(default_case().measure, super::super::Measure::default());
+        assert_eq!(default_case().probes, super::super::Probes::default());
+    }
+}
