@@ -2,43 +2,10 @@
 //! sentence on stderr, never a panic or a backtrace. Tests that need the GPU to be *absent* check
 //! for the driver first and say so when they cannot apply (on the GPU machine).
 
-use assert_cmd::Command;
+mod common;
+
+use common::*;
 use predicates::prelude::*;
-use std::path::{Path, PathBuf};
-
-fn pinscope() -> Command {
-    // Started directly, not through cargo's runner: under Wine the runner is a Linux script that
-    // a Windows process cannot start.
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pinscope"));
-    // A panic would print a backtrace with this set; the tests assert there is none.
-    c.env("RUST_BACKTRACE", "1");
-    c.current_dir(repo());
-    c
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
-}
-
-fn no_panic() -> impl Predicate<str> {
-    predicate::str::contains("panicked")
-        .or(predicate::str::contains("stack backtrace"))
-        .or(predicate::str::contains("RUST_BACKTRACE"))
-        .not()
-}
-
-/// stderr is exactly one line, starting with `error: `, without panic or backtrace.
-fn one_error_line() -> impl Predicate<str> {
-    predicate::function(|s: &str| s.lines().count() == 1 && s.ends_with('\n'))
-        .and(predicate::str::starts_with("error: "))
-        .and(no_panic())
-}
 
 /// True when this machine cannot load the CUDA driver, which the no-GPU tests need.
 fn without_driver(test: &str) -> bool {
@@ -60,10 +27,7 @@ fn run_without_a_gpu_exits_3_with_one_line() {
     pinscope()
         .args(["run", "scenarios/quick.toml", "--out"])
         .arg(out.path())
-        .assert()
-        .code(3)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("no NVIDIA driver found"))
+        .refused(3, "no NVIDIA driver found")
         .stderr(predicate::str::contains(NEEDS_DRIVER));
     // Nothing was written for a run that never started.
     let left: Vec<_> = std::fs::read_dir(out.path()).expect("dir").collect();
@@ -80,10 +44,7 @@ fn implicit_run_without_a_gpu_and_empty_library_path_exits_3() {
         .env("LD_LIBRARY_PATH", "")
         .args(["scenarios/quick.toml", "--out"])
         .arg(out.path())
-        .assert()
-        .code(3)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains(NEEDS_DRIVER));
+        .refused(3, NEEDS_DRIVER);
 }
 
 #[test]
@@ -168,10 +129,7 @@ fn non_utf8_scenario_exits_2_located() {
 fn missing_scenario_file_exits_2_with_one_sentence() {
     pinscope()
         .args(["run", "scenarios/does-not-exist.toml"])
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("scenarios/does-not-exist.toml"))
+        .refused(2, "scenarios/does-not-exist.toml")
         .stderr(predicate::str::contains("does not exist: check the path"));
 }
 
@@ -179,10 +137,7 @@ fn missing_scenario_file_exits_2_with_one_sentence() {
 fn missing_scenario_file_for_plan_exits_2() {
     pinscope()
         .args(["plan", "nowhere.toml"])
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("nowhere.toml"));
+        .refused(2, "nowhere.toml");
 }
 
 #[test]
@@ -190,10 +145,7 @@ fn allow_pinned_out_of_range_exits_2() {
     for cmd in ["run", "plan"] {
         pinscope()
             .args([cmd, "--allow-pinned", "2", "scenarios/quick.toml"])
-            .assert()
-            .code(2)
-            .stderr(one_error_line())
-            .stderr(predicate::str::contains("--allow-pinned"))
+            .refused(2, "--allow-pinned")
             .stderr(predicate::str::contains("0.9"));
     }
 }
@@ -212,12 +164,7 @@ fn allow_pinned_not_a_number_is_a_usage_error() {
 fn case_timeout_that_is_not_a_duration_exits_2() {
     pinscope()
         .args(["run", "--case-timeout", "soon", "scenarios/quick.toml"])
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains(
-            "--case-timeout: `soon` is not a duration",
-        ));
+        .refused(2, "--case-timeout: `soon` is not a duration");
 }
 
 #[test]
@@ -242,10 +189,7 @@ fn pinned_cap_above_75_percent_of_ram_is_refused() {
 fn pinned_cap_above_75_percent_is_refused_before_opening_the_gpu() {
     pinscope()
         .args(["run", "--pinned-cap", "1000TiB", "scenarios/quick.toml"])
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("more than 75%"));
+        .refused(2, "more than 75%");
 }
 
 #[test]
@@ -273,13 +217,7 @@ fn compare_on_a_non_csv_names_the_file() {
             .arg("compare")
             .arg(fixture("runs/h200-headline.csv"))
             .arg(&path)
-            .assert()
-            .code(2)
-            .stderr(one_error_line())
-            .stderr(predicate::str::contains(format!(
-                "error: {} cannot be used: ",
-                path.display()
-            )));
+            .refused(2, format!("error: {} cannot be used: ", path.display()));
     }
 }
 
@@ -289,10 +227,7 @@ fn compare_on_a_missing_file_exits_2_naming_it() {
         .arg("compare")
         .arg(fixture("runs/h200-headline.csv"))
         .arg("no-such-run.csv")
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("no-such-run.csv"));
+        .refused(2, "no-such-run.csv");
 }
 
 #[test]
@@ -309,12 +244,7 @@ fn compare_with_a_bad_sidecar_names_the_sidecar() {
         .arg("compare")
         .arg(fixture("runs/h200-headline.csv"))
         .arg(&csv)
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains(
-            "other.json cannot be used: its schema_version is 2",
-        ));
+        .refused(2, "other.json cannot be used: its schema_version is 2");
 }
 
 #[test]
@@ -325,10 +255,7 @@ fn report_on_a_non_csv_exits_2() {
         .arg(fixture("malformed/png-header.csv"))
         .arg("-o")
         .arg(dir.path().join("r.html"))
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("png-header.csv cannot be used"));
+        .refused(2, "png-header.csv cannot be used");
     assert!(!dir.path().join("r.html").exists());
 }
 
@@ -387,12 +314,7 @@ fn no_arguments_is_a_usage_error() {
 #[test]
 fn unknown_subcommand_like_path_is_treated_as_a_missing_scenario() {
     // `pinscope foo` means `pinscope run foo`: a missing file, not a clap error about `foo`.
-    pinscope()
-        .arg("foo")
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("foo"));
+    pinscope().arg("foo").refused(2, "foo");
 }
 
 #[test]
@@ -404,10 +326,7 @@ fn a_bad_device_list_is_refused_before_the_gpu_is_touched() {
     ] {
         pinscope()
             .args(["run", "scenarios/quick.toml", "--device", arg])
-            .assert()
-            .code(2)
-            .stderr(one_error_line())
-            .stderr(predicate::str::contains(says));
+            .refused(2, says);
     }
 }
 
@@ -430,10 +349,7 @@ fn scenarios_asking_for_different_gpus_need_device_on_the_command_line() {
         .arg("run")
         .arg(&a)
         .arg(&b)
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("asks for devices = \"1\""))
+        .refused(2, "asks for devices = \"1\"")
         .stderr(predicate::str::contains(
             "run them separately or pass --device",
         ));
@@ -446,8 +362,5 @@ fn all_gpus_without_a_driver_is_the_no_gpu_sentence() {
     }
     pinscope()
         .args(["run", "scenarios/multi-gpu.toml"])
-        .assert()
-        .code(3)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains(NEEDS_DRIVER));
+        .refused(3, NEEDS_DRIVER);
 }

@@ -1,59 +1,15 @@
 //! GPU tests: need an NVIDIA GPU and driver, so they are ignored by default.
 //! `scripts/gpu-check.sh` runs them on the lent GPU with `--ignored --test-threads=1`.
 
+mod common;
+
+use common::{gpu_case as case, scenario_of};
 use pinscope::cuda::{self, DeviceBuffer, Gpu, HostBuffer, Kernels, Stream};
 use pinscope::results::{Lane, Status};
 use pinscope::run::{RunOptions, open_session, run_scenario};
-use pinscope::scenario::{
-    Case, Direction, Engine, HostFlags, HostKind, Measure, Mode, Probes, Scenario,
-};
+use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Mode, Scenario};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-
-fn case(
-    label: &str,
-    host: HostKind,
-    flags: HostFlags,
-    engine: Engine,
-    dir: Direction,
-    mode: Mode,
-    size: u64,
-) -> Case {
-    Case {
-        scenario: "gpu-test".into(),
-        label: label.into(),
-        index: 0,
-        host,
-        flags,
-        engine,
-        direction: dir,
-        mode,
-        size,
-        chunk: (mode != Mode::Direct).then_some(size.min(16 << 20)),
-        ring: 3,
-        streams: 1,
-        threads: pinscope::scenario::Threads::Count(4),
-        measure: Measure {
-            warmup: 1,
-            min_samples: 3,
-            max_samples: 5,
-            target_spread: 0.05,
-            time_limit: Duration::from_secs(5),
-            verify: true,
-            batch: 0,
-        },
-        probes: Probes {
-            accounting: true,
-            max_alloc: false,
-            pinned_ceiling: false,
-            hold_after_free: Duration::from_millis(200),
-            hold_interval: Duration::from_millis(50),
-            ceiling_chunk: 256 << 20,
-        },
-        axes: vec![],
-        guard: true,
-    }
-}
 
 const MAPPED: HostFlags = HostFlags {
     portable: false,
@@ -72,24 +28,12 @@ const WC: HostFlags = HostFlags {
 };
 
 fn scenario(cases: Vec<Case>) -> Scenario {
-    let cases = cases
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut c)| {
-            c.index = i;
-            c
-        })
-        .collect();
-    Scenario {
-        name: "gpu-test".into(),
-        description: "every strategy once, small".into(),
-        path: "tests/gpu.rs".into(),
-        text: String::new(),
+    scenario_of(
+        "gpu-test",
+        "every strategy once, small",
+        "tests/gpu.rs",
         cases,
-        claims: vec![],
-        derived: vec![],
-        devices: None,
-    }
+    )
 }
 
 #[test]

@@ -9,52 +9,33 @@
 
 #![cfg(feature = "fault-injection")]
 
+mod common;
+
+use common::{gpu_case, scenario_of};
 use pinscope::cuda::{self, fault};
 use pinscope::results::{Row, Status};
 use pinscope::run::{RunOptions, open_session, run_scenario};
-use pinscope::scenario::{
-    Case, Direction, Engine, HostFlags, HostKind, Measure, Mode, Probes, Scenario,
-};
+use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Mode};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 const SIZE: u64 = 32 << 20;
 
 fn case(label: &str, host: HostKind, dir: Direction, mode: Mode) -> Case {
-    Case {
-        scenario: "gpu-faults".into(),
-        label: label.into(),
-        index: 0,
+    let mut c = gpu_case(
+        label,
         host,
-        flags: HostFlags::default(),
-        engine: Engine::Copy,
-        direction: dir,
+        HostFlags::default(),
+        Engine::Copy,
+        dir,
         mode,
-        size: SIZE,
-        chunk: (mode != Mode::Direct).then_some(4 << 20),
-        ring: 3,
-        streams: 1,
-        threads: pinscope::scenario::Threads::Count(4),
-        measure: Measure {
-            warmup: 1,
-            min_samples: 3,
-            max_samples: 3,
-            target_spread: 0.05,
-            time_limit: Duration::from_secs(5),
-            verify: true,
-            batch: 0,
-        },
-        probes: Probes {
-            accounting: true,
-            max_alloc: false,
-            pinned_ceiling: false,
-            hold_after_free: Duration::ZERO,
-            hold_interval: Duration::from_millis(50),
-            ceiling_chunk: 256 << 20,
-        },
-        axes: vec![],
-        guard: true,
-    }
+        SIZE,
+    );
+    c.scenario = "gpu-faults".into();
+    c.chunk = (mode != Mode::Direct).then_some(4 << 20);
+    c.measure.max_samples = 3;
+    c.probes.hold_after_free = Duration::ZERO;
+    c
 }
 
 /// Runs `cases` with `spec` injected (counted from the first case on, not from session setup)
@@ -62,24 +43,12 @@ fn case(label: &str, host: HostKind, dir: Direction, mode: Mode) -> Case {
 /// lost in a `Drop`.
 fn run_with_fault(spec: &str, cases: Vec<Case>) -> Vec<Row> {
     let mut session = open_session(0, true).expect("a GPU");
-    let cases = cases
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut c)| {
-            c.index = i;
-            c
-        })
-        .collect();
-    let s = Scenario {
-        name: "gpu-faults".into(),
-        description: "injected CUDA failures".into(),
-        path: "tests/gpu_faults.rs".into(),
-        text: String::new(),
+    let s = scenario_of(
+        "gpu-faults",
+        "injected CUDA failures",
+        "tests/gpu_faults.rs",
         cases,
-        claims: vec![],
-        derived: vec![],
-        devices: None,
-    };
+    );
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = RunOptions {
         allow_pinned: 0.5,

@@ -6,35 +6,12 @@
 //!
 //! Size: over 500 lines on purpose: one test per reported new-user problem, in one binary.
 
-use assert_cmd::Command;
+mod common;
+
+use common::*;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn pinscope() -> Command {
-    // Started directly, not through cargo's runner (under Wine the runner is a Linux script).
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pinscope"));
-    c.env("RUST_BACKTRACE", "1");
-    c.current_dir(repo());
-    c
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn run_fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/runs")
-        .join(name)
-}
-
-/// stderr is exactly one line, starting with `error: `, without a panic.
-fn one_error_line() -> impl Predicate<str> {
-    predicate::function(|s: &str| s.lines().count() == 1 && s.ends_with('\n'))
-        .and(predicate::str::starts_with("error: "))
-        .and(predicate::str::contains("panicked").not())
-}
 
 /// A copy of a recorded run (CSV, JSON, samples when it has them) in `dir`, as `run` writes it.
 fn copy_run(dir: &Path, name: &str) -> PathBuf {
@@ -132,10 +109,7 @@ fn report_output_refuses_links_fifos_and_folders_and_keeps_them() {
             .arg(&csv)
             .arg("-o")
             .arg(&target)
-            .assert()
-            .code(2)
-            .stderr(one_error_line())
-            .stderr(predicate::str::contains(target.display().to_string()))
+            .refused(2, target.display().to_string())
             .stderr(predicate::str::contains("will not write over it"));
         assert_eq!(
             file_type(&target),
@@ -189,10 +163,7 @@ fn report_output_naming_a_folder_with_a_slash_says_so() {
         .arg("report")
         .arg(&csv)
         .args(["-o", &with_slash])
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("names a folder"))
+        .refused(2, "names a folder")
         .stderr(predicate::str::contains("Not a directory").not());
 }
 
@@ -279,10 +250,7 @@ fn a_samples_file_alone_names_the_csv_to_give() {
         .current_dir(tmp.path())
         .arg("report")
         .arg(tmp.path().join("h200-staging-tune.samples.csv"))
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("give "))
+        .refused(2, "give ")
         .stderr(predicate::str::contains("h200-staging-tune.csv instead"));
 }
 
@@ -450,12 +418,7 @@ fn a_bad_number_on_line_2_is_reported_on_line_2_also_with_crlf() {
             .current_dir(tmp.path())
             .arg("report")
             .arg(&bad)
-            .assert()
-            .code(2)
-            .stderr(one_error_line())
-            .stderr(predicate::str::contains(
-                "line 2: `size_bytes` is `lots`, not a whole number",
-            ));
+            .refused(2, "line 2: `size_bytes` is `lots`, not a whole number");
     }
 }
 
@@ -495,10 +458,7 @@ fn input_paths_that_cannot_be_read_are_one_sentence_and_exit_2() {
             .current_dir(tmp.path())
             .args(&args)
             .arg(&path)
-            .assert()
-            .code(2)
-            .stderr(one_error_line())
-            .stderr(predicate::str::contains(path.display().to_string()))
+            .refused(2, path.display().to_string())
             .stderr(predicate::str::contains(words))
             .stderr(predicate::str::contains("os error").not());
     }
@@ -513,10 +473,7 @@ fn a_non_utf8_results_file_is_one_sentence_exit_2() {
         .current_dir(tmp.path())
         .arg("report")
         .arg(&p)
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("latin1.csv cannot be used"));
+        .refused(2, "latin1.csv cannot be used");
 }
 
 #[test]
@@ -530,12 +487,7 @@ fn an_output_folder_that_cannot_be_created_is_named_as_a_folder() {
         .current_dir(tmp.path())
         .arg("report")
         .arg(&csv)
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains(
-            "cannot create the folder report for",
-        ));
+        .refused(2, "cannot create the folder report for");
 }
 
 // ---- 7. bad data ------------------------------------------------------------------------------
@@ -552,16 +504,10 @@ fn negative_or_non_finite_bandwidth_is_refused() {
             Some(v),
             false,
         );
-        pinscope()
-            .arg("compare")
-            .arg(&bad)
-            .arg(&bad)
-            .assert()
-            .code(2)
-            .stderr(one_error_line())
-            .stderr(predicate::str::contains(format!(
-                "line 2: `bw_median_gbs` is `{v}`: it must be a finite number, 0 or more"
-            )));
+        pinscope().arg("compare").arg(&bad).arg(&bad).refused(
+            2,
+            format!("line 2: `bw_median_gbs` is `{v}`: it must be a finite number, 0 or more"),
+        );
     }
 }
 
@@ -574,10 +520,7 @@ fn a_header_only_csv_says_it_has_no_rows() {
         .current_dir(tmp.path())
         .arg("report")
         .arg(&p)
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("it has a header but no rows"));
+        .refused(2, "it has a header but no rows");
 }
 
 #[test]
@@ -589,20 +532,14 @@ fn two_runs_with_nothing_in_common_are_refused() {
         .arg("compare")
         .arg(&a)
         .arg(&b)
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("have no case in common"));
+        .refused(2, "have no case in common");
 }
 
 #[test]
 fn case_timeout_of_zero_is_refused() {
     pinscope()
         .args(["run", "scenarios/quick.toml", "--case-timeout", "0s"])
-        .assert()
-        .code(2)
-        .stderr(one_error_line())
-        .stderr(predicate::str::contains("--case-timeout 0s"));
+        .refused(2, "--case-timeout 0s");
 }
 
 // ---- 8. plan ------------------------------------------------------------------------------------

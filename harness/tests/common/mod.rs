@@ -1,0 +1,137 @@
+//! Helpers shared by the integration tests: the `pinscope` command, fixture paths, the checks on
+//! a refusal's one-line error, and the small cases and scenarios the GPU tests run. Each test
+//! file uses some of them.
+
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use assert_cmd::assert::Assert;
+use pinscope::scenario::{
+    Case, Direction, Engine, HostFlags, HostKind, Measure, Mode, Probes, Scenario, Threads,
+};
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The binary, started in the repository root with `RUST_BACKTRACE=1` (a panic would print a
+/// backtrace; the tests assert there is none).
+pub fn pinscope() -> Command {
+    // Started directly, not through cargo's runner: under Wine the runner is a Linux script that
+    // a Windows process cannot start.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pinscope"));
+    c.env("RUST_BACKTRACE", "1");
+    c.current_dir(repo());
+    c
+}
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A file under `tests/fixtures`.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+/// A recorded run under `tests/fixtures/runs`.
+pub fn run_fixture(name: &str) -> PathBuf {
+    fixture("runs").join(name)
+}
+
+/// No panic message and no backtrace.
+pub fn no_panic() -> impl Predicate<str> {
+    predicate::str::contains("panicked")
+        .or(predicate::str::contains("stack backtrace"))
+        .or(predicate::str::contains("RUST_BACKTRACE"))
+        .not()
+}
+
+/// Exactly one line, `error: …`, and no panic.
+pub fn one_error_line() -> impl Predicate<str> {
+    predicate::function(|s: &str| s.lines().count() == 1 && s.ends_with('\n'))
+        .and(predicate::str::starts_with("error: "))
+        .and(no_panic())
+}
+
+/// A command that must be refused.
+pub trait Refused {
+    /// Runs it and asserts it exits with `code` and one error line containing `words`.
+    fn refused(&mut self, code: i32, words: impl Into<String>) -> Assert;
+}
+
+impl Refused for Command {
+    fn refused(&mut self, code: i32, words: impl Into<String>) -> Assert {
+        self.assert()
+            .code(code)
+            .stderr(one_error_line())
+            .stderr(predicate::str::contains(words.into()))
+    }
+}
+
+/// A small case for the GPU tests: sampled briefly, observed with a short hold; chunks of at
+/// most 16 MiB for the modes that take one.
+pub fn gpu_case(
+    label: &str,
+    host: HostKind,
+    flags: HostFlags,
+    engine: Engine,
+    direction: Direction,
+    mode: Mode,
+    size: u64,
+) -> Case {
+    Case {
+        scenario: "gpu-test".into(),
+        label: label.into(),
+        host,
+        flags,
+        engine,
+        direction,
+        mode,
+        size,
+        chunk: (mode != Mode::Direct).then_some(size.min(16 << 20)),
+        ring: 3,
+        streams: 1,
+        threads: Threads::Count(4),
+        measure: Measure {
+            warmup: 1,
+            min_samples: 3,
+            max_samples: 5,
+            target_spread: 0.05,
+            time_limit: Duration::from_secs(5),
+            verify: true,
+            batch: 0,
+        },
+        probes: Probes {
+            hold_after_free: Duration::from_millis(200),
+            hold_interval: Duration::from_millis(50),
+            ..Probes::default()
+        },
+        guard: true,
+        ..Case::default()
+    }
+}
+
+/// A scenario of `cases`, numbered in order, written nowhere.
+pub fn scenario_of(name: &str, description: &str, path: &str, cases: Vec<Case>) -> Scenario {
+    let cases = cases
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut c)| {
+            c.index = i;
+            c
+        })
+        .collect();
+    Scenario {
+        name: name.into(),
+        description: description.into(),
+        path: path.into(),
+        text: String::new(),
+        cases,
+        claims: vec![],
+        derived: vec![],
+        devices: None,
+    }
+}
