@@ -43,14 +43,8 @@ impl Bidirectional {
 }
 
 impl Transfer for Bidirectional {
-    fn lanes(&self) -> Vec<Lane> {
-        vec![Lane::H2d, Lane::D2h, Lane::Sum]
-    }
-    fn bytes(&self, lane: Lane) -> u64 {
-        match lane {
-            Lane::Sum => 2 * self.size as u64,
-            _ => self.size as u64,
-        }
+    fn moves(&self) -> Moves {
+        Moves::BothWays(self.size as u64)
     }
 
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {

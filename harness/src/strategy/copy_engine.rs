@@ -6,13 +6,9 @@ use super::timing::{Streams, Timer};
 use super::*;
 
 pub struct CopyEngine {
-    host: HostBuffer,
-    device: DeviceBuffer,
+    io: OneWay,
     streams: Vec<Stream>,
-    h2d: bool,
     managed: bool,
-    seed: u32,
-    size: usize,
     setup: SetupTimes,
 }
 
@@ -20,24 +16,21 @@ impl CopyEngine {
     pub fn allocate(case: &Case) -> Result<Self, CudaError> {
         let size = case.size as usize;
         let host = host_buffer(case, size)?;
-        let device = DeviceBuffer::new(size)?;
+        let setup = SetupTimes::of(&host);
+        let io = OneWay::new(case, host)?;
         let streams = (0..case.streams.max(1))
             .map(|_| Stream::new())
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
-            setup: SetupTimes::of(&host),
+            setup,
             managed: case.host == HostKind::Managed,
-            host,
-            device,
+            io,
             streams,
-            h2d: case.direction == Direction::H2d,
-            seed: seed_for(case),
-            size,
         })
     }
 
     fn parts(&self) -> Vec<(usize, usize)> {
-        split(self.size, self.streams.len())
+        split(self.io.size, self.streams.len())
     }
 }
 
@@ -56,42 +49,27 @@ pub(crate) fn split(size: usize, n: usize) -> Vec<(usize, usize)> {
 }
 
 impl Transfer for CopyEngine {
-    fn lanes(&self) -> Vec<Lane> {
-        vec![if self.h2d { Lane::H2d } else { Lane::D2h }]
-    }
-    fn bytes(&self, _lane: Lane) -> u64 {
-        self.size as u64
+    fn moves(&self) -> Moves {
+        self.io.moves()
     }
 
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        touch_one_way(
-            gpu,
-            &self.streams[0],
-            self.h2d,
-            &mut self.host,
-            &self.device,
-            self.seed,
-        )
+        self.io.touch(gpu, &self.streams[0])
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
         let parts = self.parts();
-        let (host, dev) = (&mut self.host, &self.device);
         if self.managed {
             // Bring the pages back to the host, untimed, so every sample starts from host memory.
-            if self.h2d {
-                crate::cuda::fill_pattern(host.as_mut_slice(), 0, self.seed);
-            } else {
-                crate::cuda::fill_zero(host.as_mut_slice());
-            }
+            self.io.reset_host();
         }
-        let host: &HostBuffer = host;
+        let (host, dev) = (&self.io.host, &self.io.device);
         let gated = host.is_page_locked();
         let timer = Timer::start(gpu, &self.streams, Streams::Forked, gated)?;
         for _ in 0..batch {
             for (i, (off, len)) in parts.iter().enumerate() {
                 let s = &self.streams[i % self.streams.len()];
-                if self.h2d {
+                if self.io.h2d {
                     s.copy_h2d(dev, *off, host, *off, *len)?;
                 } else {
                     s.copy_d2h(host, *off, dev, *off, *len)?;
@@ -104,17 +82,7 @@ impl Transfer for CopyEngine {
     }
 
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
-        for s in &self.streams[1..] {
-            s.synchronize()?;
-        }
-        verify_one_way(
-            gpu,
-            &self.streams[0],
-            self.h2d,
-            &self.host,
-            &self.device,
-            self.seed,
-        )
+        self.io.verify(gpu, &self.streams)
     }
 
     fn setup(&self) -> SetupTimes {
@@ -123,20 +91,14 @@ impl Transfer for CopyEngine {
 
     fn footprint(&self) -> Footprint {
         let mut fp = Footprint::default();
-        footprint_of(&self.host, &mut fp);
-        fp.device = self.device.len() as u64;
+        footprint_of(&self.io.host, &mut fp);
+        fp.device = self.io.device.len() as u64;
         fp
     }
 
     fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let CopyEngine {
-            host,
-            device,
-            setup,
-            ..
-        } = *self;
-        drop(device);
-        free_all([host], setup)
+        let CopyEngine { io, setup, .. } = *self;
+        io.free([], setup)
     }
 }
 

@@ -37,11 +37,9 @@ impl CpuAccess {
 }
 
 impl Transfer for CpuAccess {
-    fn lanes(&self) -> Vec<Lane> {
-        vec![if self.read { Lane::D2h } else { Lane::H2d }]
-    }
-    fn bytes(&self, _lane: Lane) -> u64 {
-        self.size as u64
+    fn moves(&self) -> Moves {
+        // Reading the buffer stands for the CPU's side of a device-to-host copy.
+        Moves::one_way(!self.read, self.size)
     }
 
     fn touch(&mut self, _gpu: &Gpu) -> Result<(), CudaError> {

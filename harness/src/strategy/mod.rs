@@ -81,12 +81,47 @@ pub struct Footprint {
     pub pageable: u64,
 }
 
+/// What one transfer moves: `size` bytes one way, or `size` bytes each way at once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Moves {
+    OneWay(Lane, u64),
+    BothWays(u64),
+}
+
+impl Moves {
+    /// `size` bytes host-to-device (`h2d`) or device-to-host.
+    pub fn one_way(h2d: bool, size: usize) -> Self {
+        Moves::OneWay(if h2d { Lane::H2d } else { Lane::D2h }, size as u64)
+    }
+    /// The lanes reported: the one lane, or h2d + d2h + sum.
+    pub fn lanes(self) -> Vec<Lane> {
+        match self {
+            Moves::OneWay(lane, _) => vec![lane],
+            Moves::BothWays(_) => vec![Lane::H2d, Lane::D2h, Lane::Sum],
+        }
+    }
+    /// Bytes moved per transfer on `lane` (the sum lane counts both directions).
+    pub fn bytes(self, lane: Lane) -> u64 {
+        match (self, lane) {
+            (Moves::OneWay(_, size), _) => size,
+            (Moves::BothWays(size), Lane::Sum) => 2 * size,
+            (Moves::BothWays(size), _) => size,
+        }
+    }
+}
+
 /// An allocated, ready-to-run transfer.
 pub trait Transfer {
+    /// What one transfer moves.
+    fn moves(&self) -> Moves;
     /// Lanes this transfer reports (one, or h2d + d2h + sum).
-    fn lanes(&self) -> Vec<Lane>;
+    fn lanes(&self) -> Vec<Lane> {
+        self.moves().lanes()
+    }
     /// Bytes moved per transfer, per lane.
-    fn bytes(&self, lane: Lane) -> u64;
+    fn bytes(&self, lane: Lane) -> u64 {
+        self.moves().bytes(lane)
+    }
     /// First touch: fill sources with the pattern and clear destinations.
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError>;
     /// Runs `batch` transfers and returns their times.
@@ -167,40 +202,78 @@ pub(crate) fn free_host(buf: HostBuffer, t: &mut SetupTimes) -> Result<(), CudaE
     Ok(())
 }
 
-/// First touch of a one-way transfer: the source gets the pattern, the destination zeros
-/// (H2D: host source, device destination; D2H the reverse).
-pub(crate) fn touch_one_way(
-    gpu: &Gpu,
-    stream: &Stream,
-    h2d: bool,
-    host: &mut HostBuffer,
-    dev: &DeviceBuffer,
-    seed: u32,
-) -> Result<(), CudaError> {
-    if h2d {
-        crate::cuda::fill_pattern(host.as_mut_slice(), 0, seed);
-        dev.memset(stream, 0)?;
-    } else {
-        crate::cuda::fill_zero(host.as_mut_slice());
-        gpu.kernels.write(stream, dev, dev.len(), seed)?;
-    }
-    stream.synchronize()
+/// The two ends of a one-way transfer: the host buffer (the source for H2D, the destination for
+/// D2H), a device buffer of the same size, the direction and the pattern's seed.
+pub(crate) struct OneWay {
+    pub host: HostBuffer,
+    pub device: DeviceBuffer,
+    pub h2d: bool,
+    pub seed: u32,
+    pub size: usize,
 }
 
-/// Checks the destination of a one-way transfer: the device buffer after H2D, the host after D2H.
-pub(crate) fn verify_one_way(
-    gpu: &Gpu,
-    stream: &Stream,
-    h2d: bool,
-    host: &HostBuffer,
-    dev: &DeviceBuffer,
-    seed: u32,
-) -> Result<Verified, CudaError> {
-    stream.synchronize()?;
-    if h2d {
-        verify_device(gpu, stream, dev, seed, Lane::H2d)
-    } else {
-        Ok(verify_host(host, seed, Lane::D2h))
+impl OneWay {
+    /// The ends of `case` around `host` (of `case.size` bytes): a device buffer is allocated.
+    pub(crate) fn new(case: &Case, host: HostBuffer) -> Result<Self, CudaError> {
+        let size = case.size as usize;
+        Ok(OneWay {
+            host,
+            device: DeviceBuffer::new(size)?,
+            h2d: case.direction == Direction::H2d,
+            seed: seed_for(case),
+            size,
+        })
+    }
+
+    pub(crate) fn moves(&self) -> Moves {
+        Moves::one_way(self.h2d, self.size)
+    }
+
+    /// Puts the host buffer back as first touch left it: the pattern when it is the source,
+    /// zeros when it is the destination (untimed; managed memory between samples).
+    pub(crate) fn reset_host(&mut self) {
+        if self.h2d {
+            crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
+        } else {
+            crate::cuda::fill_zero(self.host.as_mut_slice());
+        }
+    }
+
+    /// First touch: the source gets the pattern, the destination zeros.
+    pub(crate) fn touch(&mut self, gpu: &Gpu, stream: &Stream) -> Result<(), CudaError> {
+        self.reset_host();
+        if self.h2d {
+            self.device.memset(stream, 0)?;
+        } else {
+            gpu.kernels
+                .write(stream, &self.device, self.device.len(), self.seed)?;
+        }
+        stream.synchronize()
+    }
+
+    /// Waits for `streams` (the first one last) and checks the destination: the device buffer
+    /// after H2D, the host after D2H.
+    pub(crate) fn verify(&self, gpu: &Gpu, streams: &[Stream]) -> Result<Verified, CudaError> {
+        for s in &streams[1..] {
+            s.synchronize()?;
+        }
+        streams[0].synchronize()?;
+        if self.h2d {
+            verify_device(gpu, &streams[0], &self.device, self.seed, Lane::H2d)
+        } else {
+            Ok(verify_host(&self.host, self.seed, Lane::D2h))
+        }
+    }
+
+    /// Frees `others` and then the host buffer, folding their times into `setup`.
+    pub(crate) fn free(
+        self,
+        others: impl IntoIterator<Item = HostBuffer>,
+        setup: SetupTimes,
+    ) -> Result<SetupTimes, CudaError> {
+        let OneWay { host, device, .. } = self;
+        drop(device);
+        free_all(others.into_iter().chain([host]), setup)
     }
 }
 

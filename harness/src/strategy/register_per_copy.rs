@@ -6,12 +6,8 @@ use super::timing::{Streams, Timer};
 use super::*;
 
 pub struct RegisterPerCopy {
-    host: HostBuffer,
-    device: DeviceBuffer,
+    io: OneWay,
     stream: Stream,
-    h2d: bool,
-    seed: u32,
-    size: usize,
     chunk: usize,
     setup: SetupTimes,
 }
@@ -22,48 +18,34 @@ impl RegisterPerCopy {
         let host = HostBuffer::pageable(size)?;
         Ok(Self {
             setup: SetupTimes::of(&host),
-            host,
-            device: DeviceBuffer::new(size)?,
+            io: OneWay::new(case, host)?,
             stream: Stream::new()?,
-            h2d: case.direction == Direction::H2d,
-            seed: seed_for(case),
-            size,
             chunk: case.chunk_bytes() as usize,
         })
     }
 }
 
 impl Transfer for RegisterPerCopy {
-    fn lanes(&self) -> Vec<Lane> {
-        vec![if self.h2d { Lane::H2d } else { Lane::D2h }]
-    }
-    fn bytes(&self, _lane: Lane) -> u64 {
-        self.size as u64
+    fn moves(&self) -> Moves {
+        self.io.moves()
     }
 
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        touch_one_way(
-            gpu,
-            &self.stream,
-            self.h2d,
-            &mut self.host,
-            &self.device,
-            self.seed,
-        )
+        self.io.touch(gpu, &self.stream)
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let (host, dev) = (&self.host, &self.device);
+        let (host, dev) = (&self.io.host, &self.io.device);
         let (mut reg_ms, mut unreg_ms) = (0.0, 0.0);
         let streams = std::slice::from_ref(&self.stream);
         let timer = Timer::start(gpu, streams, Streams::Forked, false)?;
         for _ in 0..batch {
             let mut off = 0;
-            while off < self.size {
-                let len = self.chunk.min(self.size - off);
+            while off < self.io.size {
+                let len = self.chunk.min(self.io.size - off);
                 let reg = host.register_range(off, len)?;
                 reg_ms += reg.register_ms;
-                if self.h2d {
+                if self.io.h2d {
                     self.stream.copy_h2d(dev, off, host, off, len)?;
                 } else {
                     self.stream.copy_d2h(host, off, dev, off, len)?;
@@ -81,14 +63,7 @@ impl Transfer for RegisterPerCopy {
     }
 
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
-        verify_one_way(
-            gpu,
-            &self.stream,
-            self.h2d,
-            &self.host,
-            &self.device,
-            self.seed,
-        )
+        self.io.verify(gpu, std::slice::from_ref(&self.stream))
     }
 
     fn setup(&self) -> SetupTimes {
@@ -97,21 +72,15 @@ impl Transfer for RegisterPerCopy {
 
     fn footprint(&self) -> Footprint {
         Footprint {
-            pageable: self.size as u64,
+            pageable: self.io.size as u64,
             registered: self.chunk as u64,
-            device: self.size as u64,
+            device: self.io.size as u64,
             ..Default::default()
         }
     }
 
     fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let RegisterPerCopy {
-            host,
-            device,
-            setup,
-            ..
-        } = *self;
-        drop(device);
-        free_all([host], setup)
+        let RegisterPerCopy { io, setup, .. } = *self;
+        io.free([], setup)
     }
 }

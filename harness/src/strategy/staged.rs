@@ -17,14 +17,10 @@ use crate::cuda::{CopyCrew, Event};
 use crate::scenario::HostFlags;
 
 pub struct Staged {
-    pageable: HostBuffer,
+    io: OneWay,
     ring: Vec<HostBuffer>,
     slot_events: Vec<Event>,
-    device: DeviceBuffer,
     streams: Vec<Stream>,
-    h2d: bool,
-    seed: u32,
-    size: usize,
     chunk: usize,
     copier: Copier,
     spin_events: bool,
@@ -88,14 +84,10 @@ impl Staged {
             .map(|_| Stream::new())
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
-            pageable,
+            io: OneWay::new(case, pageable)?,
             ring,
             slot_events,
-            device: DeviceBuffer::new(size)?,
             streams,
-            h2d: case.direction == Direction::H2d,
-            seed: seed_for(case),
-            size,
             chunk,
             copier: Copier::from_env(case.threads.resolve() as usize)?,
             spin_events: std::env::var("PINSCOPE_EVENT_WAIT").as_deref() != Ok("block"),
@@ -107,8 +99,13 @@ impl Staged {
     }
 
     fn chunks(&self) -> Vec<(usize, usize)> {
-        (0..self.size.div_ceil(self.chunk))
-            .map(|k| (k * self.chunk, self.chunk.min(self.size - k * self.chunk)))
+        (0..self.io.size.div_ceil(self.chunk))
+            .map(|k| {
+                (
+                    k * self.chunk,
+                    self.chunk.min(self.io.size - k * self.chunk),
+                )
+            })
             .collect()
     }
 
@@ -123,7 +120,7 @@ impl Staged {
 
     fn upload(&mut self) -> Result<(), CudaError> {
         let chunks = self.chunks();
-        let (src, dev) = (&self.pageable, &self.device);
+        let (src, dev) = (&self.io.host, &self.io.device);
         let n = self.ring.len();
         for (k, (off, len)) in chunks.into_iter().enumerate() {
             let slot = k % n;
@@ -146,7 +143,7 @@ impl Staged {
     fn download(&mut self) -> Result<(), CudaError> {
         let chunks = self.chunks();
         let n = self.ring.len();
-        let dev = &self.device;
+        let dev = &self.io.device;
         let issue = |k: usize| -> Result<(), CudaError> {
             let (off, len) = chunks[k];
             let stream = &self.streams[k % self.streams.len()];
@@ -159,7 +156,7 @@ impl Staged {
         for k in 0..chunks.len() {
             let (off, len) = chunks[k];
             self.wait_slot(k % n)?;
-            let out = &mut self.pageable.as_mut_slice()[off..off + len];
+            let out = &mut self.io.host.as_mut_slice()[off..off + len];
             self.copier.copy(out, &self.ring[k % n].as_slice()[..len]);
             if k + n < chunks.len() {
                 issue(k + n)?;
@@ -204,25 +201,15 @@ fn pool(threads: usize) -> Result<rayon::ThreadPool, CudaError> {
 }
 
 impl Transfer for Staged {
-    fn lanes(&self) -> Vec<Lane> {
-        vec![if self.h2d { Lane::H2d } else { Lane::D2h }]
-    }
-    fn bytes(&self, _lane: Lane) -> u64 {
-        self.size as u64
+    fn moves(&self) -> Moves {
+        self.io.moves()
     }
 
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
         for r in &mut self.ring {
             r.as_mut_slice().fill(0);
         }
-        touch_one_way(
-            gpu,
-            &self.streams[0],
-            self.h2d,
-            &mut self.pageable,
-            &self.device,
-            self.seed,
-        )
+        self.io.touch(gpu, &self.streams[0])
     }
 
     /// Not gated: the CPU takes part (it fills or drains the ring), so the wall clock is the
@@ -230,7 +217,7 @@ impl Transfer for Staged {
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
         let timer = Timer::start(gpu, &self.streams, Streams::Forked, false)?;
         for _ in 0..batch {
-            if self.h2d {
+            if self.io.h2d {
                 self.upload()?;
             } else {
                 self.download()?;
@@ -242,17 +229,7 @@ impl Transfer for Staged {
     }
 
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
-        for s in &self.streams[1..] {
-            s.synchronize()?;
-        }
-        verify_one_way(
-            gpu,
-            &self.streams[0],
-            self.h2d,
-            &self.pageable,
-            &self.device,
-            self.seed,
-        )
+        self.io.verify(gpu, &self.streams)
     }
 
     fn setup(&self) -> SetupTimes {
@@ -261,22 +238,17 @@ impl Transfer for Staged {
 
     fn footprint(&self) -> Footprint {
         Footprint {
-            pageable: self.size as u64,
+            pageable: self.io.size as u64,
             staging: (self.chunk * self.ring.len()) as u64,
-            device: self.size as u64,
+            device: self.io.size as u64,
             ..Default::default()
         }
     }
 
     fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
         let Staged {
-            pageable,
-            ring,
-            device,
-            setup,
-            ..
+            io, ring, setup, ..
         } = *self;
-        drop(device);
-        free_all(ring.into_iter().chain([pageable]), setup)
+        io.free(ring, setup)
     }
 }
