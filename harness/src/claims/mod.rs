@@ -5,30 +5,28 @@
 //! claim is `held`, `not held` (with the measured value) or `not applicable here` (with why).
 
 use crate::platform::Machine;
-use crate::results::{ClaimVerdict, Row};
-use crate::scenario::Scenario;
+use crate::results::{self, ClaimVerdict, Row};
+use crate::scenario::{CLAIM_METRICS, Scenario};
 pub use crate::scenario::{Claim, Derived, Op};
 
-/// The value of a named metric in a result row (`None` when not measured or not observable).
+/// The value of a named metric in a result row (`None` when not measured or not observable):
+/// the column of that name ([`CLAIM_METRICS`] lists those a claim may name), the accounting
+/// family `d_<phase>_<metric>_mib`, or `max_alloc_drop_mib` (free minus held).
 pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
-    match metric {
-        "bw_median_gbs" => row.bw_median_gbs,
-        "time_median_ms" => row.time_median_ms,
-        "wall_median_ms" => row.wall_median_ms,
-        "alloc_ms" => row.alloc_ms,
-        "register_ms" => row.register_ms,
-        "unregister_ms" => row.unregister_ms,
-        "free_ms" => row.free_ms,
-        "max_alloc_held_mib" => row.max_alloc_held_mib,
-        "max_alloc_free_mib" => row.max_alloc_free_mib,
-        "max_alloc_drop_mib" => Some(row.max_alloc_free_mib? - row.max_alloc_held_mib?),
-        "pinned_ceiling_mib" => row.pinned_ceiling_mib,
-        m => {
-            let rest = m.strip_prefix("d_")?.strip_suffix("_mib")?;
-            let (phase, name) = rest.split_once('_')?;
-            row.accounting_value(phase, name)
-        }
+    if metric == "max_alloc_drop_mib" {
+        return Some(row.max_alloc_free_mib? - row.max_alloc_held_mib?);
     }
+    if let Some(rest) = metric
+        .strip_prefix("d_")
+        .and_then(|m| m.strip_suffix("_mib"))
+    {
+        let (phase, name) = rest.split_once('_')?;
+        return row.accounting_value(phase, name);
+    }
+    if !CLAIM_METRICS.contains(&metric) {
+        return None;
+    }
+    results::column(metric)?.number(row)
 }
 
 /// The platform names a claim can be restricted to that describe this machine.
@@ -243,5 +241,29 @@ mod tests {
         for (v, want) in cases {
             assert_eq!(format_sig3(v), want, "{v}");
         }
+    }
+}
+
+#[cfg(test)]
+mod metric_tests {
+    use super::*;
+
+    #[test]
+    fn every_claim_metric_is_a_numeric_column_or_derived() {
+        let row = Row {
+            max_alloc_held_mib: Some(1.0),
+            max_alloc_free_mib: Some(3.0),
+            ..Row::default()
+        };
+        for m in CLAIM_METRICS.iter().filter(|m| !m.starts_with("d_")) {
+            if *m == "max_alloc_drop_mib" {
+                assert_eq!(metric_value(&row, m), Some(2.0));
+                continue;
+            }
+            let c = results::column(m).unwrap_or_else(|| panic!("`{m}` is not a column"));
+            assert!(!c.unit.is_empty(), "`{m}` has no unit");
+        }
+        assert_eq!(metric_value(&row, "max_alloc_held_mib"), Some(1.0));
+        assert_eq!(metric_value(&row, "bw_min_gbs"), None, "not a claim metric");
     }
 }

@@ -10,73 +10,224 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The fixed leading columns of the results CSV, in order. Accounting columns follow them:
-/// `d_<phase>_<metric>_mib` for each of [`ACCOUNTING_PHASES`] × [`ACCOUNTING_METRICS`], then
-/// `max_alloc_held_mib`, `max_alloc_free_mib`, `pinned_ceiling_mib`, `stopped_by`, `device`,
-/// `gpus_at_once`.
-pub const BASE_COLUMNS: &[&str] = &[
-    "schema_version",
-    "run_id",
-    "started_at",
-    "host_name",
-    "platform",
-    "os",
-    "driver_model",
-    "gpu",
-    "driver_version",
-    "pcie_link",
-    "scenario",
-    "case_label",
-    "case_index",
-    "case_key",
-    "lane",
-    "host",
-    "flags",
-    "engine",
-    "direction",
-    "mode",
-    "size_bytes",
-    "chunk_bytes",
-    "ring",
-    "streams",
-    "threads",
-    "batch",
-    "axes",
-    "status",
-    "samples",
-    "outliers",
-    "bw_median_gbs",
-    "bw_min_gbs",
-    "bw_max_gbs",
-    "bw_spread_pct",
-    "time_median_ms",
-    "time_min_ms",
-    "time_max_ms",
-    "wall_median_ms",
-    "verified",
-    "alloc_ms",
-    "register_ms",
-    "unregister_ms",
-    "free_ms",
-    "pinned_bytes",
-    "device_bytes",
+/// A field of a [`Row`], as a column reads and writes it.
+enum Field<'a> {
+    Text(&'a mut String),
+    /// A whole number of bytes or an index.
+    Whole(&'a mut u64),
+    Index(&'a mut usize),
+    /// A count that fits in 32 bits.
+    Small(&'a mut u32),
+    /// A measured value: empty, or finite and 0 or more.
+    Measured(&'a mut Option<f64>),
+    /// A probe's value in MiB: empty, or finite (of either sign).
+    Mib(&'a mut Option<f64>),
+    Lane(&'a mut Lane),
+    Status(&'a mut Status),
+}
+
+/// One column of the results CSV: its name, the unit of its values (empty when it has none) and
+/// the field of [`Row`] it holds. Reading and writing go through the same field, so a new column
+/// is one entry in [`HEAD`] or [`TAIL`] (and its line in the README, which a test checks).
+pub struct Column {
+    pub name: &'static str,
+    pub unit: &'static str,
+    field: for<'a> fn(&'a mut Row) -> Field<'a>,
+}
+
+const fn col(
+    name: &'static str,
+    unit: &'static str,
+    field: for<'a> fn(&'a mut Row) -> Field<'a>,
+) -> Column {
+    Column { name, unit, field }
+}
+
+/// The leading columns, in order (after `schema_version`, which every file starts with and which
+/// is checked on its own). Every file has them.
+const HEAD: &[Column] = &[
+    col("run_id", "", |r| Field::Text(&mut r.run_id)),
+    col("started_at", "", |r| Field::Text(&mut r.started_at)),
+    col("host_name", "", |r| Field::Text(&mut r.machine.host_name)),
+    col("platform", "", |r| Field::Text(&mut r.machine.platform)),
+    col("os", "", |r| Field::Text(&mut r.machine.os)),
+    col("driver_model", "", |r| {
+        Field::Text(&mut r.machine.driver_model)
+    }),
+    col("gpu", "", |r| Field::Text(&mut r.machine.gpu)),
+    col("driver_version", "", |r| {
+        Field::Text(&mut r.machine.driver_version)
+    }),
+    col("pcie_link", "", |r| Field::Text(&mut r.machine.pcie_link)),
+    col("scenario", "", |r| Field::Text(&mut r.scenario)),
+    col("case_label", "", |r| Field::Text(&mut r.case_label)),
+    col("case_index", "", |r| Field::Index(&mut r.case_index)),
+    col("case_key", "", |r| Field::Text(&mut r.case_key)),
+    col("lane", "", |r| Field::Lane(&mut r.lane)),
+    col("host", "", |r| Field::Text(&mut r.host)),
+    col("flags", "", |r| Field::Text(&mut r.flags)),
+    col("engine", "", |r| Field::Text(&mut r.engine)),
+    col("direction", "", |r| Field::Text(&mut r.direction)),
+    col("mode", "", |r| Field::Text(&mut r.mode)),
+    col("size_bytes", "B", |r| Field::Whole(&mut r.size_bytes)),
+    col("chunk_bytes", "B", |r| Field::Whole(&mut r.chunk_bytes)),
+    col("ring", "", |r| Field::Small(&mut r.ring)),
+    col("streams", "", |r| Field::Small(&mut r.streams)),
+    col("threads", "", |r| Field::Small(&mut r.threads)),
+    col("batch", "", |r| Field::Small(&mut r.batch)),
+    col("axes", "", |r| Field::Text(&mut r.axes)),
+    col("status", "", |r| Field::Status(&mut r.status)),
+    col("samples", "", |r| Field::Small(&mut r.samples)),
+    col("outliers", "", |r| Field::Small(&mut r.outliers)),
+    col("bw_median_gbs", "GB/s", |r| {
+        Field::Measured(&mut r.bw_median_gbs)
+    }),
+    col("bw_min_gbs", "GB/s", |r| Field::Measured(&mut r.bw_min_gbs)),
+    col("bw_max_gbs", "GB/s", |r| Field::Measured(&mut r.bw_max_gbs)),
+    col("bw_spread_pct", "%", |r| {
+        Field::Measured(&mut r.bw_spread_pct)
+    }),
+    col("time_median_ms", "ms", |r| {
+        Field::Measured(&mut r.time_median_ms)
+    }),
+    col("time_min_ms", "ms", |r| Field::Measured(&mut r.time_min_ms)),
+    col("time_max_ms", "ms", |r| Field::Measured(&mut r.time_max_ms)),
+    col("wall_median_ms", "ms", |r| {
+        Field::Measured(&mut r.wall_median_ms)
+    }),
+    col("verified", "", |r| Field::Text(&mut r.verified)),
+    col("alloc_ms", "ms", |r| Field::Measured(&mut r.alloc_ms)),
+    col("register_ms", "ms", |r| Field::Measured(&mut r.register_ms)),
+    col("unregister_ms", "ms", |r| {
+        Field::Measured(&mut r.unregister_ms)
+    }),
+    col("free_ms", "ms", |r| Field::Measured(&mut r.free_ms)),
+    col("pinned_bytes", "B", |r| Field::Whole(&mut r.pinned_bytes)),
+    col("device_bytes", "B", |r| Field::Whole(&mut r.device_bytes)),
 ];
+
+/// The columns after the accounting family, in order. Files written before a column existed
+/// lack it: it reads as empty (`gpus_at_once` as 1).
+const TAIL: &[Column] = &[
+    col("max_alloc_held_mib", "MiB", |r| {
+        Field::Mib(&mut r.max_alloc_held_mib)
+    }),
+    col("max_alloc_free_mib", "MiB", |r| {
+        Field::Mib(&mut r.max_alloc_free_mib)
+    }),
+    col("pinned_ceiling_mib", "MiB", |r| {
+        Field::Mib(&mut r.pinned_ceiling_mib)
+    }),
+    col("stopped_by", "", |r| Field::Text(&mut r.stopped_by)),
+    col("device", "", |r| Field::Text(&mut r.device)),
+    col("gpus_at_once", "", |r| Field::Small(&mut r.gpus_at_once)),
+];
+
+/// The fixed leading columns of the results CSV, in order: `schema_version` and [`HEAD`].
+/// Accounting columns follow them, `d_<phase>_<metric>_mib` for each of [`ACCOUNTING_PHASES`] ×
+/// [`ACCOUNTING_METRICS`], then [`TAIL`].
+pub fn base_columns() -> Vec<&'static str> {
+    std::iter::once("schema_version")
+        .chain(HEAD.iter().map(|c| c.name))
+        .collect()
+}
 
 /// Every column of the results CSV, in order.
 pub fn columns() -> Vec<String> {
-    let mut cols: Vec<String> = BASE_COLUMNS.iter().map(|s| s.to_string()).collect();
+    let mut cols: Vec<String> = base_columns().into_iter().map(String::from).collect();
     for p in ACCOUNTING_PHASES {
         for m in ACCOUNTING_METRICS {
             cols.push(format!("d_{p}_{m}_mib"));
         }
     }
-    cols.push("max_alloc_held_mib".into());
-    cols.push("max_alloc_free_mib".into());
-    cols.push("pinned_ceiling_mib".into());
-    cols.push("stopped_by".into());
-    cols.push("device".into());
-    cols.push("gpus_at_once".into());
+    cols.extend(TAIL.iter().map(|c| c.name.to_string()));
     cols
+}
+
+/// The column named `name` among the fixed ones (not the accounting family).
+pub fn column(name: &str) -> Option<&'static Column> {
+    HEAD.iter().chain(TAIL).find(|c| c.name == name)
+}
+
+impl Column {
+    /// The column's value in `row` when it holds a number (a measured value, a probe's MiB).
+    pub fn number(&self, row: &Row) -> Option<f64> {
+        let mut r = row.clone();
+        match (self.field)(&mut r) {
+            Field::Measured(v) | Field::Mib(v) => *v,
+            Field::Whole(v) => Some(*v as f64),
+            Field::Small(v) => Some(f64::from(*v)),
+            Field::Index(v) => Some(*v as f64),
+            Field::Text(_) | Field::Lane(_) | Field::Status(_) => None,
+        }
+    }
+
+    /// The column's value in `row` as the CSV writes it.
+    fn write(&self, row: &mut Row) -> String {
+        match (self.field)(row) {
+            Field::Text(s) => s.clone(),
+            Field::Whole(v) => v.to_string(),
+            Field::Index(v) => v.to_string(),
+            Field::Small(v) => v.to_string(),
+            Field::Measured(v) | Field::Mib(v) => opt(*v),
+            Field::Lane(l) => l.name().into(),
+            Field::Status(s) => s.to_field(),
+        }
+    }
+
+    /// Reads `s` into `row`; the reason on a bad value.
+    fn read(&self, row: &mut Row, s: &str) -> Result<(), String> {
+        let name = self.name;
+        let whole = || -> Result<u64, String> {
+            s.parse()
+                .map_err(|_| format!("`{name}` is `{s}`, not a whole number"))
+        };
+        match (self.field)(row) {
+            Field::Text(t) => *t = s.into(),
+            Field::Whole(v) => *v = whole()?,
+            Field::Index(v) => *v = whole()? as usize,
+            Field::Small(v) => {
+                *v = u32::try_from(whole()?).map_err(|_| format!("`{name}` is too large"))?;
+            }
+            Field::Measured(v) => {
+                *v = if s.is_empty() {
+                    None
+                } else {
+                    let x = s
+                        .parse::<f64>()
+                        .map_err(|_| format!("`{name}` is `{s}`, not a number"))?;
+                    // Bandwidths, times and spreads are never negative, infinite or NaN.
+                    if !x.is_finite() || x < 0.0 {
+                        return Err(format!(
+                            "`{name}` is `{s}`: it must be a finite number, 0 or more"
+                        ));
+                    }
+                    Some(x)
+                }
+            }
+            Field::Mib(v) => {
+                *v = if s.is_empty() {
+                    None
+                } else {
+                    Some(
+                        s.parse::<f64>()
+                            .ok()
+                            .filter(|x| x.is_finite())
+                            .ok_or_else(|| format!("`{s}` is not a finite number"))?,
+                    )
+                }
+            }
+            Field::Lane(l) => {
+                *l = Lane::parse(s)
+                    .ok_or_else(|| format!("`lane` is `{s}`, not h2d, d2h or sum"))?;
+            }
+            Field::Status(st) => {
+                *st = Status::from_field(s)
+                    .ok_or_else(|| format!("`status` is `{s}`, not ok / failed: … / skipped: …"))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn opt(v: Option<f64>) -> String {
@@ -84,65 +235,15 @@ fn opt(v: Option<f64>) -> String {
 }
 
 fn row_fields(r: &Row) -> Vec<String> {
-    let m = &r.machine;
-    let mut f = vec![
-        SCHEMA_VERSION.to_string(),
-        r.run_id.clone(),
-        r.started_at.clone(),
-        m.host_name.clone(),
-        m.platform.clone(),
-        m.os.clone(),
-        m.driver_model.clone(),
-        m.gpu.clone(),
-        m.driver_version.clone(),
-        m.pcie_link.clone(),
-        r.scenario.clone(),
-        r.case_label.clone(),
-        r.case_index.to_string(),
-        r.case_key.clone(),
-        r.lane.name().into(),
-        r.host.clone(),
-        r.flags.clone(),
-        r.engine.clone(),
-        r.direction.clone(),
-        r.mode.clone(),
-        r.size_bytes.to_string(),
-        r.chunk_bytes.to_string(),
-        r.ring.to_string(),
-        r.streams.to_string(),
-        r.threads.to_string(),
-        r.batch.to_string(),
-        r.axes.clone(),
-        r.status.to_field(),
-        r.samples.to_string(),
-        r.outliers.to_string(),
-        opt(r.bw_median_gbs),
-        opt(r.bw_min_gbs),
-        opt(r.bw_max_gbs),
-        opt(r.bw_spread_pct),
-        opt(r.time_median_ms),
-        opt(r.time_min_ms),
-        opt(r.time_max_ms),
-        opt(r.wall_median_ms),
-        r.verified.clone(),
-        opt(r.alloc_ms),
-        opt(r.register_ms),
-        opt(r.unregister_ms),
-        opt(r.free_ms),
-        r.pinned_bytes.to_string(),
-        r.device_bytes.to_string(),
-    ];
+    let mut r = r.clone();
+    let mut f = vec![SCHEMA_VERSION.to_string()];
+    f.extend(HEAD.iter().map(|c| c.write(&mut r)));
     for p in ACCOUNTING_PHASES {
         for m in ACCOUNTING_METRICS {
             f.push(opt(r.accounting_value(p, m)));
         }
     }
-    f.push(opt(r.max_alloc_held_mib));
-    f.push(opt(r.max_alloc_free_mib));
-    f.push(opt(r.pinned_ceiling_mib));
-    f.push(r.stopped_by.clone());
-    f.push(r.device.clone());
-    f.push(r.gpus_at_once.to_string());
+    f.extend(TAIL.iter().map(|c| c.write(&mut r)));
     f
 }
 
@@ -298,9 +399,9 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         path: path.to_path_buf(),
         reason: "it has no `schema_version` column, so it is not a pinscope results CSV".into(),
     })?;
-    let ix: Vec<usize> = BASE_COLUMNS
+    let head: Vec<usize> = HEAD
         .iter()
-        .map(|c| h.idx(c))
+        .map(|c| h.idx(c.name))
         .collect::<Result<_, _>>()?;
     let acct: Vec<(String, String, Option<usize>)> = ACCOUNTING_PHASES
         .iter()
@@ -314,13 +415,11 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             )
         })
         .collect();
-    let held = h.names.iter().position(|n| n == "max_alloc_held_mib");
-    let freed = h.names.iter().position(|n| n == "max_alloc_free_mib");
-    let ceiling = h.names.iter().position(|n| n == "pinned_ceiling_mib");
-    // Added after schema 1 was published: files without it read as empty.
-    let stopped_by = h.names.iter().position(|n| n == "stopped_by");
-    let device = h.names.iter().position(|n| n == "device");
-    let gpus_at_once = h.names.iter().position(|n| n == "gpus_at_once");
+    // Added after schema 1 was published: files without them read as the blank row's values.
+    let tail: Vec<Option<usize>> = TAIL
+        .iter()
+        .map(|c| h.names.iter().position(|n| n == c.name))
+        .collect();
 
     let mut out = Vec::new();
     let mut rec = csv::StringRecord::new();
@@ -346,41 +445,6 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
                 ),
             });
         }
-        let col = |name: &str| -> &str {
-            let k = BASE_COLUMNS.iter().position(|c| *c == name).unwrap_or(0);
-            get(ix[k])
-        };
-        let num = |name: &str| -> Result<u64, Error> {
-            col(name).parse().map_err(|_| {
-                bad(
-                    path,
-                    line(),
-                    format!("`{name}` is `{}`, not a whole number", col(name)),
-                )
-            })
-        };
-        let float = |name: &str| -> Result<Option<f64>, Error> {
-            let s = col(name);
-            if s.is_empty() {
-                return Ok(None);
-            }
-            let v = s
-                .parse::<f64>()
-                .map_err(|_| bad(path, line(), format!("`{name}` is `{s}`, not a number")))?;
-            // Bandwidths, times and spreads are never negative, infinite or NaN.
-            if !v.is_finite() || v < 0.0 {
-                return Err(bad(
-                    path,
-                    line(),
-                    format!("`{name}` is `{s}`: it must be a finite number, 0 or more"),
-                ));
-            }
-            Ok(Some(v))
-        };
-        let small = |name: &str| -> Result<u32, Error> {
-            u32::try_from(num(name)?)
-                .map_err(|_| bad(path, line(), format!("`{name}` is too large")))
-        };
         let mut accounting = Vec::new();
         for (p, m, i) in &acct {
             if let Some(i) = i {
@@ -401,93 +465,23 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
                 }
             }
         }
-        let optf = |i: Option<usize>| -> Result<Option<f64>, Error> {
-            match i.map(get).filter(|s| !s.is_empty()) {
-                None => Ok(None),
-                Some(s) => s
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite())
-                    .map(Some)
-                    .ok_or_else(|| bad(path, line(), format!("`{s}` is not a finite number"))),
-            }
-        };
-        out.push(Row {
-            run_id: col("run_id").into(),
-            started_at: col("started_at").into(),
-            machine: MachineKey {
-                host_name: col("host_name").into(),
-                platform: col("platform").into(),
-                os: col("os").into(),
-                driver_model: col("driver_model").into(),
-                gpu: col("gpu").into(),
-                driver_version: col("driver_version").into(),
-                pcie_link: col("pcie_link").into(),
-            },
-            scenario: col("scenario").into(),
-            case_label: col("case_label").into(),
-            case_index: num("case_index")? as usize,
-            case_key: col("case_key").into(),
-            lane: Lane::parse(col("lane")).ok_or_else(|| {
-                bad(
-                    path,
-                    line(),
-                    format!("`lane` is `{}`, not h2d, d2h or sum", col("lane")),
-                )
-            })?,
-            host: col("host").into(),
-            flags: col("flags").into(),
-            engine: col("engine").into(),
-            direction: col("direction").into(),
-            mode: col("mode").into(),
-            size_bytes: num("size_bytes")?,
-            chunk_bytes: num("chunk_bytes")?,
-            ring: small("ring")?,
-            streams: small("streams")?,
-            threads: small("threads")?,
-            batch: small("batch")?,
-            axes: col("axes").into(),
-            status: Status::from_field(col("status")).ok_or_else(|| {
-                bad(
-                    path,
-                    line(),
-                    format!(
-                        "`status` is `{}`, not ok / failed: … / skipped: …",
-                        col("status")
-                    ),
-                )
-            })?,
-            samples: small("samples")?,
-            outliers: small("outliers")?,
-            bw_median_gbs: float("bw_median_gbs")?,
-            bw_min_gbs: float("bw_min_gbs")?,
-            bw_max_gbs: float("bw_max_gbs")?,
-            bw_spread_pct: float("bw_spread_pct")?,
-            time_median_ms: float("time_median_ms")?,
-            time_min_ms: float("time_min_ms")?,
-            time_max_ms: float("time_max_ms")?,
-            wall_median_ms: float("wall_median_ms")?,
-            verified: col("verified").into(),
-            alloc_ms: float("alloc_ms")?,
-            register_ms: float("register_ms")?,
-            unregister_ms: float("unregister_ms")?,
-            free_ms: float("free_ms")?,
-            pinned_bytes: num("pinned_bytes")?,
-            device_bytes: num("device_bytes")?,
+        // A file without `gpus_at_once` was measured one GPU at a time.
+        let mut row = Row {
+            gpus_at_once: 1,
             accounting,
-            max_alloc_held_mib: optf(held)?,
-            max_alloc_free_mib: optf(freed)?,
-            pinned_ceiling_mib: optf(ceiling)?,
-            stopped_by: stopped_by.map(|i| get(i).to_string()).unwrap_or_default(),
-            device: device.map(|i| get(i).to_string()).unwrap_or_default(),
-            gpus_at_once: match gpus_at_once.map(get).filter(|v| !v.is_empty()) {
-                None => 1,
-                Some(v) => v.parse().map_err(|_| Error::BadResults {
-                    path: path.to_path_buf(),
-                    reason: format!("line {}: gpus_at_once is `{v}`, not a whole number", line()),
-                })?,
-            },
-        });
+            ..Row::default()
+        };
+        let cells = HEAD.iter().zip(head.iter().map(|&i| Some(i)));
+        let late = TAIL.iter().zip(tail.iter().copied());
+        for (c, i) in cells.chain(late) {
+            let Some(i) = i else { continue };
+            let s = get(i);
+            if s.is_empty() && TAIL.iter().any(|t| t.name == c.name) {
+                continue;
+            }
+            c.read(&mut row, s).map_err(|why| bad(path, line(), why))?;
+        }
+        out.push(row);
     }
     Ok(out)
 }

@@ -18,8 +18,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub const MULTI_GPU_MARK: &str = "@";
 
 /// What a case ended as.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Status {
+    #[default]
     Ok,
     /// The case ran into an error; the text is the driver's error name and where it happened.
     Failed(String),
@@ -56,7 +57,7 @@ impl Status {
 pub const ACCOUNTING_PHASES: &[&str] = &["alloc", "free"];
 
 /// One row of the results CSV.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Row {
     pub run_id: String,
     pub started_at: String,

@@ -414,9 +414,12 @@ pub struct Scenario {
 }
 
 /// Which way the bytes of one row went. A bidirectional case gives three rows: h2d, d2h, sum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Lane {
+    #[default]
     H2d,
     D2h,
     Sum,
