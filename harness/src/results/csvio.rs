@@ -381,6 +381,39 @@ fn bad(path: &Path, line: u64, reason: String) -> Error {
     }
 }
 
+/// A CSV reader over `bytes` and its header.
+fn open_csv<'b>(path: &Path, bytes: &'b [u8]) -> Result<(csv::Reader<&'b [u8]>, Header), Error> {
+    let mut rdr = csv::ReaderBuilder::new().flexible(false).from_reader(bytes);
+    let header = rdr.headers().map_err(|e| Error::BadResults {
+        path: path.to_path_buf(),
+        reason: format!("it is not a readable CSV ({e})"),
+    })?;
+    let h = Header::new(path, header);
+    Ok((rdr, h))
+}
+
+/// Calls `each` with every record after the header and a function giving its 1-based line.
+fn for_each_record(
+    path: &Path,
+    rdr: &mut csv::Reader<&[u8]>,
+    bytes: &[u8],
+    mut each: impl FnMut(&csv::StringRecord, &dyn Fn() -> u64) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut rec = csv::StringRecord::new();
+    loop {
+        // Where the record starts; its line is counted from there only when a message needs it.
+        let byte = rdr.position().byte();
+        let more = rdr.read_record(&mut rec).map_err(|e| Error::BadResults {
+            path: path.to_path_buf(),
+            reason: format!("it is not a well-formed CSV ({e})"),
+        })?;
+        if !more {
+            return Ok(());
+        }
+        each(&rec, &|| line_at(bytes, byte))?;
+    }
+}
+
 /// Reads a results CSV written by this or a compatible pinscope.
 pub fn read_rows(path: &Path) -> Result<Vec<Row>, Error> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
@@ -389,12 +422,7 @@ pub fn read_rows(path: &Path) -> Result<Vec<Row>, Error> {
 
 /// Reads results CSV text; `path` is only used in messages.
 pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
-    let mut rdr = csv::ReaderBuilder::new().flexible(false).from_reader(bytes);
-    let header = rdr.headers().map_err(|e| Error::BadResults {
-        path: path.to_path_buf(),
-        reason: format!("it is not a readable CSV ({e})"),
-    })?;
-    let h = Header::new(path, header);
+    let (mut rdr, h) = open_csv(path, bytes)?;
     let sv = h.idx("schema_version").map_err(|_| Error::BadResults {
         path: path.to_path_buf(),
         reason: "it has no `schema_version` column, so it is not a pinscope results CSV".into(),
@@ -422,18 +450,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         .collect();
 
     let mut out = Vec::new();
-    let mut rec = csv::StringRecord::new();
-    loop {
-        // Where the record starts; its line is counted from there only when a message needs it.
-        let byte = rdr.position().byte();
-        let more = rdr.read_record(&mut rec).map_err(|e| Error::BadResults {
-            path: path.to_path_buf(),
-            reason: format!("it is not a well-formed CSV ({e})"),
-        })?;
-        if !more {
-            break;
-        }
-        let line = || line_at(bytes, byte);
+    for_each_record(path, &mut rdr, bytes, |rec, line| {
         let get = |i: usize| rec.get(i).unwrap_or("").trim();
         let version = get(sv);
         if version != SCHEMA_VERSION.to_string() {
@@ -482,35 +499,21 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             c.read(&mut row, s).map_err(|why| bad(path, line(), why))?;
         }
         out.push(row);
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
 /// Reads the long-form samples file that belongs to a results CSV.
 pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, Error> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let mut rdr = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
-    let header = rdr.headers().map_err(|e| Error::BadResults {
-        path: path.to_path_buf(),
-        reason: format!("it is not a readable CSV ({e})"),
-    })?;
-    let h = Header::new(path, header);
+    let (mut rdr, h) = open_csv(path, &bytes)?;
     let ix: Vec<usize> = SAMPLE_COLUMNS
         .iter()
         .map(|c| h.idx(c))
         .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
-    let mut rec = csv::StringRecord::new();
-    loop {
-        let byte = rdr.position().byte();
-        let more = rdr.read_record(&mut rec).map_err(|e| Error::BadResults {
-            path: path.to_path_buf(),
-            reason: format!("it is not a well-formed CSV ({e})"),
-        })?;
-        if !more {
-            break;
-        }
-        let line = || line_at(&bytes, byte);
+    for_each_record(path, &mut rdr, &bytes, |rec, line| {
         let get = |k: usize| rec.get(ix[k]).unwrap_or("").trim();
         if get(0) != SCHEMA_VERSION.to_string() {
             return Err(bad(
@@ -537,7 +540,8 @@ pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, Error> {
             t_ms,
             value,
         });
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
