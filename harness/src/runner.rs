@@ -144,6 +144,7 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
         quiet,
         case_timeout,
         write_report: !args.no_report,
+        allow_vram_overflow: args.allow_vram_overflow,
     };
     let mut interrupted = false;
     for s in &scenarios {
@@ -193,6 +194,8 @@ pub struct RunOptions {
     pub quiet: bool,
     pub case_timeout: std::time::Duration,
     pub write_report: bool,
+    /// `--allow-vram-overflow`: cases with guard = false may allocate past free device memory.
+    pub allow_vram_overflow: bool,
 }
 
 pub struct ScenarioOutcome {
@@ -273,9 +276,24 @@ pub fn run_scenario(
         }
         bar.set_message(case.title());
         watchdog.case_started(&case.title());
-        let outcome = match guard(case, ram, opts.allow_pinned, &session.gpu) {
-            Some(reason) => CaseOutcome::skipped(case, reason),
-            None => run_case(session, case, stop),
+        // issue 13: device memory held for the case (budget.rs), then the usual guard.
+        let prepared = crate::budget::prepare(
+            case,
+            &session.gpu,
+            &session.ledger,
+            opts.allow_vram_overflow,
+        );
+        let outcome = match prepared {
+            crate::budget::Prepared::Skip(reason) => CaseOutcome::skipped(case, reason),
+            crate::budget::Prepared::Fail(status) => CaseOutcome::empty(case, status),
+            crate::budget::Prepared::Run(held) => {
+                let mut o = match guard(case, ram, opts.allow_pinned, &session.gpu) {
+                    Some(reason) => CaseOutcome::skipped(case, reason),
+                    None => run_case(session, case, stop),
+                };
+                o.footprint.device += held.bytes;
+                o
+            }
         };
         let ctx = RowContext {
             run_id: &run_id,
@@ -529,33 +547,8 @@ pub struct Ceiling {
 /// Allocates pinned chunks of `chunk` bytes until the driver refuses or `cap` is reached, then
 /// frees them all. Never exceeds `cap`.
 pub fn pinned_ceiling(chunk: u64, cap: u64, ledger: &Ledger) -> Ceiling {
-    let t = std::time::Instant::now();
-    let mut held = Vec::new();
-    let mut bytes = 0u64;
-    let mut error = None;
-    let chunk = chunk.max(MIB);
-    while bytes + chunk <= cap {
-        match cuda::HostBuffer::pinned(chunk as usize, Default::default()) {
-            Ok(b) => {
-                ledger.add(Category::PinnedAlloc, chunk);
-                bytes += chunk;
-                held.push(b);
-            }
-            Err(e) => {
-                error = Some(e.to_string());
-                break;
-            }
-        }
-    }
-    let n = held.len() as u64;
-    drop(held);
-    ledger.sub(Category::PinnedAlloc, n * chunk);
-    Ceiling {
-        bytes,
-        cap,
-        error,
-        seconds: t.elapsed().as_secs_f64(),
-    }
+    // issue 13: the probe goes on in 256 MiB steps after the first failure (budget.rs).
+    crate::budget::pinned_ceiling_stepped(chunk, cap, ledger)
 }
 
 /// The pinned-ceiling cap: `--pinned-cap`, or min(50% of RAM, 16 GiB); never above 75% of RAM.
@@ -581,6 +574,7 @@ impl CaseOutcome {
     }
     fn empty(case: &Case, status: Status) -> Self {
         let lanes = match case.direction {
+            _ if case.engine.is_device() => vec![(Lane::Device, case.size)],
             crate::scenario::Direction::H2d => vec![(Lane::H2d, case.size)],
             crate::scenario::Direction::D2h => vec![(Lane::D2h, case.size)],
             crate::scenario::Direction::Bidirectional => vec![
@@ -679,7 +673,21 @@ fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcom
     }
     if status.is_none() {
         let batch = strategy::batch_for(case);
-        match crate::measure::run(transfer.as_mut(), &gpu, &case.measure, batch, stop) {
+        // issue 13: a churn case is `cycles` single copies, no warm-up (strategy/churn.rs).
+        let (measure, batch) = if case.mode == crate::scenario::Mode::Churn {
+            let n = case.vram.cycles;
+            let m = crate::scenario::Measure {
+                warmup: 0,
+                min_samples: n,
+                max_samples: n,
+                time_limit: std::time::Duration::MAX,
+                ..case.measure.clone()
+            };
+            (m, 1)
+        } else {
+            (case.measure.clone(), batch)
+        };
+        match crate::measure::run(transfer.as_mut(), &gpu, &measure, batch, stop) {
             Ok(m) => out.measured = m,
             Err((e, m)) => {
                 out.measured = m;
@@ -703,6 +711,14 @@ fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcom
                     case.size / 4,
                     lane.name(),
                     first.map_or("?".into(), |f| f.to_string())
+                )));
+            }
+            Ok(Verified::Copies {
+                bad_copies, copies, ..
+            }) => {
+                out.verified = "no".into();
+                status = Some(Status::Failed(strategy::churn::mismatch_status(
+                    bad_copies, copies,
                 )));
             }
             Err(e) => status = Some(failed(&e, "verification")),
@@ -819,7 +835,7 @@ impl CaseOutcome {
                 case_index: case.index,
                 case_key: key.clone(),
                 lane: *lane,
-                host: case.host.to_string(),
+                host: crate::budget::host_column(case),
                 flags: case.flags.label(),
                 engine: case.engine.to_string(),
                 direction: case.direction.to_string(),
@@ -1038,6 +1054,7 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
             ));
         }
     }
+    out.extend(crate::budget::answer_lines(rows));
     let failed = rows
         .iter()
         .filter(|r| matches!(r.status, Status::Failed(_)))
@@ -1157,6 +1174,10 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
                     c.seconds
                 ),
             }
+            println!(
+                "pinned ceiling, 90% of free device memory held: {}",
+                crate::budget::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
+            );
         }
     } else {
         let obs = Observers::for_this_machine(GpuContext::default());

@@ -52,6 +52,7 @@ fn case(
         },
         axes: vec![],
         guard: true,
+        vram: Default::default(),
     }
 }
 

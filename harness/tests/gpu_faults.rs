@@ -54,6 +54,7 @@ fn case(label: &str, host: HostKind, dir: Direction, mode: Mode) -> Case {
         },
         axes: vec![],
         guard: true,
+        vram: Default::default(),
     }
 }
 

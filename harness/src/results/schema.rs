@@ -49,6 +49,8 @@ pub enum Lane {
     H2d,
     D2h,
     Sum,
+    /// Inside device memory (the `device-*` engines: nothing crosses PCIe).
+    Device,
 }
 
 impl Lane {
@@ -57,10 +59,11 @@ impl Lane {
             Lane::H2d => "h2d",
             Lane::D2h => "d2h",
             Lane::Sum => "sum",
+            Lane::Device => "device",
         }
     }
     pub fn parse(s: &str) -> Option<Lane> {
-        [Lane::H2d, Lane::D2h, Lane::Sum]
+        [Lane::H2d, Lane::D2h, Lane::Sum, Lane::Device]
             .into_iter()
             .find(|l| l.name() == s)
     }

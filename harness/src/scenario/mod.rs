@@ -39,13 +39,16 @@ mod model;
 mod plan;
 mod raw;
 mod validate;
+mod vram;
 
 pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
 pub use plan::{
     ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, SETUP_S, auto_batch, estimate_seconds,
-    format_bytes_exact, format_seconds, plan_command, plan_summary, plan_table, refusal,
+    format_bytes_exact, format_seconds, plan_command, plan_summary, plan_table, plan_table_for,
+    refusal,
 };
+pub use vram::{DEFAULT_CYCLES, DEFAULT_PAUSE, DeviceFree, DeviceHold, VramKeys};
 
 use crate::Error;
 use crate::error::{Problem, Problems};
@@ -66,6 +69,8 @@ pub const CLAIM_METRICS: &[&str] = &[
     "max_alloc_free_mib",
     "max_alloc_drop_mib",
     "pinned_ceiling_mib",
+    "out_of_memory",
+    "mismatched_copies",
     "d_alloc_cuda_used_mib",
     "d_alloc_nvml_used_mib",
     "d_alloc_proc_rss_mib",

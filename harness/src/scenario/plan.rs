@@ -41,6 +41,9 @@ pub fn assumed_bps(c: &Case) -> f64 {
 
 /// A rough wall-time estimate for one case, in seconds (the model is printed under the table).
 pub fn estimate_seconds(c: &Case) -> f64 {
+    if let Some(s) = super::vram::estimate_seconds(c) {
+        return s;
+    }
     let bps = assumed_bps(c);
     let batch = if c.measure.batch == 0 {
         auto_batch(c.size)
@@ -122,7 +125,7 @@ fn dash_if_zero(bytes: u64) -> String {
 
 fn chunk_ring(c: &Case) -> String {
     match c.mode {
-        Mode::Direct => "-".into(),
+        Mode::Direct | Mode::Churn => "-".into(),
         Mode::Staged => format!(
             "{}×{}",
             format_bytes_exact(c.chunk.unwrap_or(c.size)),
@@ -179,6 +182,17 @@ pub fn plan_summary(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> 
 /// The `plan` text for one scenario: header, axes, one row per case, totals and the model used.
 /// `ram_bytes` (when known) and `allow_pinned` decide which cases the run would refuse.
 pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> String {
+    plan_table_for(s, ram_bytes, allow_pinned, None)
+}
+
+/// [`plan_table`] against `device_free` bytes of free device memory when known (issue 13:
+/// `device_hold` resolved, steps past the card named).
+pub fn plan_table_for(
+    s: &Scenario,
+    ram_bytes: Option<u64>,
+    allow_pinned: f64,
+    device_free: Option<super::vram::DeviceFree>,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}: {}", s.name, s.description);
     let _ = writeln!(out, "  from {}", s.path);
@@ -262,17 +276,21 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
             }
             _ => {
                 total_s += est;
-                if c.guard {
-                    String::new()
-                } else {
-                    "guard off: tried even if device memory is short".into()
+                match super::vram::plan_note(c, device_free.as_ref()) {
+                    Some(n) => n,
+                    None if c.guard => String::new(),
+                    None => "guard off: tried even if device memory is short".into(),
                 }
             }
         };
         let mut row = vec![
             c.index.to_string(),
             c.label.clone(),
-            c.host.to_string(),
+            if c.engine.is_device() {
+                "-".into()
+            } else {
+                c.host.to_string()
+            },
             c.flags.label(),
             c.engine.to_string(),
             c.direction.to_string(),
@@ -283,7 +301,7 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
         row.extend(extra.iter().map(|(_, f)| f(c)));
         row.extend([
             dash_if_zero(pinned),
-            dash_if_zero(c.device_bytes()),
+            super::vram::plan_device(c, device_free.as_ref()),
             format_seconds(est),
             note,
         ]);
@@ -343,6 +361,7 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
             let _ = writeln!(out, "RAM unknown: the pinned cap was not checked");
         }
     }
+    out.push_str(&super::vram::plan_footer(s, device_free.as_ref()));
     let _ = writeln!(
         out,
         "estimates assume 25 GB/s pinned, 6 GB/s pageable/managed/staged, plus hold-after-free and 0.5 s setup per case"
@@ -378,6 +397,7 @@ pub fn plan_command(args: &crate::cli::PlanArgs, quiet: bool) -> Result<i32, Err
         )));
     }
     let ram = ram_bytes();
+    let device_free = super::vram::device_free_for_plan(args.device_free.as_deref())?;
     let mut failed: Option<Error> = None;
     let mut first = true;
     for path in &args.scenarios {
@@ -388,7 +408,7 @@ pub fn plan_command(args: &crate::cli::PlanArgs, quiet: bool) -> Result<i32, Err
                     println!();
                 }
                 first = false;
-                print!("{}", plan_table(&s, ram, allow));
+                print!("{}", plan_table_for(&s, ram, allow, device_free.clone()));
             }
             Err(e) => {
                 if let Some(prev) = failed.replace(e) {
