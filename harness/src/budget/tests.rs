@@ -2,8 +2,13 @@ use super::*;
 use crate::units::GIB;
 
 fn case(extra: &str) -> Case {
+    let size = if extra.contains("size") {
+        ""
+    } else {
+        "size = \"1GiB\"\n"
+    };
     let text = format!(
-        "name = \"t\"\ndescription = \"d\"\n[[case]]\nlabel = \"c\"\nengine = \"device-read\"\nsize = \"1GiB\"\n{extra}\n"
+        "name = \"t\"\ndescription = \"d\"\n[[case]]\nlabel = \"c\"\nengine = \"device-read\"\n{size}{extra}\n"
     );
     crate::scenario::parse("t.toml", &text)
         .expect("valid scenario")

@@ -182,3 +182,5 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_vram;
