@@ -342,10 +342,12 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
 /// judged on failed rows too (a failure is the answer they are about).
 pub fn status_metric(r: &Row, metric: &str) -> Option<f64> {
     match metric {
-        "out_of_memory" => Some(match &r.status {
-            Status::Failed(why) if why.contains("CUDA_ERROR_OUT_OF_MEMORY") => 1.0,
-            _ => 0.0,
-        }),
+        // A skipped row asked nothing: not observable, so the claim is not applicable.
+        "out_of_memory" => match &r.status {
+            Status::Failed(why) if why.contains("CUDA_ERROR_OUT_OF_MEMORY") => Some(1.0),
+            Status::Skipped(_) => None,
+            _ => Some(0.0),
+        },
         "mismatched_copies" if r.mode == "churn" => match &r.status {
             Status::Ok => Some(0.0),
             Status::Failed(why) => crate::strategy::churn::mismatches_in(why).map(f64::from),

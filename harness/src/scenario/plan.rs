@@ -238,6 +238,7 @@ pub fn plan_table_for(
         v.any(|x| Some(x) != first)
     };
     let batch_of = |c: &Case| match c.measure.batch {
+        _ if c.mode == Mode::Churn => "1".into(),
         0 => format!("auto {}", auto_batch(c.size)),
         b => b.to_string(),
     };
@@ -293,7 +294,11 @@ pub fn plan_table_for(
             },
             c.flags.label(),
             c.engine.to_string(),
-            c.direction.to_string(),
+            if c.engine.is_device() {
+                "-".into()
+            } else {
+                c.direction.to_string()
+            },
             c.mode.to_string(),
             format_bytes_exact(c.size),
             chunk_ring(c),

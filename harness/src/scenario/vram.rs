@@ -288,7 +288,7 @@ pub fn plan_device(c: &Case, free: Option<&DeviceFree>) -> String {
     match (hold.is_none(), free) {
         (true, _) if own == 0 => "-".into(),
         (true, _) => exact(own),
-        (false, Some(f)) => exact(hold.resolve(f.bytes) + own),
+        (false, Some(f)) => format_size(hold.resolve(f.bytes) + own),
         (false, None) if own == 0 => c.vram.device_hold_written.clone(),
         (false, None) => format!("{} + {}", c.vram.device_hold_written, exact(own)),
     }
@@ -317,11 +317,15 @@ pub fn plan_note(c: &Case, free: Option<&DeviceFree>) -> Option<String> {
             if need > f.bytes {
                 format!(
                     "past the card: needs {} of {} free{pct}; {opt_in}",
-                    exact(need),
-                    exact(f.bytes)
+                    format_size(need),
+                    format_size(f.bytes)
                 )
             } else {
-                format!("needs {} of {} free{pct}", exact(need), exact(f.bytes))
+                format!(
+                    "needs {} of {} free{pct}",
+                    format_size(need),
+                    format_size(f.bytes)
+                )
             }
         }
         None if hold.reaches_free() => format!(
@@ -350,7 +354,7 @@ pub fn plan_footer(s: &super::Scenario, free: Option<&DeviceFree>) -> String {
     match free {
         Some(f) => format!(
             "device memory: {} {}; \"past the card\" steps need guard = false and --allow-vram-overflow\n",
-            exact(f.bytes),
+            format_size(f.bytes),
             f.source
         ),
         None => "device memory: unknown here (no NVML): device_hold shown as written; plan for a card with --device-free SIZE\n".into(),
