@@ -277,7 +277,7 @@ fn run_text(
     if let Some(cap) = pinned_cap {
         session.pinned_cap = cap;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temporary folder");
     let opts = RunOptions {
         allow_pinned: 0.5,
         only: None,
@@ -286,7 +286,8 @@ fn run_text(
         write_report: false,
         allow_vram_overflow,
     };
-    let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
+    let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false))
+        .expect("the run writes its files");
     println!("{}", out.summary);
     assert_eq!(
         session.ledger.total_pinned(),
