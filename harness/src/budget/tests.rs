@@ -194,3 +194,32 @@ fn plain_words_count_churn_copies() {
         ]
     );
 }
+
+#[test]
+fn the_report_says_it_in_plain_words_too() {
+    let rows = [
+        row(
+            "read",
+            "device_hold=free-50%",
+            Lane::Device,
+            Status::Ok,
+            Some(3000.0),
+        ),
+        row(
+            "read",
+            "device_hold=free+5%",
+            Lane::Device,
+            Status::Failed("cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)".into()),
+            None,
+        ),
+    ];
+    let refs: Vec<&Row> = rows.iter().collect();
+    let said = crate::report::answer::answer(&refs, None, "s");
+    assert!(
+        said.iter().any(|s| s.topic == "Past the card"
+            && s.text
+                .starts_with("read (device_hold=free+5%) failed with CUDA_ERROR_OUT_OF_MEMORY")),
+        "{said:#?}"
+    );
+    assert!(said.iter().any(|s| s.topic == "Device memory"), "{said:#?}");
+}

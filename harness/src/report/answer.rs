@@ -115,6 +115,16 @@ pub fn answer(rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> Vec<S
     if let Some(m) = memory_sentence(rows) {
         out.push(m);
     }
+    // issue 13: device bandwidth, past the card, pinned ceilings with device memory held, churn.
+    let owned: Vec<Row> = rows.iter().map(|r| (*r).clone()).collect();
+    for line in crate::budget::answer_lines(&owned) {
+        let (topic, text) = line.split_once(": ").unwrap_or(("Device memory", &line));
+        let mut topic = topic.to_string();
+        if let Some(first) = topic.get(..1) {
+            topic = first.to_uppercase() + &topic[1..];
+        }
+        out.push(sentence(&topic, text.to_string()));
+    }
     let failed = rows
         .iter()
         .filter(|r| matches!(r.status, Status::Failed(_)))

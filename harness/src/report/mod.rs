@@ -5,7 +5,7 @@
 //! add the file I/O. Data are aggregated before plotting, so 100 000 rows draw as a handful of
 //! lines and bars.
 
-mod answer;
+pub(crate) mod answer;
 mod chart;
 pub mod html;
 pub mod labels;
