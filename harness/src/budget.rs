@@ -6,8 +6,7 @@
 
 use crate::cuda::{self, CudaError, DeviceBuffer, Gpu};
 use crate::probe::{Ledger, LedgerCategory};
-use crate::results::{Lane, Row, Status};
-use crate::runner::Ceiling;
+use crate::results::{Ceiling, Lane, Row, Status};
 use crate::scenario::{Case, DeviceHold, HostKind};
 use crate::units::{GIB, MIB, format_size};
 
@@ -360,15 +359,6 @@ pub fn status_metric(r: &Row, metric: &str) -> Option<f64> {
 /// True for metrics [`status_metric`] answers: a failed row is judged, not skipped.
 pub fn judged_on_failure(metric: &str) -> bool {
     matches!(metric, "out_of_memory" | "mismatched_copies")
-}
-
-/// The results' `host` column: `device` for the device-resident engines (no host buffer).
-pub fn host_column(case: &Case) -> String {
-    if case.engine.is_device() {
-        "device".into()
-    } else {
-        case.host.to_string()
-    }
 }
 
 trait TotalCmpOpt {

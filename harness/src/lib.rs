@@ -1,7 +1,7 @@
 //! pinscope: measures host↔GPU transfer strategies and what each costs in memory, on native
 //! Windows (WDDM), WSL2 and Linux.
 //!
-//! Read top-down: [`cli`] → [`scenario`] → [`runner`] ([`strategy`], [`measure`], [`cuda`]) →
+//! Read top-down: [`cli`] → [`scenario`] → [`run`] ([`strategy`], [`measure`], [`cuda`]) →
 //! [`probe`] → [`results`] → [`stats`] / [`compare`] / [`report`].
 
 pub mod budget;
@@ -15,7 +15,7 @@ pub mod platform;
 pub mod probe;
 pub mod report;
 pub mod results;
-pub mod runner;
+pub mod run;
 pub mod scenario;
 pub mod stats;
 pub mod strategy;

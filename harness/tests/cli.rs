@@ -224,14 +224,14 @@ fn case_timeout_that_is_not_a_duration_exits_2() {
 fn pinned_cap_above_75_percent_of_ram_is_refused() {
     // The rule itself, on any machine: 13 GiB of 16 GiB is above 75%.
     let ram = 16 * pinscope::units::GIB;
-    let e = pinscope::runner::ceiling_cap(Some("13GiB"), ram).expect_err("above 75% is refused");
+    let e = pinscope::run::ceiling_cap(Some("13GiB"), ram).expect_err("above 75% is refused");
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("more than 75%"), "{e}");
     assert_eq!(
-        pinscope::runner::ceiling_cap(Some("12GiB"), ram).ok(),
+        pinscope::run::ceiling_cap(Some("12GiB"), ram).ok(),
         Some(12 * pinscope::units::GIB)
     );
-    let e = pinscope::runner::ceiling_cap(Some("-1GiB"), ram).expect_err("not a size");
+    let e = pinscope::run::ceiling_cap(Some("-1GiB"), ram).expect_err("not a size");
     assert_eq!(e.exit_code(), 2);
 }
 

@@ -275,7 +275,10 @@ fn report_command_and_write_report() {
         nvbandwidth: vec![fixtures_dir().join("h200-linux-nvbandwidth-h2d.json")],
         title: None,
     };
-    assert_eq!(report::report_command(&args, true).expect("report"), 0);
+    assert_eq!(
+        pinscope::cli::report_command(&args, true).expect("report"),
+        0
+    );
     assert!(
         std::fs::read_to_string(&out)
             .expect("written")
@@ -292,7 +295,7 @@ fn report_command_and_write_report() {
         nvbandwidth: vec![bad],
         ..args
     };
-    let e = report::report_command(&args, true)
+    let e = pinscope::cli::report_command(&args, true)
         .expect_err("refused")
         .to_string();
     assert!(e.contains("bad-nvb.json"), "{e}");

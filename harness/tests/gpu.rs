@@ -3,7 +3,7 @@
 
 use pinscope::cuda::{self, DeviceBuffer, Gpu, HostBuffer, Kernels, Stream};
 use pinscope::results::{Lane, Status};
-use pinscope::runner::{RunOptions, open_session, run_scenario};
+use pinscope::run::{RunOptions, open_session, run_scenario};
 use pinscope::scenario::{
     Case, Direction, Engine, HostFlags, HostKind, Measure, Mode, Probes, Scenario,
 };

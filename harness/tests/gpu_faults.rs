@@ -11,7 +11,7 @@
 
 use pinscope::cuda::{self, fault};
 use pinscope::results::{Row, Status};
-use pinscope::runner::{RunOptions, open_session, run_scenario};
+use pinscope::run::{RunOptions, open_session, run_scenario};
 use pinscope::scenario::{
     Case, Direction, Engine, HostFlags, HostKind, Measure, Mode, Probes, Scenario,
 };

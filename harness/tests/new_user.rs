@@ -3,6 +3,8 @@
 //! `report results/*.csv` on the folder `run` writes, `info --json` without a GPU, large inputs
 //! refused in linear time, `compare` without samples, bad data in results files, `plan`'s
 //! columns and notes, and the sweep range form.
+//!
+//! Size: over 500 lines on purpose: one test per reported new-user problem, in one binary.
 
 use assert_cmd::Command;
 use predicates::prelude::*;

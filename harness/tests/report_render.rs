@@ -201,7 +201,7 @@ fn bidirectional_lanes_are_their_own_series() {
 fn platform_page_shows_each_platform_and_unavailable_observers() {
     let sets = synthetic();
     let cmp = compare::build(&sets, 0.02);
-    let page = compare::render_html(&cmp, &sets).expect("renders");
+    let page = pinscope::report::render_compare_html(&cmp, &sets).expect("renders");
     assert!(page.contains("SYNTHETIC DATA"));
     assert!(page.contains("<section id=\"platforms\">"));
     assert!(page.contains("A windows-wddm vs B wsl2"));

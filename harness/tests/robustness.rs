@@ -1,6 +1,8 @@
 //! Robustness: property tests (fixed budget) on every reader of user input, the malformed-file
 //! corpus in `tests/fixtures/malformed/` with the message each file must produce, and the
 //! flush / atomic-write / partial-run guarantees of the results writers. CPU only.
+//!
+//! Size: over 500 lines on purpose: the malformed-file corpus table and its expected messages.
 
 use pinscope::Error;
 use pinscope::results::{
@@ -386,6 +388,7 @@ fn row() -> impl Strategy<Value = Row> {
                 max_alloc_held_mib: probes[0],
                 max_alloc_free_mib: probes[1],
                 pinned_ceiling_mib: probes[2],
+                stopped_by: String::new(),
             }
         },
     )

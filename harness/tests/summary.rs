@@ -1,7 +1,7 @@
 //! The terminal summary's plain-words answer, on a recorded H200 run.
 
+use pinscope::report::answer_lines;
 use pinscope::results::read_rows;
-use pinscope::runner::answer_lines;
 use std::path::Path;
 
 #[test]

@@ -60,6 +60,7 @@ fn row(label: &str, axes: &str, lane: Lane, status: Status, bw: Option<f64>) -> 
         max_alloc_held_mib: None,
         max_alloc_free_mib: None,
         pinned_ceiling_mib: None,
+        stopped_by: String::new(),
     }
 }
 

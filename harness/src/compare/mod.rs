@@ -4,23 +4,28 @@
 //! output format (one file each) turns that into text.
 
 mod csvfmt;
-mod html;
 mod json;
 mod markdown;
 mod model;
 mod table;
 
 pub use csvfmt::CsvExporter;
-pub use html::render_html;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
 pub use model::*;
 pub use table::TableExporter;
 
 use crate::Error;
-use crate::cli::{CompareArgs, CompareFormat};
 use crate::results::ResultSet;
-use std::io::IsTerminal;
+
+/// The text formats `compare` prints (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
 
 /// Turns a comparison into one output format.
 pub trait Exporter {
@@ -28,12 +33,12 @@ pub trait Exporter {
 }
 
 /// The exporter for a `--format` value. `color` only affects the table.
-pub fn exporter(format: CompareFormat, color: bool) -> Box<dyn Exporter> {
+pub fn exporter(format: Format, color: bool) -> Box<dyn Exporter> {
     match format {
-        CompareFormat::Table => Box::new(TableExporter { color }),
-        CompareFormat::Markdown => Box::new(MarkdownExporter),
-        CompareFormat::Csv => Box::new(CsvExporter),
-        CompareFormat::Json => Box::new(JsonExporter),
+        Format::Table => Box::new(TableExporter { color }),
+        Format::Markdown => Box::new(MarkdownExporter),
+        Format::Csv => Box::new(CsvExporter),
+        Format::Json => Box::new(JsonExporter),
     }
 }
 
@@ -103,50 +108,6 @@ pub fn load_all(paths: &[std::path::PathBuf]) -> Result<Vec<ResultSet>, Error> {
             Ok(set)
         })
         .collect()
-}
-
-/// `pinscope compare`.
-pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
-    if !(0.0..1.0).contains(&args.noise) {
-        return Err(Error::Usage(format!(
-            "--noise {} is outside 0..1; write a fraction such as 0.02 for 2%",
-            args.noise
-        )));
-    }
-    let inputs = results_inputs(&args.results, quiet)?;
-    if inputs.len() < 2 {
-        return Err(Error::Usage(
-            "compare needs at least two results CSVs (samples files are read with their CSV)"
-                .into(),
-        ));
-    }
-    let sets = load_all(&inputs)?;
-    let cmp = build(&sets, args.noise);
-    // Runs that share no case cannot be compared: say so instead of printing two lists.
-    for (i, r) in cmp.runs.iter().enumerate().skip(1) {
-        let shared = cmp.entries.iter().any(|e| {
-            e.cells.first().is_some_and(Option::is_some)
-                && e.cells.get(i).is_some_and(Option::is_some)
-        });
-        if !shared {
-            return Err(Error::Usage(format!(
-                "{} and {} have no case in common (cases match by case_key and lane): compare runs of the same scenario",
-                inputs[0].display(),
-                r.path
-            )));
-        }
-    }
-    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let text = exporter(args.format, color).render(&cmp);
-    print!("{text}");
-    if let Some(path) = &args.html {
-        let page = render_html(&cmp, &sets)?;
-        crate::results::write_atomic(path, page.as_bytes())?;
-        if !quiet {
-            eprintln!("wrote {}", path.display());
-        }
-    }
-    Ok(0)
 }
 
 // ---- shared cell formatting --------------------------------------------------------------

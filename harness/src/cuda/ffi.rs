@@ -1,7 +1,10 @@
 //! Safe RAII wrappers over the raw CUDA driver calls. Every `unsafe` block says why it is sound.
+//!
+//! Size: over 500 lines on purpose: every FFI call of the crate is in this one file, so the
+//! `unsafe` blocks can be audited in one place.
 
 use super::CudaError;
-use crate::scenario::HostFlags;
+use super::HostFlags;
 use cudarc::driver::sys;
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -92,30 +95,36 @@ pub struct CudaDeviceFacts {
     pub luid: Option<[u8; 8]>,
 }
 
+/// How many CUDA devices the driver reports (loads the driver and initialises CUDA).
+pub fn device_count() -> Result<u32, OpenError> {
+    if !driver_present() {
+        return Err(OpenError::NoDriver);
+    }
+    // SAFETY: the driver library is present (checked above); cuInit has no preconditions.
+    let r = unsafe { sys::cuInit(0) };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(OpenError::NoDevice(format!("{r:?}")));
+    }
+    let mut count = 0i32;
+    // SAFETY: `count` is a valid out-pointer.
+    check("cuDeviceGetCount", unsafe {
+        sys::cuDeviceGetCount(&mut count)
+    })
+    .map_err(OpenError::Cuda)?;
+    Ok(u32::try_from(count).unwrap_or(0))
+}
+
 impl Gpu {
     /// Loads the driver, initialises CUDA and makes device `ordinal`'s primary context current.
     pub fn open(ordinal: u32) -> Result<Gpu, OpenError> {
-        if !driver_present() {
-            return Err(OpenError::NoDriver);
-        }
-        // SAFETY: the driver library is present (checked above); cuInit has no preconditions.
-        let r = unsafe { sys::cuInit(0) };
-        if r != sys::CUresult::CUDA_SUCCESS {
-            return Err(OpenError::NoDevice(format!("{r:?}")));
-        }
-        let mut count = 0i32;
-        // SAFETY: `count` is a valid out-pointer.
-        check("cuDeviceGetCount", unsafe {
-            sys::cuDeviceGetCount(&mut count)
-        })
-        .map_err(OpenError::Cuda)?;
-        if count <= 0 {
+        let count = device_count()?;
+        if count == 0 {
             return Err(OpenError::NoDevice("no devices".into()));
         }
-        if ordinal >= count as u32 {
+        if ordinal >= count {
             return Err(OpenError::BadOrdinal {
                 asked: ordinal,
-                count: count as u32,
+                count,
             });
         }
         let mut dev: sys::CUdevice = 0;

@@ -1,10 +1,10 @@
 //! The PTX kernels in `kernels/pinscope.ptx`, loaded with the driver and launched safely.
 
+use super::HostFlags;
 use super::ffi::{
     DeviceAccessible, HostBuffer, Module, Stream, launch, volatile_load, volatile_store,
 };
 use super::{CudaError, Gpu};
-use crate::scenario::HostFlags;
 use cudarc::driver::sys;
 use std::ffi::c_void;
 

@@ -1,4 +1,5 @@
-//! The only module with `unsafe` code: the CUDA driver API through cudarc's raw bindings
+//! One of the two homes of `unsafe` code (the other is `probe/windows/`, the Win32 calls of the
+//! Windows observers): the CUDA driver API through cudarc's raw bindings
 //! (`cudarc::driver::sys` / `result`), wrapped in safe RAII types.
 //!
 //! Layers (as in cudarc): `ffi` holds every FFI call, each `unsafe` block with a `// SAFETY:`
@@ -10,10 +11,12 @@ pub mod crew;
 #[cfg(any(test, feature = "fault-injection"))]
 pub mod fault;
 mod ffi;
+mod flags;
 mod kernels;
 
 pub use crew::CopyCrew;
 pub use ffi::*;
+pub use flags::HostFlags;
 pub use kernels::*;
 
 /// A failed CUDA driver call: which call, and the driver's error name.

@@ -1,8 +1,11 @@
 //! Sampling: warm-up, then samples until the spread target, the sample cap or the time limit.
 //! Every raw sample is kept; nothing is dropped.
 
+mod lockstep;
+pub use lockstep::{Lockstep, Vote};
+
 use crate::cuda::CudaError;
-use crate::results::Lane;
+use crate::scenario::Lane;
 use crate::scenario::Measure;
 use crate::strategy::{Gpu, SampleTimes, Transfer};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,29 +53,6 @@ impl Measured {
     }
 }
 
-/// Median of a slice (NaN-free input), `None` when empty.
-pub fn median(v: &[f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    Some(if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    })
-}
-
-/// MAD / median: the relative spread the stopping rule uses.
-pub fn relative_spread(v: &[f64]) -> Option<f64> {
-    let m = median(v)?;
-    let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
-    let mad = median(&dev)?;
-    (m > 0.0).then_some(mad / m)
-}
-
 /// Runs warm-up transfers, then samples `transfer` until the stopping rule says enough.
 /// On an error the samples so far are returned with it.
 pub fn run(
@@ -111,7 +91,9 @@ pub fn run(
             out.stopped_by = "max_samples".into();
             break;
         }
-        if relative_spread(&out.bandwidth(lane, bytes)).is_some_and(|s| s <= m.target_spread) {
+        if crate::stats::relative_spread(&out.bandwidth(lane, bytes))
+            .is_some_and(|s| s <= m.target_spread)
+        {
             out.stopped_by = "spread".into();
             break;
         }
@@ -121,20 +103,4 @@ pub fn run(
         }
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_and_spread() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-        let s = relative_spread(&[10.0, 10.0, 11.0, 9.0, 10.0]).unwrap();
-        assert_eq!(s, 0.0);
-        let s = relative_spread(&[10.0, 12.0, 8.0]).unwrap();
-        assert!((s - 0.2).abs() < 1e-12);
-    }
 }

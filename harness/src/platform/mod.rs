@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 mod detect;
+mod devices;
 pub use detect::*;
+pub use devices::*;
 
 /// The platform families pinscope tells apart; they observe memory differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,9 +81,9 @@ pub struct Machine {
 
 impl Machine {
     /// The fields repeated in each CSV row.
-    pub fn key(&self) -> crate::results::MachineKey {
+    pub fn key(&self) -> MachineKey {
         let gpu = self.gpu.as_ref();
-        crate::results::MachineKey {
+        MachineKey {
             host_name: self.host_name.clone(),
             platform: self.platform.clone(),
             os: self.os.clone(),
@@ -98,4 +100,20 @@ impl Machine {
                 .unwrap_or_default(),
         }
     }
+}
+
+/// Machine fields repeated in every CSV row so one CSV alone can be compared.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineKey {
+    pub host_name: String,
+    /// `linux`, `wsl2`, `wsl1`, `windows`, `macos`, `other`.
+    pub platform: String,
+    /// e.g. `Ubuntu 24.04`, `Windows 11 Pro 23H2`.
+    pub os: String,
+    /// `wddm`, `tcc`, `mcdm`, or `linux` (no Windows driver model).
+    pub driver_model: String,
+    pub gpu: String,
+    pub driver_version: String,
+    /// PCIe link as `gen5x16` (current), empty when unknown.
+    pub pcie_link: String,
 }

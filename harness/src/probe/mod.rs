@@ -19,7 +19,6 @@
 //! * `process`: `working_set`, `peak_working_set`, `private_usage`, `pagefile_usage`
 //! * `ledger`: `pinned_alloc`, `registered`, `managed`, `device`, `staging`, `pinned`
 
-use crate::results::{ACCOUNTING_METRICS, ObserverStatus};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -41,6 +40,28 @@ pub use ledger::{Ledger, LedgerCategory};
 pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts, nvml_memory};
 pub use os::{dxgi_adapters, running_under_wine};
 pub use procfs::{ProcfsObserver, parse_meminfo, parse_status};
+
+/// Accounting metrics carried as columns (MiB, signed deltas against the `before` snapshot).
+/// The long form of every observer at every phase is in the samples file.
+pub const ACCOUNTING_METRICS: &[&str] = &[
+    "cuda_used",     // cuMemGetInfo total - free
+    "nvml_used",     // NVML device memory used
+    "proc_rss",      // VmRSS (Linux/WSL2) or working set (Windows)
+    "mem_available", // /proc/meminfo MemAvailable (negative = host memory taken)
+    "committed",     // Committed_AS (Linux) or private usage (Windows)
+    "dedicated",     // DXGI LOCAL CurrentUsage (Windows)
+    "shared",        // DXGI NON_LOCAL CurrentUsage (Windows) — Task Manager's "shared GPU memory"
+    "ledger_pinned", // pinscope's own count of page-locked bytes
+];
+
+/// An observer's availability on the machine that ran.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ObserverStatus {
+    pub name: String,
+    pub available: bool,
+    /// Why not, when unavailable.
+    pub reason: Option<String>,
+}
 
 /// What a reading's number counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,6 +3,9 @@
 //!
 //! Everything renders through plotters' SVG backend into a `String`; text becomes `<text>`
 //! elements with the explicit family `sans-serif`, so no font files are needed.
+//!
+//! Size: over 500 lines: the bar and line chart primitives share layout and SVG clean-up code that
+//! would otherwise be passed between files.
 
 use crate::report::html::escape;
 use plotters::prelude::*;

@@ -200,6 +200,7 @@ mod tests {
             max_alloc_held_mib: None,
             max_alloc_free_mib: None,
             pinned_ceiling_mib: None,
+            stopped_by: String::new(),
         }
     }
 

@@ -4,6 +4,8 @@
 //! pinned ceiling and the largest device allocation, and each claim with each platform's verdict.
 //!
 //! Used by `compare --html` and by `report` when its runs come from different platforms.
+//!
+//! Size: just over 500 lines: one page (the platform comparison), section by section.
 
 use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
 use super::html::{escape, table};

@@ -1,4 +1,7 @@
 //! CSV writing (one flush per case) and reading (columns looked up by name, schema checked).
+//!
+//! Size: over 500 lines: writer and reader of both CSV files (results and samples) with their
+//! located error messages; they share the column list and the header lookup.
 
 use super::schema::*;
 use super::sidecar::{samples_path, sidecar_path};
@@ -9,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The fixed leading columns of the results CSV, in order. Accounting columns follow them:
 /// `d_<phase>_<metric>_mib` for each of [`ACCOUNTING_PHASES`] × [`ACCOUNTING_METRICS`], then
-/// `max_alloc_held_mib`, `max_alloc_free_mib`, `pinned_ceiling_mib`.
+/// `max_alloc_held_mib`, `max_alloc_free_mib`, `pinned_ceiling_mib`, `stopped_by`.
 pub const BASE_COLUMNS: &[&str] = &[
     "schema_version",
     "run_id",
@@ -69,6 +72,7 @@ pub fn columns() -> Vec<String> {
     cols.push("max_alloc_held_mib".into());
     cols.push("max_alloc_free_mib".into());
     cols.push("pinned_ceiling_mib".into());
+    cols.push("stopped_by".into());
     cols
 }
 
@@ -133,6 +137,7 @@ fn row_fields(r: &Row) -> Vec<String> {
     f.push(opt(r.max_alloc_held_mib));
     f.push(opt(r.max_alloc_free_mib));
     f.push(opt(r.pinned_ceiling_mib));
+    f.push(r.stopped_by.clone());
     f
 }
 
@@ -307,6 +312,8 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
     let held = h.names.iter().position(|n| n == "max_alloc_held_mib");
     let freed = h.names.iter().position(|n| n == "max_alloc_free_mib");
     let ceiling = h.names.iter().position(|n| n == "pinned_ceiling_mib");
+    // Added after schema 1 was published: files without it read as empty.
+    let stopped_by = h.names.iter().position(|n| n == "stopped_by");
 
     let mut out = Vec::new();
     let mut rec = csv::StringRecord::new();
@@ -464,6 +471,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             max_alloc_held_mib: optf(held)?,
             max_alloc_free_mib: optf(freed)?,
             pinned_ceiling_mib: optf(ceiling)?,
+            stopped_by: stopped_by.map(|i| get(i).to_string()).unwrap_or_default(),
         });
     }
     Ok(out)

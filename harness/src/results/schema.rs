@@ -6,6 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::platform::MachineKey;
+pub use crate::probe::ACCOUNTING_METRICS;
+pub use crate::scenario::Lane;
+
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// What a case ended as.
@@ -41,62 +45,6 @@ impl Status {
         }
     }
 }
-
-/// Which way the bytes of one row went. A bidirectional case gives three rows: h2d, d2h, sum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Lane {
-    H2d,
-    D2h,
-    Sum,
-    /// Inside device memory (the `device-*` engines: nothing crosses PCIe).
-    Device,
-}
-
-impl Lane {
-    pub fn name(self) -> &'static str {
-        match self {
-            Lane::H2d => "h2d",
-            Lane::D2h => "d2h",
-            Lane::Sum => "sum",
-            Lane::Device => "device",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Lane> {
-        [Lane::H2d, Lane::D2h, Lane::Sum, Lane::Device]
-            .into_iter()
-            .find(|l| l.name() == s)
-    }
-}
-
-/// Machine fields repeated in every CSV row so one CSV alone can be compared.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MachineKey {
-    pub host_name: String,
-    /// `linux`, `wsl2`, `wsl1`, `windows`, `macos`, `other`.
-    pub platform: String,
-    /// e.g. `Ubuntu 24.04`, `Windows 11 Pro 23H2`.
-    pub os: String,
-    /// `wddm`, `tcc`, `mcdm`, or `linux` (no Windows driver model).
-    pub driver_model: String,
-    pub gpu: String,
-    pub driver_version: String,
-    /// PCIe link as `gen5x16` (current), empty when unknown.
-    pub pcie_link: String,
-}
-
-/// Accounting metrics carried as columns (MiB, signed deltas against the `before` snapshot).
-/// The long form of every observer at every phase is in the samples file.
-pub const ACCOUNTING_METRICS: &[&str] = &[
-    "cuda_used",     // cuMemGetInfo total - free
-    "nvml_used",     // NVML device memory used
-    "proc_rss",      // VmRSS (Linux/WSL2) or working set (Windows)
-    "mem_available", // /proc/meminfo MemAvailable (negative = host memory taken)
-    "committed",     // Committed_AS (Linux) or private usage (Windows)
-    "dedicated",     // DXGI LOCAL CurrentUsage (Windows)
-    "shared",        // DXGI NON_LOCAL CurrentUsage (Windows) — Task Manager's "shared GPU memory"
-    "ledger_pinned", // pinscope's own count of page-locked bytes
-];
 
 /// Phases at which the CSV carries deltas: after allocation+first touch, and at the end of the
 /// hold after free.
@@ -162,6 +110,9 @@ pub struct Row {
     pub max_alloc_free_mib: Option<f64>,
     /// Pinned memory (MiB) the pinned-ceiling probe obtained before failing or reaching its cap.
     pub pinned_ceiling_mib: Option<f64>,
+    /// Why sampling stopped: `spread` (target reached), `max_samples`, `time_limit`,
+    /// `interrupted`; empty when no sample was taken (and in files written before this column).
+    pub stopped_by: String,
 }
 
 impl Row {

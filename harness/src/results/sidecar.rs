@@ -1,17 +1,9 @@
 //! The JSON sidecar: machine metadata, scenario text, observers, claims; written atomically.
 
 use crate::platform::Machine;
+pub use crate::probe::ObserverStatus;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// An observer's availability on the machine that ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ObserverStatus {
-    pub name: String,
-    pub available: bool,
-    /// Why not, when unavailable.
-    pub reason: Option<String>,
-}
 
 /// A scenario as it was run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,6 +54,10 @@ pub struct Sidecar {
     pub claims: Vec<ClaimVerdict>,
     #[serde(default)]
     pub probes: Vec<ProbeRecord>,
+    /// Why sampling stopped, per case key (`spread`, `max_samples`, `time_limit`, `interrupted`);
+    /// absent in files written before it was added.
+    #[serde(default)]
+    pub stopped_by: std::collections::BTreeMap<String, String>,
     /// Free-form derived results (e.g. "model load time") in display order.
     #[serde(default)]
     pub derived: Vec<(String, String)>,
@@ -117,4 +113,27 @@ pub fn sidecar_path(csv: &Path) -> PathBuf {
 pub fn samples_path(csv: &Path) -> PathBuf {
     let stem = csv.file_stem().unwrap_or_default().to_string_lossy();
     csv.with_file_name(format!("{stem}.samples.csv"))
+}
+
+#[cfg(test)]
+impl Sidecar {
+    /// A sidecar with nothing in it, for tests.
+    pub(crate) fn empty_for_tests() -> Sidecar {
+        Sidecar {
+            schema_version: super::SCHEMA_VERSION,
+            pinscope_version: "test".into(),
+            run_id: "r".into(),
+            started_at: "t".into(),
+            finished_at: None,
+            partial: false,
+            command_line: vec![],
+            machine: Machine::default(),
+            scenarios: vec![],
+            observers: vec![],
+            claims: vec![],
+            probes: vec![],
+            stopped_by: Default::default(),
+            derived: vec![],
+        }
+    }
 }

@@ -34,6 +34,7 @@
 //! unit = "s"
 //! ```
 
+mod claim;
 mod expand;
 mod model;
 mod plan;
@@ -41,14 +42,15 @@ mod raw;
 mod validate;
 mod vram;
 
+pub use claim::{Claim, Derived, Op};
 pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
 pub use plan::{
-    ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, SETUP_S, auto_batch, estimate_seconds,
-    format_bytes_exact, format_seconds, plan_command, plan_summary, plan_table, plan_table_for,
-    refusal,
+    ASSUMED_DEVICE_BPS, ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, DeviceFree, SETUP_S, auto_batch,
+    device_free_for_plan, estimate_seconds, format_bytes_exact, format_seconds, plan_summary,
+    plan_table, plan_table_for, refusal,
 };
-pub use vram::{DEFAULT_CYCLES, DEFAULT_PAUSE, DeviceFree, DeviceHold, VramKeys};
+pub use vram::{DEFAULT_CYCLES, DEFAULT_PAUSE, DeviceHold, VramKeys};
 
 use crate::Error;
 use crate::error::{Problem, Problems};

@@ -3,6 +3,7 @@
 //! `raw.rs` reads TOML into loosely typed tables with source spans, `validate.rs` turns that into a
 //! [`Scenario`], and `expand.rs` takes the cartesian product of its sweeps into [`Case`]s.
 
+pub use crate::cuda::HostFlags;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
@@ -34,58 +35,6 @@ impl HostKind {
     /// True when the memory is page-locked for the whole case.
     pub fn is_pinned(self) -> bool {
         matches!(self, Self::Alloc | Self::Register)
-    }
-}
-
-/// Flags of `cuMemHostAlloc` / `cuMemHostRegister`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct HostFlags {
-    /// `CU_MEMHOSTALLOC_PORTABLE` / `CU_MEMHOSTREGISTER_PORTABLE`.
-    pub portable: bool,
-    /// `CU_MEMHOSTALLOC_DEVICEMAP` / `CU_MEMHOSTREGISTER_DEVICEMAP`: mapped into the GPU's address space.
-    pub mapped: bool,
-    /// `CU_MEMHOSTALLOC_WRITECOMBINED` (alloc only).
-    pub write_combined: bool,
-}
-
-impl HostFlags {
-    pub const NAMES: [&'static str; 3] = ["portable", "mapped", "write-combined"];
-    pub fn is_empty(&self) -> bool {
-        !(self.portable || self.mapped || self.write_combined)
-    }
-    /// `portable+mapped`, or `none`.
-    pub fn label(&self) -> String {
-        let mut v = Vec::new();
-        if self.portable {
-            v.push("portable");
-        }
-        if self.mapped {
-            v.push("mapped");
-        }
-        if self.write_combined {
-            v.push("write-combined");
-        }
-        if v.is_empty() {
-            "none".into()
-        } else {
-            v.join("+")
-        }
-    }
-    /// Inverse of [`HostFlags::label`].
-    pub fn from_label(s: &str) -> Option<Self> {
-        let mut f = Self::default();
-        if s == "none" || s.is_empty() {
-            return Some(f);
-        }
-        for part in s.split('+') {
-            match part {
-                "portable" => f.portable = true,
-                "mapped" => f.mapped = true,
-                "write-combined" => f.write_combined = true,
-                _ => return None,
-            }
-        }
-        Some(f)
     }
 }
 
@@ -445,6 +394,15 @@ impl Case {
         self.size * dirs + staging
     }
 
+    /// The results' `host` column: `device` for the device-resident engines (no host buffer).
+    pub fn host_column(&self) -> String {
+        if self.engine.is_device() {
+            "device".into()
+        } else {
+            self.host.to_string()
+        }
+    }
+
     /// Device bytes this case allocates (managed memory counts as host here).
     pub fn device_bytes(&self) -> u64 {
         if self.engine.is_cpu() {
@@ -488,7 +446,34 @@ pub struct Scenario {
     pub text: String,
     pub cases: Vec<Case>,
     /// Expectations checked after the run (see `claims`).
-    pub claims: Vec<crate::claims::Claim>,
+    pub claims: Vec<super::Claim>,
     /// Results derived from case metrics after the run (see `claims::derive`).
-    pub derived: Vec<crate::claims::Derived>,
+    pub derived: Vec<super::Derived>,
+}
+
+/// Which way the bytes of one row went. A bidirectional case gives three rows: h2d, d2h, sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lane {
+    H2d,
+    D2h,
+    Sum,
+    /// Inside device memory (the `device-*` engines: nothing crosses PCIe).
+    Device,
+}
+
+impl Lane {
+    pub fn name(self) -> &'static str {
+        match self {
+            Lane::H2d => "h2d",
+            Lane::D2h => "d2h",
+            Lane::Sum => "sum",
+            Lane::Device => "device",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Lane> {
+        [Lane::H2d, Lane::D2h, Lane::Sum, Lane::Device]
+            .into_iter()
+            .find(|l| l.name() == s)
+    }
 }

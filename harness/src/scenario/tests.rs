@@ -1,5 +1,8 @@
 //! Unit tests of the scenario language: one per rule, each asserting the exact message and where
 //! it points (1-based line:column).
+//!
+//! Size: over 500 lines on purpose: one short test per language rule, kept together so the rules
+//! can be read as a list.
 
 use super::*;
 

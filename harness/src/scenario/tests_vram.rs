@@ -2,7 +2,8 @@
 //! `device-read` / `device-write` / `device-copy` engines and `mode = "churn"`, each rule with its
 //! exact message and position, and what `plan` shows for them.
 
-use super::vram::{CHURN_NEEDS_COPY, DeviceFree, HOLD_FORMS, HOLD_WITH_MANAGED};
+use super::plan::DeviceFree;
+use super::vram::{CHURN_NEEDS_COPY, HOLD_FORMS, HOLD_WITH_MANAGED};
 use super::*;
 use crate::units::GIB;
 
@@ -357,12 +358,12 @@ fn plan_without_device_memory_shows_holds_as_written() {
 #[test]
 fn device_free_option_is_checked() {
     assert_eq!(
-        super::vram::device_free_for_plan(Some("24GiB")).unwrap(),
+        super::plan::device_free_for_plan(Some("24GiB")).unwrap(),
         Some(DeviceFree {
             bytes: 24 * GIB,
             source: "given with --device-free".into()
         })
     );
-    let e = super::vram::device_free_for_plan(Some("lots")).unwrap_err();
+    let e = super::plan::device_free_for_plan(Some("lots")).unwrap_err();
     assert!(e.to_string().starts_with("--device-free: "), "{e}");
 }

@@ -1,10 +1,14 @@
 //! Stage two: the raw tree → typed settings per block, sweeps and claims. Each value is checked on
 //! its own here (type, unit, range); rules about combinations of keys need the expanded cases and
 //! live in `expand`. Every problem is collected, none stops the others.
+//!
+//! Size: over 500 lines because every key of the scenario language is checked here, each with its
+//! own located message and did-you-mean; splitting it per block kind is the next step once the
+//! key table (one declaration per key) lands.
 
 use super::raw::{self, Entry, Kind, Pos};
+use super::{Claim, Derived, Op};
 use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads};
-use crate::claims::{Claim, Derived, Op};
 use crate::error::Problem;
 use crate::units;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -710,7 +714,7 @@ fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) ->
 }
 
 /// Most values one range may give (the case limit of a whole file).
-const RANGE_LIMIT: u64 = super::expand::CASE_LIMIT;
+const RANGE_LIMIT: u64 = super::CASE_LIMIT;
 
 /// A size written compactly in the largest binary unit that divides it (`64MiB`, `1536KiB`).
 fn compact_size(bytes: u64) -> String {

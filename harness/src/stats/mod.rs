@@ -3,6 +3,9 @@
 //!
 //! Everything here is deterministic: the bootstrap uses a fixed seed, so the same inputs give the
 //! same confidence interval in every report.
+//!
+//! This is the only statistics code: the measurement stopping rule (`measure`), the CSV rows
+//! (`results::Row::from_outcome`), the fixtures and `compare` all use it.
 
 mod bootstrap;
 mod change;
@@ -12,4 +15,6 @@ pub use bootstrap::{
     DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Rng, SEED, bootstrap_median_ci, bootstrap_ratio_ci,
 };
 pub use change::{Comparison, Verdict, compare};
-pub use sample::{MAD_SCALE, OUTLIER_MADS, Sample, SampleError};
+pub use sample::{
+    MAD_SCALE, OUTLIER_MADS, Sample, SampleError, Summary, median, relative_spread, summarize,
+};

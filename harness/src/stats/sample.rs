@@ -98,17 +98,58 @@ impl Sample {
     }
 
     /// One flag per value, in the original order: true when the value lies more than
-    /// `3 × 1.4826 × MAD` from the median. Values are flagged, never dropped. When the MAD is zero
-    /// every value that differs from the median is flagged.
+    /// `3 × 1.4826 × MAD` from the median. Values are flagged, never dropped.
+    ///
+    /// When the MAD is zero (more than half the values are equal) there is no scale to judge by,
+    /// and nothing is flagged: this is the one rule for the CSV's `outliers` column, the fixtures
+    /// and compare (the CSV has always written 0 there).
     pub fn outlier_flags(&self) -> Vec<bool> {
         let m = self.median();
-        let limit = OUTLIER_MADS * MAD_SCALE * self.mad();
+        let mad = self.mad();
+        if mad == 0.0 {
+            return vec![false; self.values.len()];
+        }
+        let limit = OUTLIER_MADS * MAD_SCALE * mad;
         self.values.iter().map(|v| (v - m).abs() > limit).collect()
     }
 
     pub fn outlier_count(&self) -> usize {
         self.outlier_flags().into_iter().filter(|f| *f).count()
     }
+}
+
+/// Median, min, max, relative spread and outlier count of a set of measurements; `None` when
+/// the set is empty or holds a value that is not finite. This is what the CSV row carries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// MAD / median (0.01 = 1%).
+    pub spread: f64,
+    pub outliers: usize,
+}
+
+/// [`Summary`] of a slice of measurements.
+pub fn summarize(v: &[f64]) -> Option<Summary> {
+    let s = Sample::new(v.to_vec()).ok()?;
+    Some(Summary {
+        median: s.median(),
+        min: s.min(),
+        max: s.max(),
+        spread: s.relative_spread(),
+        outliers: s.outlier_count(),
+    })
+}
+
+/// Median of a slice of measurements (`None` when empty or not all finite).
+pub fn median(v: &[f64]) -> Option<f64> {
+    Sample::new(v.to_vec()).ok().map(|s| s.median())
+}
+
+/// MAD / median of a slice (`None` when empty or not all finite): the stopping rule's spread.
+pub fn relative_spread(v: &[f64]) -> Option<f64> {
+    Sample::new(v.to_vec()).ok().map(|s| s.relative_spread())
 }
 
 pub(crate) fn median_of_sorted(s: &[f64]) -> f64 {
@@ -215,5 +256,25 @@ mod tests {
         );
         assert_eq!(x.outlier_count(), 1);
         assert_eq!(x.len(), 8);
+    }
+
+    #[test]
+    fn zero_mad_flags_nothing() {
+        let x = s(&[10.0, 10.0, 10.0, 10.0, 30.0]);
+        assert_eq!(x.mad(), 0.0);
+        assert_eq!(x.outlier_count(), 0);
+    }
+
+    #[test]
+    fn slice_helpers() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(relative_spread(&[10.0, 10.0, 11.0, 9.0, 10.0]), Some(0.0));
+        let sp = relative_spread(&[10.0, 12.0, 8.0]).unwrap();
+        assert!((sp - 0.2).abs() < 1e-12);
+        let sum = summarize(&[2.0, 9.0, 1.0]).unwrap();
+        assert_eq!((sum.median, sum.min, sum.max), (2.0, 1.0, 9.0));
+        assert!(summarize(&[]).is_none());
     }
 }

@@ -1,17 +1,16 @@
 //! H2D and D2H at the same time on two streams (both copy engines busy). Reports each direction
 //! and their sum over the common span.
 
+use super::timing::{Streams, Timer};
 use super::*;
-use crate::cuda::Event;
-use std::time::Instant;
 
 pub struct Bidirectional {
-    up_host: Option<HostBuffer>,
-    down_host: Option<HostBuffer>,
-    up_dev: Option<DeviceBuffer>,
-    down_dev: Option<DeviceBuffer>,
-    up: Stream,
-    down: Stream,
+    up_host: HostBuffer,
+    down_host: HostBuffer,
+    up_dev: DeviceBuffer,
+    down_dev: DeviceBuffer,
+    /// `[up, down]`: H2D on the first, D2H on the second.
+    streams: [Stream; 2],
     seed: u32,
     size: usize,
     setup: SetupTimes,
@@ -31,12 +30,11 @@ impl Bidirectional {
             ..Default::default()
         };
         Ok(Self {
-            up_host: Some(up_host),
-            down_host: Some(down_host),
-            up_dev: Some(DeviceBuffer::new(size)?),
-            down_dev: Some(DeviceBuffer::new(size)?),
-            up: Stream::new()?,
-            down: Stream::new()?,
+            up_host,
+            down_host,
+            up_dev: DeviceBuffer::new(size)?,
+            down_dev: DeviceBuffer::new(size)?,
+            streams: [Stream::new()?, Stream::new()?],
             seed: seed_for(case),
             size,
             setup,
@@ -56,66 +54,32 @@ impl Transfer for Bidirectional {
     }
 
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        if let (Some(uh), Some(dh), Some(ud), Some(dd)) = (
-            self.up_host.as_mut(),
-            self.down_host.as_mut(),
-            self.up_dev.as_ref(),
-            self.down_dev.as_ref(),
-        ) {
-            crate::cuda::fill_pattern(uh.as_mut_slice(), 0, self.seed);
-            crate::cuda::fill_zero(dh.as_mut_slice());
-            ud.memset(&self.up, 0)?;
-            gpu.kernels.write(&self.up, dd, self.size, self.seed)?;
-            self.up.synchronize()?;
-        }
-        Ok(())
+        let up = &self.streams[0];
+        crate::cuda::fill_pattern(self.up_host.as_mut_slice(), 0, self.seed);
+        crate::cuda::fill_zero(self.down_host.as_mut_slice());
+        self.up_dev.memset(up, 0)?;
+        gpu.kernels
+            .write(up, &self.down_dev, self.size, self.seed)?;
+        up.synchronize()
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let (Some(uh), Some(dh), Some(ud), Some(dd)) = (
-            self.up_host.as_ref(),
-            self.down_host.as_ref(),
-            self.up_dev.as_ref(),
-            self.down_dev.as_ref(),
-        ) else {
-            return Err(CudaError::new("sample", "buffers already freed"));
-        };
-        let gated = uh.is_page_locked();
-        let (s_up, e_up, s_down, e_down) =
-            (Event::new()?, Event::new()?, Event::new()?, Event::new()?);
-        let t0 = Instant::now();
-        if gated {
-            gpu.gate.hold(gpu.kernels, &self.up)?;
-            gpu.gate.hold(gpu.kernels, &self.down)?;
-        }
-        s_up.record(&self.up)?;
-        s_down.record(&self.down)?;
+        let [up, down] = &self.streams;
+        let gated = self.up_host.is_page_locked();
+        let timer = Timer::start(gpu, &self.streams, Streams::Each, gated)?;
         for _ in 0..batch {
-            self.up.copy_h2d(ud, 0, uh, 0, self.size)?;
-            self.down.copy_d2h(dh, 0, dd, 0, self.size)?;
+            up.copy_h2d(&self.up_dev, 0, &self.up_host, 0, self.size)?;
+            down.copy_d2h(&self.down_host, 0, &self.down_dev, 0, self.size)?;
         }
-        e_up.record(&self.up)?;
-        e_down.record(&self.down)?;
-        if gated {
-            gpu.gate.release();
-        }
-        e_up.synchronize()?;
-        e_down.synchronize()?;
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-        if gated && gpu.gate.timed_out() {
-            return Err(CudaError::new(
-                "spin gate",
-                "timed out before the batch was queued",
-            ));
-        }
-        let up_ms = s_up.elapsed_ms(&e_up)?;
-        let down_ms = s_down.elapsed_ms(&e_down)?;
+        let span = timer.finish(&self.streams)?;
+        let up_ms = span.event_ms(0)?;
+        let down_ms = span.event_ms(1)?;
         // Common span: from the earlier start to the later end.
-        let down_start = s_up.elapsed_ms(&s_down)?;
+        let down_start = span.start_offset_ms(1)?;
         let up_end = up_ms;
-        let down_end = s_up.elapsed_ms(&e_down)?;
-        let span = up_end.max(down_end) - down_start.min(0.0);
-        let ev = vec![(Lane::H2d, up_ms), (Lane::D2h, down_ms), (Lane::Sum, span)];
+        let down_end = span.end_offset_ms(1)?;
+        let sum = up_end.max(down_end) - down_start.min(0.0);
+        let ev = vec![(Lane::H2d, up_ms), (Lane::D2h, down_ms), (Lane::Sum, sum)];
         Ok(SampleTimes {
             lanes: if gated {
                 ev.clone()
@@ -123,10 +87,10 @@ impl Transfer for Bidirectional {
                 vec![
                     (Lane::H2d, up_ms),
                     (Lane::D2h, down_ms),
-                    (Lane::Sum, wall_ms),
+                    (Lane::Sum, span.wall_ms),
                 ]
             },
-            wall_ms,
+            wall_ms: span.wall_ms,
             event_ms: ev,
             register_ms: None,
             unregister_ms: None,
@@ -134,12 +98,10 @@ impl Transfer for Bidirectional {
     }
 
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
-        let (Some(dh), Some(ud)) = (self.down_host.as_ref(), self.up_dev.as_ref()) else {
-            return Err(CudaError::new("verify", "buffers already freed"));
-        };
-        self.down.synchronize()?;
-        match verify_device(gpu, &self.up, ud, self.seed, Lane::H2d)? {
-            Verified::Yes => Ok(verify_host(dh, self.seed, Lane::D2h)),
+        let [up, down] = &self.streams;
+        down.synchronize()?;
+        match verify_device(gpu, up, &self.up_dev, self.seed, Lane::H2d)? {
+            Verified::Yes => Ok(verify_host(&self.down_host, self.seed, Lane::D2h)),
             bad => Ok(bad),
         }
     }
@@ -150,17 +112,23 @@ impl Transfer for Bidirectional {
 
     fn footprint(&self) -> Footprint {
         let mut fp = Footprint::default();
-        for h in [&self.up_host, &self.down_host].into_iter().flatten() {
+        for h in [&self.up_host, &self.down_host] {
             footprint_of(h, &mut fp);
         }
         fp.device = 2 * self.size as u64;
         fp
     }
 
-    fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        self.up_dev = None;
-        self.down_dev = None;
-        let bufs = [self.up_host.take(), self.down_host.take()];
-        free_all(bufs.into_iter().flatten(), self.setup.clone())
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let Bidirectional {
+            up_host,
+            down_host,
+            up_dev,
+            down_dev,
+            setup,
+            ..
+        } = *self;
+        drop((up_dev, down_dev));
+        free_all([up_host, down_host], setup)
     }
 }

@@ -5,11 +5,11 @@
 //! (FlashML-org/FreeToken#291: 19 of 20 copies with a 5 ms pause); the row counts such copies:
 //! `failed: data mismatch in k of N copies`.
 //!
-//! The copy is timed with events around `cuMemcpyAsync` (not gated: one copy per sample, and the
-//! allocation before it is the point of the experiment).
+//! The copy is timed with events around `cuMemcpyAsync` through [`Timer`] (not gated: one copy per
+//! sample, and the allocation before it is the point of the experiment).
 
+use super::timing::{Streams, Timer};
 use super::*;
-use crate::cuda::Event;
 use std::time::{Duration, Instant};
 
 /// What one cycle gave.
@@ -93,7 +93,7 @@ struct GpuCycle<'a> {
     device: &'a DeviceBuffer,
     result: &'a DeviceBuffer,
     stream: &'a Stream,
-    kernels: &'a crate::cuda::Kernels,
+    gpu: &'a Gpu<'a>,
     h2d: bool,
     pause: Duration,
     seed: u32,
@@ -112,22 +112,23 @@ impl CycleOps for GpuCycle<'_> {
             self.device.memset(self.stream, 0)?;
         } else {
             crate::cuda::fill_zero(host.as_mut_slice());
-            self.kernels.write(self.stream, self.device, size, seed)?;
+            self.gpu
+                .kernels
+                .write(self.stream, self.device, size, seed)?;
         }
         self.stream.synchronize()?;
         std::thread::sleep(self.pause);
-        let (start, end) = (Event::new()?, Event::new()?);
-        start.record(self.stream)?;
+        let streams = std::slice::from_ref(self.stream);
+        let timer = Timer::start(self.gpu, streams, Streams::Forked, false)?;
         if self.h2d {
             self.stream.copy_h2d(self.device, 0, &host, 0, size)?;
         } else {
             self.stream.copy_d2h(&host, 0, self.device, 0, size)?;
         }
-        end.record(self.stream)?;
-        end.synchronize()?;
-        let copy_ms = start.elapsed_ms(&end)?;
+        let copy_ms = timer.finish(streams)?.event_ms(0)?;
         let bad_words = if self.h2d {
-            self.kernels
+            self.gpu
+                .kernels
                 .verify(self.stream, self.device, size, seed, self.result)?
                 .0
         } else {
@@ -146,7 +147,7 @@ impl CycleOps for GpuCycle<'_> {
 
 pub struct Churn {
     case: Case,
-    device: Option<DeviceBuffer>,
+    device: DeviceBuffer,
     result: DeviceBuffer,
     stream: Stream,
     h2d: bool,
@@ -160,7 +161,7 @@ impl Churn {
     pub fn allocate(case: &Case) -> Result<Self, CudaError> {
         Ok(Self {
             case: case.clone(),
-            device: Some(DeviceBuffer::new(case.size as usize)?),
+            device: DeviceBuffer::new(case.size as usize)?,
             result: DeviceBuffer::new(16)?,
             stream: Stream::new()?,
             h2d: case.direction != Direction::D2h,
@@ -188,15 +189,12 @@ impl Transfer for Churn {
     }
     /// One cycle per sample, whatever `batch` says (the runner asks for 1).
     fn sample(&mut self, gpu: &Gpu, _batch: u32) -> Result<SampleTimes, CudaError> {
-        let Some(device) = self.device.as_ref() else {
-            return Err(CudaError::new("sample", "buffers already freed"));
-        };
         let mut ops = GpuCycle {
             case: &self.case,
-            device,
+            device: &self.device,
             result: &self.result,
             stream: &self.stream,
-            kernels: gpu.kernels,
+            gpu,
             h2d: self.h2d,
             pause: self.case.vram.pause,
             seed: self.seed,
@@ -219,8 +217,8 @@ impl Transfer for Churn {
     }
     fn setup(&self) -> SetupTimes {
         SetupTimes {
-            alloc_ms: crate::measure::median(&self.alloc_ms),
-            free_ms: crate::measure::median(&self.free_ms),
+            alloc_ms: crate::stats::median(&self.alloc_ms),
+            free_ms: crate::stats::median(&self.free_ms),
             ..Default::default()
         }
     }
@@ -236,9 +234,11 @@ impl Transfer for Churn {
         }
         fp
     }
-    fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        self.device = None;
-        Ok(self.setup())
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let setup = self.setup();
+        let Churn { device, .. } = *self;
+        drop(device);
+        Ok(setup)
     }
 }
 

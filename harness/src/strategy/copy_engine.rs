@@ -2,13 +2,12 @@
 //! any host memory kind. With page-locked memory the batch is gated behind the spin kernel and
 //! timed with events; pageable and managed copies involve the CPU and are timed by the wall clock.
 
+use super::timing::{Streams, Timer};
 use super::*;
-use crate::cuda::Event;
-use std::time::Instant;
 
 pub struct CopyEngine {
-    host: Option<HostBuffer>,
-    device: Option<DeviceBuffer>,
+    host: HostBuffer,
+    device: DeviceBuffer,
     streams: Vec<Stream>,
     h2d: bool,
     managed: bool,
@@ -28,8 +27,8 @@ impl CopyEngine {
         Ok(Self {
             setup: SetupTimes::of(&host),
             managed: case.host == HostKind::Managed,
-            host: Some(host),
-            device: Some(device),
+            host,
+            device,
             streams,
             h2d: case.direction == Direction::H2d,
             seed: seed_for(case),
@@ -65,17 +64,19 @@ impl Transfer for CopyEngine {
     }
 
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        let (Some(host), Some(dev)) = (self.host.as_mut(), self.device.as_ref()) else {
-            return Ok(());
-        };
-        touch_one_way(gpu, &self.streams[0], self.h2d, host, dev, self.seed)
+        touch_one_way(
+            gpu,
+            &self.streams[0],
+            self.h2d,
+            &mut self.host,
+            &self.device,
+            self.seed,
+        )
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
         let parts = self.parts();
-        let (Some(host), Some(dev)) = (self.host.as_mut(), self.device.as_ref()) else {
-            return Err(CudaError::new("sample", "buffers already freed"));
-        };
+        let (host, dev) = (&mut self.host, &self.device);
         if self.managed {
             // Bring the pages back to the host, untimed, so every sample starts from host memory.
             if self.h2d {
@@ -86,19 +87,7 @@ impl Transfer for CopyEngine {
         }
         let host: &HostBuffer = host;
         let gated = host.is_page_locked();
-        let start = Event::new()?;
-        let end = Event::new()?;
-        let first = &self.streams[0];
-        let t0 = Instant::now();
-        if gated {
-            for s in &self.streams {
-                gpu.gate.hold(gpu.kernels, s)?;
-            }
-        }
-        start.record(first)?;
-        for s in &self.streams[1..] {
-            s.wait(&start)?;
-        }
+        let timer = Timer::start(gpu, &self.streams, Streams::Forked, gated)?;
         for _ in 0..batch {
             for (i, (off, len)) in parts.iter().enumerate() {
                 let s = &self.streams[i % self.streams.len()];
@@ -109,48 +98,23 @@ impl Transfer for CopyEngine {
                 }
             }
         }
-        let ends: Vec<Event> = self.streams[1..]
-            .iter()
-            .map(|s| {
-                let e = Event::new()?;
-                e.record(s)?;
-                Ok(e)
-            })
-            .collect::<Result<_, CudaError>>()?;
-        for e in &ends {
-            first.wait(e)?;
-        }
-        end.record(first)?;
-        if gated {
-            gpu.gate.release();
-        }
-        end.synchronize()?;
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-        if gated && gpu.gate.timed_out() {
-            return Err(CudaError::new(
-                "spin gate",
-                "timed out before the batch was queued",
-            ));
-        }
-        let ev = start.elapsed_ms(&end)?;
-        let lane = self.lanes()[0];
-        Ok(SampleTimes {
-            lanes: vec![(lane, if gated { ev } else { wall_ms })],
-            wall_ms,
-            event_ms: vec![(lane, ev)],
-            register_ms: None,
-            unregister_ms: None,
-        })
+        timer
+            .finish(&self.streams)?
+            .one_lane(self.lanes()[0], gated)
     }
 
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
-        let (Some(host), Some(dev)) = (self.host.as_ref(), self.device.as_ref()) else {
-            return Err(CudaError::new("verify", "buffers already freed"));
-        };
         for s in &self.streams[1..] {
             s.synchronize()?;
         }
-        verify_one_way(gpu, &self.streams[0], self.h2d, host, dev, self.seed)
+        verify_one_way(
+            gpu,
+            &self.streams[0],
+            self.h2d,
+            &self.host,
+            &self.device,
+            self.seed,
+        )
     }
 
     fn setup(&self) -> SetupTimes {
@@ -159,16 +123,20 @@ impl Transfer for CopyEngine {
 
     fn footprint(&self) -> Footprint {
         let mut fp = Footprint::default();
-        if let Some(h) = &self.host {
-            footprint_of(h, &mut fp);
-        }
-        fp.device = self.device.as_ref().map_or(0, |d| d.len() as u64);
+        footprint_of(&self.host, &mut fp);
+        fp.device = self.device.len() as u64;
         fp
     }
 
-    fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        self.device = None;
-        free_all(self.host.take(), self.setup.clone())
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let CopyEngine {
+            host,
+            device,
+            setup,
+            ..
+        } = *self;
+        drop(device);
+        free_all([host], setup)
     }
 }
 

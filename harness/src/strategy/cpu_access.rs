@@ -6,7 +6,7 @@ use super::*;
 use std::time::Instant;
 
 pub struct CpuAccess {
-    host: Option<HostBuffer>,
+    host: HostBuffer,
     scratch: Vec<u8>,
     read: bool,
     seed: u32,
@@ -26,7 +26,7 @@ impl CpuAccess {
             .map_err(|e| CudaError::new("thread pool", e.to_string()))?;
         Ok(Self {
             setup: SetupTimes::of(&host),
-            host: Some(host),
+            host,
             scratch: if read { vec![0; size] } else { Vec::new() },
             read,
             seed: seed_for(case),
@@ -45,16 +45,12 @@ impl Transfer for CpuAccess {
     }
 
     fn touch(&mut self, _gpu: &Gpu) -> Result<(), CudaError> {
-        if let Some(h) = self.host.as_mut() {
-            crate::cuda::fill_pattern(h.as_mut_slice(), 0, self.seed);
-        }
+        crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
         Ok(())
     }
 
     fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let Some(host) = self.host.as_mut() else {
-            return Err(CudaError::new("sample", "buffers already freed"));
-        };
+        let host = &mut self.host;
         let threads = self.pool.current_num_threads();
         let t0 = Instant::now();
         for _ in 0..batch {
@@ -81,9 +77,7 @@ impl Transfer for CpuAccess {
     }
 
     fn verify(&mut self, _gpu: &Gpu) -> Result<Verified, CudaError> {
-        let Some(host) = self.host.as_ref() else {
-            return Err(CudaError::new("verify", "buffers already freed"));
-        };
+        let host = &self.host;
         let (bad, first) = if self.read {
             crate::cuda::check_pattern(&self.scratch, 0, self.seed)
         } else {
@@ -106,19 +100,19 @@ impl Transfer for CpuAccess {
 
     fn footprint(&self) -> Footprint {
         let mut fp = Footprint::default();
-        if let Some(h) = &self.host {
-            footprint_of(h, &mut fp);
-        }
+        footprint_of(&self.host, &mut fp);
         fp.pageable += self.scratch.len() as u64;
         fp
     }
 
-    fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let mut t = self.setup.clone();
-        self.scratch = Vec::new();
-        if let Some(h) = self.host.take() {
-            free_host(h, &mut t)?;
-        }
-        Ok(t)
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let CpuAccess {
+            host,
+            scratch,
+            setup,
+            ..
+        } = *self;
+        drop(scratch);
+        free_all([host], setup)
     }
 }

@@ -5,18 +5,44 @@
 //! Bytes per transfer: `size` (a copy reads `size` and writes `size`, as nvbandwidth counts its
 //! `device_local_copy`).
 
+use super::timing::{Streams, Timer};
 use super::*;
-use crate::cuda::Event;
 use std::time::Instant;
 
+/// The device buffers an engine works on (the engine decides which exist).
+enum Buffers {
+    /// `device-read`: read by the kernel.
+    Read(DeviceBuffer),
+    /// `device-write`: written by the kernel.
+    Write(DeviceBuffer),
+    /// `device-copy`: read `src`, write `dst`.
+    Copy {
+        src: DeviceBuffer,
+        dst: DeviceBuffer,
+    },
+}
+
+impl Buffers {
+    /// The buffer kernels read from, if any.
+    fn src(&self) -> Option<&DeviceBuffer> {
+        match self {
+            Buffers::Read(s) | Buffers::Copy { src: s, .. } => Some(s),
+            Buffers::Write(_) => None,
+        }
+    }
+    /// The buffer kernels write to, if any (the one verified).
+    fn dst(&self) -> Option<&DeviceBuffer> {
+        match self {
+            Buffers::Write(d) | Buffers::Copy { dst: d, .. } => Some(d),
+            Buffers::Read(_) => None,
+        }
+    }
+}
+
 pub struct DeviceLocal {
-    /// Read by `device-read` and `device-copy`.
-    src: Option<DeviceBuffer>,
-    /// Written by `device-write` and `device-copy`.
-    dst: Option<DeviceBuffer>,
+    bufs: Buffers,
     sink: DeviceBuffer,
     stream: Stream,
-    engine: Engine,
     seed: u32,
     size: usize,
     setup: SetupTimes,
@@ -25,18 +51,28 @@ pub struct DeviceLocal {
 impl DeviceLocal {
     pub fn allocate(case: &Case) -> Result<Self, CudaError> {
         let size = case.size as usize;
-        let reads = matches!(case.engine, Engine::DeviceRead | Engine::DeviceCopy);
-        let writes = matches!(case.engine, Engine::DeviceWrite | Engine::DeviceCopy);
-        let src = reads.then(|| DeviceBuffer::new(size)).transpose()?;
         // The last allocation is the one measured past the card in the overflow experiment.
-        let dst = writes.then(|| DeviceBuffer::new(size)).transpose()?;
-        let alloc_ms = src.iter().chain(dst.iter()).map(|b| b.alloc_ms).sum();
+        let bufs = match case.engine {
+            Engine::DeviceRead => Buffers::Read(DeviceBuffer::new(size)?),
+            Engine::DeviceWrite => Buffers::Write(DeviceBuffer::new(size)?),
+            _ => {
+                let src = DeviceBuffer::new(size)?;
+                Buffers::Copy {
+                    src,
+                    dst: DeviceBuffer::new(size)?,
+                }
+            }
+        };
+        let alloc_ms = bufs
+            .src()
+            .iter()
+            .chain(bufs.dst().iter())
+            .map(|b| b.alloc_ms)
+            .sum();
         Ok(Self {
-            src,
-            dst,
+            bufs,
             sink: DeviceBuffer::new(16)?,
             stream: Stream::new()?,
-            engine: case.engine,
             seed: seed_for(case),
             size,
             setup: SetupTimes {
@@ -56,57 +92,45 @@ impl Transfer for DeviceLocal {
     }
 
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        if let Some(src) = &self.src {
+        if let Some(src) = self.bufs.src() {
             gpu.kernels.write(&self.stream, src, self.size, self.seed)?;
         }
-        if let Some(dst) = &self.dst {
+        if let Some(dst) = self.bufs.dst() {
             dst.memset(&self.stream, 0)?;
         }
         self.stream.synchronize()
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let (start, end) = (Event::new()?, Event::new()?);
-        let t0 = Instant::now();
-        gpu.gate.hold(gpu.kernels, &self.stream)?;
-        start.record(&self.stream)?;
+        let streams = std::slice::from_ref(&self.stream);
+        let timer = Timer::start(gpu, streams, Streams::Forked, true)?;
         let queued = (|| {
             for _ in 0..batch {
-                match (&self.src, &self.dst) {
-                    (Some(s), Some(d)) => gpu.kernels.copy(&self.stream, s, 0, d, 0, self.size)?,
-                    (Some(s), None) => gpu.kernels.read(&self.stream, s, self.size, &self.sink)?,
-                    (None, Some(d)) => gpu.kernels.write(&self.stream, d, self.size, self.seed)?,
-                    (None, None) => return Err(CudaError::new("sample", "buffers already freed")),
+                match &self.bufs {
+                    Buffers::Copy { src, dst } => {
+                        gpu.kernels.copy(&self.stream, src, 0, dst, 0, self.size)?
+                    }
+                    Buffers::Read(s) => gpu.kernels.read(&self.stream, s, self.size, &self.sink)?,
+                    Buffers::Write(d) => {
+                        gpu.kernels.write(&self.stream, d, self.size, self.seed)?
+                    }
                 }
             }
-            end.record(&self.stream)
+            Ok(())
         })();
-        // Always let the gate go, or the stream stays held until the spin kernel times out.
-        gpu.gate.release();
-        queued?;
-        end.synchronize()?;
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-        if gpu.gate.timed_out() {
-            return Err(CudaError::new(
-                "spin gate",
-                "timed out before the batch was queued",
-            ));
+        if let Err(e) = queued {
+            // Let the gate go, or the stream stays held until the spin kernel times out.
+            gpu.gate.release();
+            return Err(e);
         }
-        let ev = start.elapsed_ms(&end)?;
-        Ok(SampleTimes {
-            lanes: vec![(Lane::Device, ev)],
-            wall_ms,
-            event_ms: vec![(Lane::Device, ev)],
-            register_ms: None,
-            unregister_ms: None,
-        })
+        timer.finish(streams)?.one_lane(Lane::Device, true)
     }
 
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
         self.stream.synchronize()?;
-        match (&self.dst, self.engine) {
-            (Some(d), _) => verify_device(gpu, &self.stream, d, self.seed, Lane::Device),
-            (None, _) => Ok(Verified::NotApplicable),
+        match self.bufs.dst() {
+            Some(d) => verify_device(gpu, &self.stream, d, self.seed, Lane::Device),
+            None => Ok(Verified::NotApplicable),
         }
     }
 
@@ -115,18 +139,19 @@ impl Transfer for DeviceLocal {
     }
 
     fn footprint(&self) -> Footprint {
-        let n = self.src.iter().chain(self.dst.iter()).count() as u64;
+        let n = self.bufs.src().iter().chain(self.bufs.dst().iter()).count() as u64;
         Footprint {
             device: n * self.size as u64,
             ..Default::default()
         }
     }
 
-    fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let DeviceLocal {
+            bufs, mut setup, ..
+        } = *self;
         let t = Instant::now();
-        self.src = None;
-        self.dst = None;
-        let mut setup = self.setup.clone();
+        drop(bufs);
         setup.free_ms = Some(t.elapsed().as_secs_f64() * 1e3);
         Ok(setup)
     }

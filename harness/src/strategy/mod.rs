@@ -12,10 +12,11 @@ mod cpu_access;
 mod device_local;
 mod register_per_copy;
 mod staged;
+mod timing;
 mod zero_copy;
 
 use crate::cuda::{CudaError, DeviceBuffer, Gate, HostBuffer, Kernels, Stream};
-use crate::results::Lane;
+use crate::scenario::Lane;
 use crate::scenario::{Case, Direction, Engine, HostKind, Mode};
 
 /// What a strategy needs from the GPU.

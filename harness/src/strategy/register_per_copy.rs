@@ -2,13 +2,12 @@
 //! alternative article 000 suggests to keeping memory pinned. Timed by the wall clock including
 //! registration and unregistration, which are also reported on their own.
 
+use super::timing::{Streams, Timer};
 use super::*;
-use crate::cuda::Event;
-use std::time::Instant;
 
 pub struct RegisterPerCopy {
-    host: Option<HostBuffer>,
-    device: Option<DeviceBuffer>,
+    host: HostBuffer,
+    device: DeviceBuffer,
     stream: Stream,
     h2d: bool,
     seed: u32,
@@ -23,8 +22,8 @@ impl RegisterPerCopy {
         let host = HostBuffer::pageable(size)?;
         Ok(Self {
             setup: SetupTimes::of(&host),
-            host: Some(host),
-            device: Some(DeviceBuffer::new(size)?),
+            host,
+            device: DeviceBuffer::new(size)?,
             stream: Stream::new()?,
             h2d: case.direction == Direction::H2d,
             seed: seed_for(case),
@@ -43,20 +42,21 @@ impl Transfer for RegisterPerCopy {
     }
 
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        let (Some(host), Some(dev)) = (self.host.as_mut(), self.device.as_ref()) else {
-            return Ok(());
-        };
-        touch_one_way(gpu, &self.stream, self.h2d, host, dev, self.seed)
+        touch_one_way(
+            gpu,
+            &self.stream,
+            self.h2d,
+            &mut self.host,
+            &self.device,
+            self.seed,
+        )
     }
 
-    fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let (Some(host), Some(dev)) = (self.host.as_ref(), self.device.as_ref()) else {
-            return Err(CudaError::new("sample", "buffers already freed"));
-        };
-        let (start, end) = (Event::new()?, Event::new()?);
+    fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
+        let (host, dev) = (&self.host, &self.device);
         let (mut reg_ms, mut unreg_ms) = (0.0, 0.0);
-        let t0 = Instant::now();
-        start.record(&self.stream)?;
+        let streams = std::slice::from_ref(&self.stream);
+        let timer = Timer::start(gpu, streams, Streams::Forked, false)?;
         for _ in 0..batch {
             let mut off = 0;
             while off < self.size {
@@ -73,26 +73,22 @@ impl Transfer for RegisterPerCopy {
                 off += len;
             }
         }
-        end.record(&self.stream)?;
-        end.synchronize()?;
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let ev = start.elapsed_ms(&end)?;
-        let lane = self.lanes()[0];
         let per = f64::from(batch.max(1));
-        Ok(SampleTimes {
-            lanes: vec![(lane, wall_ms)],
-            wall_ms,
-            event_ms: vec![(lane, ev)],
-            register_ms: Some(reg_ms / per),
-            unregister_ms: Some(unreg_ms / per),
-        })
+        let mut t = timer.finish(streams)?.one_lane(self.lanes()[0], false)?;
+        t.register_ms = Some(reg_ms / per);
+        t.unregister_ms = Some(unreg_ms / per);
+        Ok(t)
     }
 
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
-        let (Some(host), Some(dev)) = (self.host.as_ref(), self.device.as_ref()) else {
-            return Err(CudaError::new("verify", "buffers already freed"));
-        };
-        verify_one_way(gpu, &self.stream, self.h2d, host, dev, self.seed)
+        verify_one_way(
+            gpu,
+            &self.stream,
+            self.h2d,
+            &self.host,
+            &self.device,
+            self.seed,
+        )
     }
 
     fn setup(&self) -> SetupTimes {
@@ -108,8 +104,14 @@ impl Transfer for RegisterPerCopy {
         }
     }
 
-    fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        self.device = None;
-        free_all(self.host.take(), self.setup.clone())
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let RegisterPerCopy {
+            host,
+            device,
+            setup,
+            ..
+        } = *self;
+        drop(device);
+        free_all([host], setup)
     }
 }

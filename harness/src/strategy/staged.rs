@@ -11,16 +11,16 @@
 //! alternatives that were measured against it (`scripts/staging-alternatives.sh`); they exist for
 //! that comparison and are not scenario keys.
 
+use super::timing::{Streams, Timer};
 use super::*;
 use crate::cuda::{CopyCrew, Event};
 use crate::scenario::HostFlags;
-use std::time::Instant;
 
 pub struct Staged {
-    pageable: Option<HostBuffer>,
+    pageable: HostBuffer,
     ring: Vec<HostBuffer>,
     slot_events: Vec<Event>,
-    device: Option<DeviceBuffer>,
+    device: DeviceBuffer,
     streams: Vec<Stream>,
     h2d: bool,
     seed: u32,
@@ -88,10 +88,10 @@ impl Staged {
             .map(|_| Stream::new())
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
-            pageable: Some(pageable),
+            pageable,
             ring,
             slot_events,
-            device: Some(DeviceBuffer::new(size)?),
+            device: DeviceBuffer::new(size)?,
             streams,
             h2d: case.direction == Direction::H2d,
             seed: seed_for(case),
@@ -123,9 +123,7 @@ impl Staged {
 
     fn upload(&mut self) -> Result<(), CudaError> {
         let chunks = self.chunks();
-        let (Some(src), Some(dev)) = (self.pageable.as_ref(), self.device.as_ref()) else {
-            return Err(CudaError::new("staged copy", "buffers already freed"));
-        };
+        let (src, dev) = (&self.pageable, &self.device);
         let n = self.ring.len();
         for (k, (off, len)) in chunks.into_iter().enumerate() {
             let slot = k % n;
@@ -148,9 +146,7 @@ impl Staged {
     fn download(&mut self) -> Result<(), CudaError> {
         let chunks = self.chunks();
         let n = self.ring.len();
-        let Some(dev) = self.device.as_ref() else {
-            return Err(CudaError::new("staged copy", "buffers already freed"));
-        };
+        let dev = &self.device;
         let issue = |k: usize| -> Result<(), CudaError> {
             let (off, len) = chunks[k];
             let stream = &self.streams[k % self.streams.len()];
@@ -163,10 +159,7 @@ impl Staged {
         for k in 0..chunks.len() {
             let (off, len) = chunks[k];
             self.wait_slot(k % n)?;
-            let Some(dst) = self.pageable.as_mut() else {
-                return Err(CudaError::new("staged copy", "buffers already freed"));
-            };
-            let out = &mut dst.as_mut_slice()[off..off + len];
+            let out = &mut self.pageable.as_mut_slice()[off..off + len];
             self.copier.copy(out, &self.ring[k % n].as_slice()[..len]);
             if k + n < chunks.len() {
                 issue(k + n)?;
@@ -219,22 +212,23 @@ impl Transfer for Staged {
     }
 
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        let (Some(host), Some(dev)) = (self.pageable.as_mut(), self.device.as_ref()) else {
-            return Ok(());
-        };
         for r in &mut self.ring {
             r.as_mut_slice().fill(0);
         }
-        touch_one_way(gpu, &self.streams[0], self.h2d, host, dev, self.seed)
+        touch_one_way(
+            gpu,
+            &self.streams[0],
+            self.h2d,
+            &mut self.pageable,
+            &self.device,
+            self.seed,
+        )
     }
 
-    fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let (start, end) = (Event::new()?, Event::new()?);
-        let t0 = Instant::now();
-        start.record(&self.streams[0])?;
-        for s in &self.streams[1..] {
-            s.wait(&start)?;
-        }
+    /// Not gated: the CPU takes part (it fills or drains the ring), so the wall clock is the
+    /// headline; the event time of the whole batch is kept.
+    fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
+        let timer = Timer::start(gpu, &self.streams, Streams::Forked, false)?;
         for _ in 0..batch {
             if self.h2d {
                 self.upload()?;
@@ -242,33 +236,23 @@ impl Transfer for Staged {
                 self.download()?;
             }
         }
-        for s in &self.streams[1..] {
-            let e = Event::new()?;
-            e.record(s)?;
-            self.streams[0].wait(&e)?;
-        }
-        end.record(&self.streams[0])?;
-        end.synchronize()?;
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let ev = start.elapsed_ms(&end)?;
-        let lane = self.lanes()[0];
-        Ok(SampleTimes {
-            lanes: vec![(lane, wall_ms)],
-            wall_ms,
-            event_ms: vec![(lane, ev)],
-            register_ms: None,
-            unregister_ms: None,
-        })
+        timer
+            .finish(&self.streams)?
+            .one_lane(self.lanes()[0], false)
     }
 
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
-        let (Some(host), Some(dev)) = (self.pageable.as_ref(), self.device.as_ref()) else {
-            return Err(CudaError::new("verify", "buffers already freed"));
-        };
         for s in &self.streams[1..] {
             s.synchronize()?;
         }
-        verify_one_way(gpu, &self.streams[0], self.h2d, host, dev, self.seed)
+        verify_one_way(
+            gpu,
+            &self.streams[0],
+            self.h2d,
+            &self.pageable,
+            &self.device,
+            self.seed,
+        )
     }
 
     fn setup(&self) -> SetupTimes {
@@ -284,9 +268,15 @@ impl Transfer for Staged {
         }
     }
 
-    fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        self.device = None;
-        let bufs: Vec<HostBuffer> = self.ring.drain(..).chain(self.pageable.take()).collect();
-        free_all(bufs, self.setup.clone())
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let Staged {
+            pageable,
+            ring,
+            device,
+            setup,
+            ..
+        } = *self;
+        drop(device);
+        free_all(ring.into_iter().chain([pageable]), setup)
     }
 }

@@ -2,13 +2,12 @@
 //! memory. `kernel`: an SM copy (H2D: read host, write device; D2H the reverse). `kernel-read`:
 //! only reads host memory; `kernel-write`: only writes it. Gated and timed with events.
 
+use super::timing::{Streams, Timer};
 use super::*;
-use crate::cuda::Event;
-use std::time::Instant;
 
 pub struct ZeroCopy {
-    host: Option<HostBuffer>,
-    device: Option<DeviceBuffer>,
+    host: HostBuffer,
+    device: DeviceBuffer,
     stream: Stream,
     h2d: bool,
     access: Engine,
@@ -32,8 +31,8 @@ impl ZeroCopy {
         Ok(Self {
             setup: SetupTimes::of(&host),
             managed: case.host == HostKind::Managed,
-            host: Some(host),
-            device: Some(DeviceBuffer::new(size)?),
+            host,
+            device: DeviceBuffer::new(size)?,
             stream: Stream::new()?,
             h2d: case.direction == Direction::H2d,
             access: case.engine,
@@ -53,16 +52,12 @@ impl Transfer for ZeroCopy {
     }
 
     fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        let (Some(host), Some(dev)) = (self.host.as_mut(), self.device.as_ref()) else {
-            return Ok(());
-        };
+        let (host, dev) = (&mut self.host, &self.device);
         touch_one_way(gpu, &self.stream, self.h2d, host, dev, self.seed)
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let (Some(host), Some(dev)) = (self.host.as_mut(), self.device.as_ref()) else {
-            return Err(CudaError::new("sample", "buffers already freed"));
-        };
+        let (host, dev) = (&mut self.host, &self.device);
         if self.managed {
             // Managed pages migrate to the GPU when a kernel touches them: bring them back to
             // the host (untimed) so each sample measures host->device movement.
@@ -73,10 +68,8 @@ impl Transfer for ZeroCopy {
             }
         }
         let host: &HostBuffer = host;
-        let (start, end) = (Event::new()?, Event::new()?);
-        let t0 = Instant::now();
-        gpu.gate.hold(gpu.kernels, &self.stream)?;
-        start.record(&self.stream)?;
+        let streams = std::slice::from_ref(&self.stream);
+        let timer = Timer::start(gpu, streams, Streams::Forked, true)?;
         for _ in 0..batch {
             match (self.access, self.h2d) {
                 (Engine::KernelRead, _) => {
@@ -91,31 +84,11 @@ impl Transfer for ZeroCopy {
                 (_, false) => gpu.kernels.copy(&self.stream, dev, 0, host, 0, self.size)?,
             }
         }
-        end.record(&self.stream)?;
-        gpu.gate.release();
-        end.synchronize()?;
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-        if gpu.gate.timed_out() {
-            return Err(CudaError::new(
-                "spin gate",
-                "timed out before the batch was queued",
-            ));
-        }
-        let ev = start.elapsed_ms(&end)?;
-        let lane = self.lanes()[0];
-        Ok(SampleTimes {
-            lanes: vec![(lane, ev)],
-            wall_ms,
-            event_ms: vec![(lane, ev)],
-            register_ms: None,
-            unregister_ms: None,
-        })
+        timer.finish(streams)?.one_lane(self.lanes()[0], true)
     }
 
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
-        let (Some(host), Some(dev)) = (self.host.as_ref(), self.device.as_ref()) else {
-            return Err(CudaError::new("verify", "buffers already freed"));
-        };
+        let (host, dev) = (&self.host, &self.device);
         self.stream.synchronize()?;
         if self.access == Engine::KernelRead {
             Ok(Verified::NotApplicable)
@@ -132,15 +105,19 @@ impl Transfer for ZeroCopy {
 
     fn footprint(&self) -> Footprint {
         let mut fp = Footprint::default();
-        if let Some(h) = &self.host {
-            footprint_of(h, &mut fp);
-        }
+        footprint_of(&self.host, &mut fp);
         fp.device = self.size as u64;
         fp
     }
 
-    fn free(mut self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        self.device = None;
-        free_all(self.host.take(), self.setup.clone())
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let ZeroCopy {
+            host,
+            device,
+            setup,
+            ..
+        } = *self;
+        drop(device);
+        free_all([host], setup)
     }
 }

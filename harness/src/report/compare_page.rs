@@ -1,27 +1,27 @@
 //! `compare --html`: the comparison as a self-contained page, in the report's HTML shell, with
 //! the runs-side-by-side plot.
 
-use super::{
+use super::html::{escape, page, table};
+use crate::Error;
+use crate::compare::{
     Comparison, accounting_grids, bandwidth_grid, header_lines, only_in_lines, unfinished_lines,
 };
-use crate::Error;
-use crate::report::html::{escape, page, table};
 use crate::results::ResultSet;
 use std::fmt::Write;
 
 /// The comparison page: the runs, the platforms side by side (bandwidth per strategy, what each
 /// observer saw, headroom, claims), then the full tables with ratios and verdicts. `sets` are the
 /// loaded runs in the comparison's order (they carry the observers, probes and claims).
-pub fn render_html(cmp: &Comparison, sets: &[ResultSet]) -> Result<String, Error> {
+pub fn render_compare_html(cmp: &Comparison, sets: &[ResultSet]) -> Result<String, Error> {
     let names: Vec<String> = cmp
         .runs
         .iter()
         .zip(sets)
-        .map(|(r, s)| format!("{} {}", r.label, crate::report::platform::platform_of(s)))
+        .map(|(r, s)| format!("{} {}", r.label, super::platform::platform_of(s)))
         .collect();
     let title = format!("pinscope compare: {}", names.join(" vs "));
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
-    if let Some(b) = crate::report::platform::synthetic_banner(sets) {
+    if let Some(b) = super::platform::synthetic_banner(sets) {
         body.push_str(&b);
     }
     for r in cmp.runs.iter().filter(|r| r.partial) {
@@ -39,9 +39,9 @@ pub fn render_html(cmp: &Comparison, sets: &[ResultSet]) -> Result<String, Error
     body.push_str("</ul>\n");
     if sets.len() == cmp.runs.len() && sets.len() >= 2 {
         let labels: Vec<String> = cmp.runs.iter().map(|r| format!("{} ", r.label)).collect();
-        body.push_str(&crate::report::platform::platform_sections(sets, &labels));
+        body.push_str(&super::platform::platform_sections(sets, &labels));
     } else {
-        body.push_str(&crate::report::runs_side_by_side(cmp).to_html());
+        body.push_str(&super::runs_side_by_side(cmp).to_html());
     }
     let (h, rows) = bandwidth_grid(cmp);
     let head: Vec<&str> = h.iter().map(String::as_str).collect();

@@ -1,7 +1,20 @@
 //! Command-line interface (clap derive). `main_with_args` is the whole program: parse, dispatch,
 //! print an error as one sentence, return the exit code.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+pub mod compare;
+pub mod info;
+pub mod plan;
+pub mod report;
+pub mod run;
+
+pub use crate::compare::Format as CompareFormat;
+pub use compare::compare_command;
+pub use info::info_command;
+pub use plan::plan_command;
+pub use report::report_command;
+pub use run::run_command;
+
+use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -116,14 +129,6 @@ pub struct InfoArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompareFormat {
-    Table,
-    Markdown,
-    Csv,
-    Json,
-}
-
 #[derive(Debug, Args, Clone)]
 pub struct CompareArgs {
     /// Results CSVs; the first is the baseline.
@@ -197,11 +202,11 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
 
 fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
     match &cli.command {
-        Command::Run(a) => crate::runner::run_command(a, cli.quiet),
-        Command::Plan(a) => crate::scenario::plan_command(a, cli.quiet),
-        Command::Info(a) => crate::runner::info_command(a),
-        Command::Compare(a) => crate::compare::compare_command(a, cli.quiet),
-        Command::Report(a) => crate::report::report_command(a, cli.quiet),
+        Command::Run(a) => run_command(a, cli.quiet),
+        Command::Plan(a) => plan_command(a, cli.quiet),
+        Command::Info(a) => info_command(a),
+        Command::Compare(a) => compare_command(a, cli.quiet),
+        Command::Report(a) => report_command(a, cli.quiet),
     }
 }
 

@@ -1,0 +1,117 @@
+//! `pinscope info`: this machine, its GPU and observers; with `--probe`, max allocatable device
+//! memory and the pinned ceiling.
+
+use super::InfoArgs;
+use crate::Error;
+use crate::probe::{self, GpuContext, Observers};
+use crate::run::{ceiling_cap, max_allocatable, open_session, pinned_ceiling};
+use crate::units::{MIB, format_size};
+
+/// `pinscope info`.
+pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
+    let mut machine = crate::platform::this_machine(args.anonymize);
+    let mut no_gpu = None;
+    let session = match open_session(args.device, args.anonymize) {
+        Ok(s) => Some(s),
+        Err(Error::NoGpu(why)) => {
+            // With --json, stdout holds only the JSON: the reason goes into it (and to stderr).
+            if args.json {
+                eprintln!("GPU: none usable — {why}");
+            } else {
+                println!("GPU: none usable — {why}");
+            }
+            no_gpu = Some(why);
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(s) = &session {
+        machine = s.machine.clone();
+    }
+    let code = if session.is_some() { 0 } else { 3 };
+    if args.json {
+        let observers = match &session {
+            Some(s) => s.observers.statuses(),
+            None => Observers::for_this_machine(GpuContext::default()).statuses(),
+        };
+        let v = serde_json::json!({
+            "machine": machine,
+            "gpu_unavailable": no_gpu,
+            "observers": observers,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(code);
+    }
+    println!("host:      {}", machine.host_name);
+    println!(
+        "platform:  {} ({})",
+        machine.platform,
+        machine.platform_evidence.join("; ")
+    );
+    println!("os:        {}", machine.os);
+    println!("kernel:    {}", machine.kernel);
+    println!(
+        "cpu:       {} ({} threads)",
+        machine.cpu, machine.cpu_threads
+    );
+    println!("ram:       {}", format_size(machine.ram_bytes));
+    if let Some(g) = &machine.gpu {
+        println!(
+            "gpu:       {} [{}] cc {} {}",
+            g.name,
+            g.uuid,
+            g.compute_capability,
+            format_size(g.total_memory_bytes)
+        );
+        println!(
+            "driver:    {} (CUDA {}), model {}",
+            g.driver_version, g.cuda_driver_version, g.driver_model
+        );
+        println!(
+            "pci:       {} link {}",
+            g.pci_bus_id,
+            machine.key().pcie_link
+        );
+        println!(
+            "maps host memory: {}, integrated: {}, copy engines: {}, SMs: {}",
+            g.can_map_host_memory, g.integrated, g.async_engines, g.multiprocessors
+        );
+    }
+    if let Some(s) = &session {
+        println!("memory observers:");
+        for line in probe::describe(&s.observers).lines() {
+            println!("  {line}");
+        }
+        if args.probe {
+            match max_allocatable(&s.gpu) {
+                Ok(v) => println!("max allocatable device memory: {}", format_size(v)),
+                Err(e) => println!("max allocatable device memory: probe failed: {e}"),
+            }
+            let cap = ceiling_cap(args.pinned_cap.as_deref(), machine.ram_bytes)?;
+            let c = pinned_ceiling(256 * MIB, cap, &s.ledger);
+            match c.error {
+                Some(e) => println!(
+                    "pinned ceiling: {} in 256 MiB chunks, then {e} ({:.1} s)",
+                    format_size(c.bytes),
+                    c.seconds
+                ),
+                None => println!(
+                    "pinned ceiling: at least {} (reached the cap; raise it with --pinned-cap) ({:.1} s)",
+                    format_size(c.bytes),
+                    c.seconds
+                ),
+            }
+            println!(
+                "pinned ceiling, 90% of free device memory held: {}",
+                crate::budget::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
+            );
+        }
+    } else {
+        let obs = Observers::for_this_machine(GpuContext::default());
+        println!("memory observers (without a GPU):");
+        for line in probe::describe(&obs).lines() {
+            println!("  {line}");
+        }
+    }
+    Ok(code)
+}

@@ -1,0 +1,156 @@
+//! The console summary `pinscope run` prints per scenario: the table, the answer in plain words,
+//! derived results and claims.
+
+use crate::results::{Lane, Row, Sidecar, Status};
+use crate::scenario::Scenario;
+use crate::units::format_size;
+
+pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> String {
+    let mut s = format!("\n{} — {}\n", scenario.name, scenario.description);
+    s.push_str(&format!(
+        "{:<4} {:<34} {:<5} {:>10} {:>10} {:>7} {:>4} {:>8}  {}\n",
+        "#", "case", "lane", "size", "GB/s", "spread", "n", "verified", "status"
+    ));
+    for r in rows {
+        let title = if r.axes.is_empty() {
+            r.case_label.clone()
+        } else {
+            format!("{} {}", r.case_label, r.axes.replace(';', " "))
+        };
+        s.push_str(&format!(
+            "{:<4} {:<34} {:<5} {:>10} {:>10} {:>7} {:>4} {:>8}  {}\n",
+            r.case_index,
+            truncate(&title, 34),
+            r.lane.name(),
+            format_size(r.size_bytes),
+            r.bw_median_gbs.map_or("-".into(), |v| format!("{v:.2}")),
+            r.bw_spread_pct.map_or("-".into(), |v| format!("{v:.1}%")),
+            r.samples,
+            r.verified,
+            r.status.to_field()
+        ));
+    }
+    let answer = answer_lines(rows);
+    if !answer.is_empty() {
+        s.push_str("\nin plain words:\n");
+        for l in answer {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+    if !sidecar.derived.is_empty() {
+        s.push_str("\nderived:\n");
+        for (k, v) in &sidecar.derived {
+            s.push_str(&format!("  {k}: {v}\n"));
+        }
+    }
+    if !sidecar.claims.is_empty() {
+        s.push_str("\nclaims:\n");
+        for c in &sidecar.claims {
+            s.push_str(&format!("  [{}] {} — {}\n", c.verdict, c.text, c.detail));
+        }
+    }
+    if sidecar.partial {
+        s.push_str("\nthe run was interrupted: the files hold every case that finished\n");
+    }
+    s
+}
+
+fn row_title(r: &Row) -> String {
+    r.title()
+}
+
+/// The answer to "which way is fastest and what does it cost", per direction, in sentences.
+pub fn answer_lines(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for lane in [Lane::H2d, Lane::D2h] {
+        let ok: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.lane == lane && r.status.is_ok() && r.bw_median_gbs.is_some())
+            .filter(|r| r.engine != "cpu-read" && r.engine != "cpu-write")
+            .filter(|r| r.direction != "bidirectional")
+            .collect();
+        let bw = |r: &Row| r.bw_median_gbs.unwrap_or(0.0);
+        let Some(best) = ok.iter().copied().max_by(|a, b| bw(a).total_cmp(&bw(b))) else {
+            continue;
+        };
+        let dir = if lane == Lane::H2d {
+            "host->GPU"
+        } else {
+            "GPU->host"
+        };
+        out.push(format!(
+            "{dir}: fastest is {} at {:.1} GB/s, holding {} page-locked.",
+            row_title(best),
+            bw(best),
+            format_size(best.pinned_bytes)
+        ));
+        // The least pinned memory that stays within 5% of the fastest.
+        if let Some(frugal) = ok
+            .iter()
+            .copied()
+            .filter(|r| bw(r) >= 0.95 * bw(best) && r.pinned_bytes < best.pinned_bytes)
+            .min_by_key(|r| r.pinned_bytes)
+        {
+            out.push(format!(
+                "{dir}: {} reaches {:.0}% of that ({:.1} GB/s) with only {} page-locked.",
+                row_title(frugal),
+                100.0 * bw(frugal) / bw(best),
+                bw(frugal),
+                format_size(frugal.pinned_bytes)
+            ));
+        }
+        if let Some(pageable) = ok
+            .iter()
+            .copied()
+            .filter(|r| r.host == "pageable" && r.mode == "direct")
+            .max_by(|a, b| bw(a).total_cmp(&bw(b)))
+        {
+            out.push(format!(
+                "{dir}: plain pageable copies ({}) get {:.1} GB/s, {:.1}x slower than the fastest.",
+                row_title(pageable),
+                bw(pageable),
+                bw(best) / bw(pageable).max(1e-9)
+            ));
+        }
+    }
+    out.extend(crate::budget::answer_lines(rows));
+    let failed = rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::Failed(_)))
+        .count();
+    let skipped = rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::Skipped(_)))
+        .count();
+    if failed + skipped > 0 {
+        out.push(format!(
+            "{failed} row(s) failed and {skipped} were skipped: see the status column."
+        ));
+    }
+    out
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let t: String = s.chars().take(n - 1).collect();
+        format!("{t}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_does_not_print_the_results_line_which_run_prints_once() {
+        let scenario = crate::scenario::parse(
+            "s.toml",
+            "name = \"s\"\ndescription = \"d\"\n[[case]]\nlabel = \"a\"\n",
+        )
+        .expect("valid scenario");
+        let text = summary_text(&scenario, &[], &Sidecar::empty_for_tests());
+        assert!(!text.contains("results:"), "{text}");
+    }
+}

@@ -1,0 +1,238 @@
+//! What one case produced ([`CaseOutcome`], filled by `run::case`) and the rows built from it:
+//! [`Row::from_outcome`] gives the results row per lane and the long-form sample rows.
+
+use super::{Lane, Row, SampleRow, Status};
+use crate::platform::Machine;
+use crate::probe::{self, Snapshot};
+use crate::scenario::Case;
+use crate::stats::{median, summarize};
+use crate::strategy::{Footprint, SetupTimes};
+use crate::units::MIB;
+
+/// What happened to one case.
+pub struct CaseOutcome {
+    pub status: Status,
+    pub lanes: Vec<(Lane, u64)>,
+    pub measured: crate::measure::Measured,
+    pub verified: String,
+    pub setup: SetupTimes,
+    pub footprint: Footprint,
+    pub snapshots: Vec<Snapshot>,
+    pub timeline: Vec<Snapshot>,
+    pub max_alloc_held: Option<u64>,
+    pub max_alloc_free: Option<u64>,
+    pub pinned_ceiling: Option<Ceiling>,
+}
+
+/// What the pinned-ceiling probe obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ceiling {
+    pub bytes: u64,
+    pub cap: u64,
+    /// The driver error that stopped it, or `None` when it reached the cap.
+    pub error: Option<String>,
+    pub seconds: f64,
+}
+
+impl CaseOutcome {
+    pub fn skipped(case: &Case, reason: String) -> Self {
+        Self::empty(case, Status::Skipped(reason))
+    }
+    pub fn empty(case: &Case, status: Status) -> Self {
+        let lanes = match case.direction {
+            _ if case.engine.is_device() => vec![(Lane::Device, case.size)],
+            crate::scenario::Direction::H2d => vec![(Lane::H2d, case.size)],
+            crate::scenario::Direction::D2h => vec![(Lane::D2h, case.size)],
+            crate::scenario::Direction::Bidirectional => vec![
+                (Lane::H2d, case.size),
+                (Lane::D2h, case.size),
+                (Lane::Sum, 2 * case.size),
+            ],
+        };
+        CaseOutcome {
+            status,
+            lanes,
+            measured: Default::default(),
+            verified: "off".into(),
+            setup: Default::default(),
+            footprint: Default::default(),
+            snapshots: vec![],
+            timeline: vec![],
+            max_alloc_held: None,
+            max_alloc_free: None,
+            pinned_ceiling: None,
+        }
+    }
+}
+
+pub struct RowContext<'a> {
+    pub run_id: &'a str,
+    pub started_at: &'a str,
+    pub machine: &'a Machine,
+}
+
+impl Row {
+    /// The rows of one case (one per lane) and its long-form sample rows (bandwidth, event and
+    /// wall samples; every observer at every phase; the hold timeline).
+    pub fn from_outcome(
+        outcome: &CaseOutcome,
+        ctx: &RowContext,
+        case: &Case,
+    ) -> (Vec<Row>, Vec<SampleRow>) {
+        let key = case.key();
+        let mut rows = Vec::new();
+        let mut samples = Vec::new();
+        let before = outcome.snapshots.iter().find(|s| s.phase == "before");
+        let after_touch = outcome.snapshots.iter().find(|s| s.phase == "touch");
+        let end = outcome
+            .timeline
+            .last()
+            .or_else(|| outcome.snapshots.iter().find(|s| s.phase == "free"));
+        let mut accounting = Vec::new();
+        if let Some(b) = before {
+            for (phase, snap) in [("alloc", after_touch), ("free", end)] {
+                if let Some(a) = snap {
+                    for (m, v) in probe::column_values(b, a) {
+                        accounting.push((phase.to_string(), m, v));
+                    }
+                }
+            }
+        }
+        for (lane, bytes) in &outcome.lanes {
+            let bw = outcome.measured.bandwidth(*lane, *bytes);
+            let times = outcome.measured.times(*lane);
+            let bws = summarize(&bw);
+            let ts = summarize(&times);
+            let wall = outcome.measured.wall_times();
+            let reg = outcome
+                .measured
+                .samples
+                .iter()
+                .filter_map(|s| s.register_ms)
+                .collect::<Vec<_>>();
+            let unreg = outcome
+                .measured
+                .samples
+                .iter()
+                .filter_map(|s| s.unregister_ms)
+                .collect::<Vec<_>>();
+            rows.push(Row {
+                run_id: ctx.run_id.into(),
+                started_at: ctx.started_at.into(),
+                machine: ctx.machine.key(),
+                scenario: case.scenario.clone(),
+                case_label: case.label.clone(),
+                case_index: case.index,
+                case_key: key.clone(),
+                lane: *lane,
+                host: case.host_column(),
+                flags: case.flags.label(),
+                engine: case.engine.to_string(),
+                direction: case.direction.to_string(),
+                mode: case.mode.to_string(),
+                size_bytes: case.size,
+                chunk_bytes: case.chunk.unwrap_or(0),
+                ring: case.ring,
+                streams: case.streams,
+                threads: case.threads.resolve(),
+                batch: outcome.measured.batch,
+                axes: case
+                    .axes
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(";"),
+                status: outcome.status.clone(),
+                samples: bw.len() as u32,
+                outliers: bws.map_or(0, |s| s.outliers as u32),
+                bw_median_gbs: bws.map(|s| s.median),
+                bw_min_gbs: bws.map(|s| s.min),
+                bw_max_gbs: bws.map(|s| s.max),
+                bw_spread_pct: bws.map(|s| s.spread * 100.0),
+                time_median_ms: ts.map(|s| s.median),
+                time_min_ms: ts.map(|s| s.min),
+                time_max_ms: ts.map(|s| s.max),
+                wall_median_ms: median(&wall),
+                verified: outcome.verified.clone(),
+                alloc_ms: outcome.setup.alloc_ms,
+                register_ms: median(&reg).or(outcome.setup.register_ms),
+                unregister_ms: median(&unreg).or(outcome.setup.unregister_ms),
+                free_ms: outcome.setup.free_ms,
+                pinned_bytes: outcome.footprint.pinned_alloc
+                    + outcome.footprint.registered
+                    + outcome.footprint.staging,
+                device_bytes: outcome.footprint.device,
+                accounting: accounting.clone(),
+                max_alloc_held_mib: outcome.max_alloc_held.map(|v| v as f64 / MIB as f64),
+                max_alloc_free_mib: outcome.max_alloc_free.map(|v| v as f64 / MIB as f64),
+                pinned_ceiling_mib: outcome
+                    .pinned_ceiling
+                    .as_ref()
+                    .map(|c| c.bytes as f64 / MIB as f64),
+                stopped_by: outcome.measured.stopped_by.clone(),
+            });
+            let l = lane.name().to_string();
+            for (i, v) in bw.iter().enumerate() {
+                samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: l.clone(),
+                    series: "bw_gbs".into(),
+                    index: i.to_string(),
+                    t_ms: None,
+                    value: *v,
+                });
+            }
+            for (i, v) in outcome.measured.event_times(*lane).iter().enumerate() {
+                samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: l.clone(),
+                    series: "event_ms".into(),
+                    index: i.to_string(),
+                    t_ms: None,
+                    value: *v,
+                });
+            }
+            for (i, v) in wall.iter().enumerate() {
+                samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: l.clone(),
+                    series: "wall_ms".into(),
+                    index: i.to_string(),
+                    t_ms: None,
+                    value: *v,
+                });
+            }
+        }
+        // Accounting: every observer's absolute reading at every phase, and the hold timeline.
+        for s in &outcome.snapshots {
+            for (o, r) in &s.readings {
+                samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: String::new(),
+                    series: format!("phase:{o}.{}", r.metric),
+                    index: s.phase.clone(),
+                    t_ms: Some(s.t_ms),
+                    value: r.value,
+                });
+            }
+        }
+        let t0 = outcome
+            .snapshots
+            .iter()
+            .find(|s| s.phase == "free")
+            .map_or(0.0, |s| s.t_ms);
+        for (i, s) in outcome.timeline.iter().enumerate() {
+            for (o, r) in &s.readings {
+                samples.push(SampleRow {
+                    case_key: key.clone(),
+                    lane: String::new(),
+                    series: format!("timeline:{o}.{}", r.metric),
+                    index: i.to_string(),
+                    t_ms: Some(s.t_ms - t0),
+                    value: r.value,
+                });
+            }
+        }
+        (rows, samples)
+    }
+}

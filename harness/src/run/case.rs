@@ -1,0 +1,200 @@
+//! One case, phase by phase: guard, allocate, snapshot, touch, (max-alloc probe), transfer,
+//! verify, free, hold, probes. Any CUDA error becomes the case's status; nothing here panics.
+
+use super::probes::{max_allocatable, pinned_ceiling};
+use super::session::Session;
+use crate::cuda::{CudaError, Gpu as CudaGpu};
+use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
+use crate::results::{CaseOutcome, Status};
+use crate::scenario::{Case, Measure, Mode};
+use crate::strategy::{self, Footprint, Verified};
+use crate::units::format_size;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Why a case must not run here, decided before anything is allocated.
+pub fn guard(case: &Case, ram: u64, allow_pinned: f64, gpu: &CudaGpu) -> Option<String> {
+    let pinned = case.pinned_bytes();
+    let cap = (ram as f64 * allow_pinned) as u64;
+    if ram > 0 && pinned > cap {
+        return Some(format!(
+            "it would pin {}, more than the cap of {} ({:.0}% of RAM; raise it with --allow-pinned)",
+            format_size(pinned),
+            format_size(cap),
+            allow_pinned * 100.0
+        ));
+    }
+    if ram > 0 && case.host_bytes() > ram.saturating_mul(9) / 10 {
+        return Some(format!(
+            "it needs {} of host memory, more than 90% of this machine's {}",
+            format_size(case.host_bytes()),
+            format_size(ram)
+        ));
+    }
+    if !case.guard {
+        return None;
+    }
+    if let Ok((free, _)) = gpu.mem_info() {
+        let need = case.device_bytes();
+        if need > free {
+            return Some(format!(
+                "it needs {} of device memory and only {} is free",
+                format_size(need),
+                format_size(free)
+            ));
+        }
+    }
+    None
+}
+
+/// The ledger categories a footprint books, with their bytes.
+fn booked(f: &Footprint) -> [(Category, u64); 5] {
+    [
+        (Category::PinnedAlloc, f.pinned_alloc),
+        (Category::Registered, f.registered),
+        (Category::Managed, f.managed),
+        (Category::Staging, f.staging),
+        (Category::Device, f.device),
+    ]
+}
+
+fn ledger_add(l: &Ledger, f: &Footprint) {
+    for (c, n) in booked(f) {
+        l.add(c, n);
+    }
+}
+
+fn ledger_sub(l: &Ledger, f: &Footprint) {
+    for (c, n) in booked(f) {
+        l.sub(c, n);
+    }
+}
+
+fn failed(e: &CudaError, phase: &str) -> Status {
+    Status::Failed(format!("{} ({phase})", e))
+}
+
+/// Runs one case that passed its guard.
+pub fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcome {
+    let gpu = strategy::Gpu {
+        kernels: &session.kernels,
+        gate: &session.gate,
+    };
+    let mut out = CaseOutcome::empty(case, Status::Ok);
+    let accounting = case.probes.accounting;
+    let obs = &mut session.observers;
+    let snap = |obs: &mut Observers, out: &mut CaseOutcome, phase: &str| {
+        if accounting {
+            out.snapshots.push(obs.snapshot(phase));
+        }
+    };
+    snap(obs, &mut out, "before");
+    let mut transfer = match strategy::allocate(case, &gpu) {
+        Ok(t) => t,
+        Err(e) => {
+            out.status = failed(&e, "allocation");
+            return out;
+        }
+    };
+    out.footprint = transfer.footprint();
+    ledger_add(&session.ledger, &out.footprint);
+    snap(obs, &mut out, "alloc");
+    let mut status = transfer
+        .touch(&gpu)
+        .map_err(|e| failed(&e, "first touch"))
+        .err();
+    snap(obs, &mut out, "touch");
+    if status.is_none() && case.probes.max_alloc {
+        match max_allocatable(&session.gpu) {
+            Ok(v) => out.max_alloc_held = Some(v),
+            Err(e) => status = Some(failed(&e, "max-alloc probe")),
+        }
+    }
+    if status.is_none() {
+        let batch = strategy::batch_for(case);
+        // issue 13: a churn case is `cycles` single copies, no warm-up (strategy/churn.rs).
+        let (measure, batch) = if case.mode == Mode::Churn {
+            let n = case.vram.cycles;
+            let m = Measure {
+                warmup: 0,
+                min_samples: n,
+                max_samples: n,
+                time_limit: std::time::Duration::MAX,
+                ..case.measure.clone()
+            };
+            (m, 1)
+        } else {
+            (case.measure.clone(), batch)
+        };
+        match crate::measure::run(transfer.as_mut(), &gpu, &measure, batch, stop) {
+            Ok(m) => out.measured = m,
+            Err((e, m)) => {
+                out.measured = m;
+                status = Some(failed(&e, "transfer"));
+            }
+        }
+    }
+    snap(obs, &mut out, "transfer");
+    if status.is_none() && case.measure.verify {
+        match transfer.verify(&gpu) {
+            Ok(Verified::Yes) => out.verified = "yes".into(),
+            Ok(Verified::NotApplicable) => out.verified = "n/a".into(),
+            Ok(Verified::Mismatch {
+                lane,
+                bad_words,
+                first,
+            }) => {
+                out.verified = "no".into();
+                status = Some(Status::Failed(format!(
+                    "data mismatch: {bad_words} of {} words wrong after {} (first at word {})",
+                    case.size / 4,
+                    lane.name(),
+                    first.map_or("?".into(), |f| f.to_string())
+                )));
+            }
+            Ok(Verified::Copies {
+                bad_copies, copies, ..
+            }) => {
+                out.verified = "no".into();
+                status = Some(Status::Failed(strategy::churn::mismatch_status(
+                    bad_copies, copies,
+                )));
+            }
+            Err(e) => status = Some(failed(&e, "verification")),
+        }
+    }
+    out.setup = transfer.setup();
+    match transfer.free() {
+        Ok(t) => out.setup = t,
+        Err(e) => {
+            status.get_or_insert(failed(&e, "free"));
+        }
+    }
+    ledger_sub(&session.ledger, &out.footprint);
+    snap(obs, &mut out, "free");
+    if accounting && !case.probes.hold_after_free.is_zero() {
+        out.timeline = probe::timeline(
+            obs,
+            case.probes.hold_after_free,
+            case.probes.hold_interval,
+            stop,
+        );
+    }
+    if case.probes.max_alloc
+        && let Ok(v) = max_allocatable(&session.gpu)
+    {
+        out.max_alloc_free = Some(v);
+    }
+    if case.probes.pinned_ceiling && !stop.load(Ordering::SeqCst) {
+        out.pinned_ceiling = Some(pinned_ceiling(
+            case.probes.ceiling_chunk,
+            session.pinned_cap,
+            &session.ledger,
+        ));
+    }
+    if let Some(s) = status {
+        out.status = s;
+    } else if out.measured.stopped_by == "interrupted" && out.measured.samples.is_empty() {
+        out.status = Status::Skipped("interrupted".into());
+    }
+    out
+}

@@ -1,0 +1,255 @@
+//! One scenario: its cases in order, each row written as soon as its case ends, the JSON sidecar,
+//! claims and derived results, and the HTML report beside the CSV.
+
+use super::case::{guard, run_case};
+use super::session::Session;
+use super::watchdog::Watchdog;
+use crate::Error;
+use crate::budget::Prepared;
+use crate::cuda;
+use crate::report::summary_text;
+use crate::results::{
+    CaseOutcome, ProbeRecord, ResultsWriter, Row, RowContext, ScenarioRecord, Sidecar,
+};
+use crate::scenario::{Case, Scenario};
+use crate::units::{MIB, format_size};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// More cases than this need `--yes`.
+pub const SWEEP_LIMIT: usize = 2000;
+
+/// Ctrl-C sets the returned flag (the current sample finishes); a second Ctrl-C exits with 130.
+pub fn install_interrupt_handler() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let presses = Arc::new(AtomicU32::new(0));
+    let (s, p) = (stop.clone(), presses.clone());
+    // A second handler cannot be installed (e.g. in tests calling this twice): then Ctrl-C keeps
+    // its default behaviour, which is acceptable.
+    let _ = ctrlc::set_handler(move || {
+        if p.fetch_add(1, Ordering::SeqCst) >= 1 {
+            eprintln!("\nsecond interrupt: exiting now");
+            std::process::exit(130);
+        }
+        eprintln!(
+            "\ninterrupt: finishing the current sample, then writing what was measured (Ctrl-C again to quit at once)"
+        );
+        s.store(true, Ordering::SeqCst);
+    });
+    stop
+}
+
+pub struct RunOptions {
+    pub allow_pinned: f64,
+    pub only: Option<String>,
+    pub quiet: bool,
+    pub case_timeout: std::time::Duration,
+    pub write_report: bool,
+    /// `--allow-vram-overflow`: cases with guard = false may allocate past free device memory.
+    pub allow_vram_overflow: bool,
+}
+
+pub struct ScenarioOutcome {
+    pub csv: PathBuf,
+    pub partial: bool,
+    pub summary: String,
+    pub rows: Vec<Row>,
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Runs every case of one scenario and writes its results files.
+pub fn run_scenario(
+    session: &mut Session,
+    scenario: &Scenario,
+    out_dir: &Path,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+) -> Result<ScenarioOutcome, Error> {
+    let started = chrono::Local::now();
+    let stamp = started.format("%Y%m%d-%H%M%S").to_string();
+    let run_id = format!("{stamp}-{}", std::process::id());
+    let csv = out_dir.join(format!(
+        "{stamp}-{}-{}.csv",
+        sanitize(&scenario.name),
+        sanitize(&session.machine.host_name)
+    ));
+    let mut writer = ResultsWriter::create(&csv)?;
+    let mut sidecar = Sidecar {
+        schema_version: crate::results::SCHEMA_VERSION,
+        pinscope_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: run_id.clone(),
+        started_at: started.to_rfc3339(),
+        finished_at: None,
+        partial: true,
+        command_line: std::env::args().collect(),
+        machine: session.machine.clone(),
+        scenarios: vec![ScenarioRecord {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            path: scenario.path.clone(),
+            text: scenario.text.clone(),
+        }],
+        observers: session.observers.statuses(),
+        claims: vec![],
+        probes: vec![],
+        stopped_by: Default::default(),
+        derived: vec![],
+    };
+    let json = crate::results::sidecar_path(&csv);
+    sidecar.write_atomic(&json)?;
+    let watchdog = Watchdog::start(sidecar.clone(), json.clone(), opts.case_timeout);
+
+    let ram = session.machine.ram_bytes;
+    let cases: Vec<&Case> = scenario
+        .cases
+        .iter()
+        .filter(|c| {
+            opts.only
+                .as_ref()
+                .is_none_or(|o| c.label.contains(o.as_str()))
+        })
+        .collect();
+    let bar = progress_bar(cases.len(), opts.quiet);
+    let mut all_rows = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        bar.set_message(case.title());
+        watchdog.case_started(&case.title());
+        // issue 13: device memory held for the case (budget.rs), then the usual guard.
+        let prepared = crate::budget::prepare(
+            case,
+            &session.gpu,
+            &session.ledger,
+            opts.allow_vram_overflow,
+        );
+        let outcome = match prepared {
+            Prepared::Skip(reason) => CaseOutcome::skipped(case, reason),
+            Prepared::Fail(status) => CaseOutcome::empty(case, status),
+            Prepared::Run(held) => {
+                let mut o = match guard(case, ram, opts.allow_pinned, &session.gpu) {
+                    Some(reason) => CaseOutcome::skipped(case, reason),
+                    None => run_case(session, case, stop),
+                };
+                o.footprint.device += held.bytes;
+                o
+            }
+        };
+        let ctx = RowContext {
+            run_id: &run_id,
+            started_at: &sidecar.started_at,
+            machine: &session.machine,
+        };
+        let (rows, samples) = Row::from_outcome(&outcome, &ctx, case);
+        writer.write_case(&rows, &samples)?;
+        sidecar.probes.extend(outcome_probes(case, &outcome, &rows));
+        if !outcome.measured.stopped_by.is_empty() {
+            sidecar
+                .stopped_by
+                .insert(case.key(), outcome.measured.stopped_by.clone());
+        }
+        watchdog.case_finished(&sidecar);
+        all_rows.extend(rows);
+        bar.set_position(i as u64 + 1);
+    }
+    bar.finish_and_clear();
+    drop(watchdog);
+    let partial = stop.load(Ordering::SeqCst);
+    sidecar.partial = partial;
+    sidecar.finished_at = Some(chrono::Local::now().to_rfc3339());
+    sidecar.claims = crate::claims::evaluate(scenario, &all_rows, &session.machine);
+    sidecar
+        .derived
+        .extend(crate::claims::derive(scenario, &all_rows));
+    let drop_errors = cuda::take_drop_errors();
+    for e in &drop_errors {
+        sidecar
+            .derived
+            .push(("error while freeing".into(), e.clone()));
+    }
+    sidecar.write_atomic(&json)?;
+    let summary = summary_text(scenario, &all_rows, &sidecar);
+    if opts.write_report
+        && let Err(e) = write_report_next_to(&csv, &scenario.name)
+    {
+        eprintln!("warning: the HTML report could not be written: {e}");
+    }
+    Ok(ScenarioOutcome {
+        csv,
+        partial,
+        summary,
+        rows: all_rows,
+    })
+}
+
+fn write_report_next_to(csv: &Path, title: &str) -> Result<(), Error> {
+    let set = crate::results::ResultSet::load(csv)?;
+    let html = csv.with_extension("html");
+    crate::report::write_report(&[set], &html, title)
+}
+
+fn outcome_probes(case: &Case, outcome: &CaseOutcome, rows: &[Row]) -> Vec<ProbeRecord> {
+    let Some(r) = rows.first() else {
+        return Vec::new();
+    };
+    let mut v = Vec::new();
+    let rec = |name: &str, value: f64, detail: String| ProbeRecord {
+        scenario: case.scenario.clone(),
+        case_key: r.case_key.clone(),
+        name: name.into(),
+        value,
+        unit: "MiB".into(),
+        detail,
+    };
+    if let (Some(h), Some(f)) = (r.max_alloc_held_mib, r.max_alloc_free_mib) {
+        v.push(rec("max allocatable device memory, case memory held", h, format!("{} with the case's host memory held, {f:.0} MiB after it was freed: the difference, {:.0} MiB, is what holding it costs the device budget", case.label, f - h)));
+    }
+    if let Some(c) = &outcome.pinned_ceiling {
+        let why = match &c.error {
+            Some(e) => format!("stopped by {e}"),
+            None => format!(
+                "reached the cap of {} (raise it with --pinned-cap)",
+                format_size(c.cap)
+            ),
+        };
+        v.push(rec(
+            "pinned ceiling",
+            c.bytes as f64 / MIB as f64,
+            format!(
+                "{}: {} pinned in {} chunks in {:.1} s; {why}",
+                case.label,
+                format_size(c.bytes),
+                format_size(case.probes.ceiling_chunk),
+                c.seconds
+            ),
+        ));
+    }
+    v
+}
+
+fn progress_bar(n: usize, quiet: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(n as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{prefix}[{bar:30}] case {pos}/{len} eta {eta} {wide_msg}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}

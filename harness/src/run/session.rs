@@ -1,0 +1,97 @@
+//! The GPU session a run opens once: device, kernels, spin gate, machine facts, observers.
+
+use super::probes::ceiling_cap;
+use crate::Error;
+use crate::cuda::{self, Gate, Gpu as CudaGpu, Kernels};
+use crate::platform::{GpuInfo, Machine};
+use crate::probe::{self, GpuContext, Ledger, Observers};
+
+/// Everything a run needs from the GPU, opened once.
+/// Fields drop in declaration order: everything that lives in the GPU context (kernels, gate)
+/// must go before `gpu`, which releases the context.
+pub struct Session {
+    pub kernels: Kernels,
+    pub gate: Gate,
+    pub machine: Machine,
+    pub ledger: Ledger,
+    pub observers: Observers,
+    /// Cap of the pinned-ceiling probe (bytes).
+    pub pinned_cap: u64,
+    pub gpu: CudaGpu,
+}
+
+/// Opens the GPU, loads the kernels and sets up the observers; one sentence on failure.
+pub fn open_session(device: u32, anonymize: bool) -> Result<Session, Error> {
+    let gpu = CudaGpu::open(device).map_err(|e| Error::NoGpu(e.sentence()))?;
+    let kernels = Kernels::load(&gpu).map_err(|e| Error::Cuda {
+        call: "loading kernels/pinscope.ptx",
+        code: e.to_string(),
+        context: String::new(),
+    })?;
+    let gate = Gate::new().map_err(|e| Error::Cuda {
+        call: "allocating the spin-gate flag",
+        code: e.to_string(),
+        context: String::new(),
+    })?;
+    let mut machine = crate::platform::this_machine(anonymize);
+    machine.gpu = Some(gpu_info(&gpu));
+    let ledger = Ledger::new();
+    let facts = gpu.facts();
+    let observers = Observers::for_this_machine(GpuContext {
+        uuid: (!facts.uuid.is_empty()).then(|| facts.uuid.clone()),
+        luid: facts.luid,
+        cuda_mem: Some(Box::new(|| {
+            cuda::cuda_mem_info().map_err(|e| e.to_string())
+        })),
+        ledger: ledger.clone(),
+    });
+    let pinned_cap = ceiling_cap(None, machine.ram_bytes)?;
+    Ok(Session {
+        pinned_cap,
+        gpu,
+        kernels,
+        gate,
+        machine,
+        ledger,
+        observers,
+    })
+}
+
+fn gpu_info(gpu: &CudaGpu) -> GpuInfo {
+    let f = gpu.facts();
+    let nv = probe::nvml_facts((!f.uuid.is_empty()).then_some(f.uuid.as_str()));
+    let mut g = GpuInfo {
+        index: gpu.ordinal(),
+        name: f.name.clone(),
+        uuid: f.uuid.clone(),
+        compute_capability: f.compute_capability.clone(),
+        total_memory_bytes: f.total_memory,
+        driver_version: String::new(),
+        cuda_driver_version: f.cuda_driver_version.clone(),
+        pci_bus_id: f.pci_bus_id.clone(),
+        driver_model: if cfg!(windows) {
+            if f.tcc { "tcc" } else { "wddm" }.into()
+        } else {
+            "linux".into()
+        },
+        integrated: f.integrated,
+        can_map_host_memory: f.can_map_host_memory,
+        luid: f
+            .luid
+            .map(|l| l.iter().map(|b| format!("{b:02x}")).collect()),
+        multiprocessors: f.multiprocessors,
+        async_engines: f.async_engines,
+        ..Default::default()
+    };
+    if let Some(nv) = nv {
+        g.driver_version = nv.driver_version;
+        if cfg!(windows) && !nv.driver_model.is_empty() {
+            g.driver_model = nv.driver_model;
+        }
+        g.pcie_gen_current = nv.pcie_gen_current;
+        g.pcie_width_current = nv.pcie_width_current;
+        g.pcie_gen_max = nv.pcie_gen_max;
+        g.pcie_width_max = nv.pcie_width_max;
+    }
+    g
+}

@@ -1,0 +1,151 @@
+//! The per-case timeout (`--case-timeout`).
+
+use crate::results::Sidecar;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Ends the run cleanly when one case takes longer than `--case-timeout` (a hung driver call
+/// cannot be cancelled): marks the sidecar partial with the reason, writes it, exits with 124.
+/// Every finished case is already on disk (rows are flushed per case).
+pub struct Watchdog {
+    shared: Arc<std::sync::Mutex<Watch>>,
+    done: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+struct Watch {
+    sidecar: Sidecar,
+    json: PathBuf,
+    case: Option<(std::time::Instant, String)>,
+}
+
+impl Watchdog {
+    pub fn start(sidecar: Sidecar, json: PathBuf, timeout: std::time::Duration) -> Watchdog {
+        Self::start_with(sidecar, json, timeout, || std::process::exit(124))
+    }
+
+    /// `on_timeout` runs after the sidecar was written (the process exits there; tests observe).
+    fn start_with(
+        sidecar: Sidecar,
+        json: PathBuf,
+        timeout: std::time::Duration,
+        on_timeout: impl Fn() + Send + 'static,
+    ) -> Watchdog {
+        let shared = Arc::new(std::sync::Mutex::new(Watch {
+            sidecar,
+            json,
+            case: None,
+        }));
+        let done = Arc::new(AtomicBool::new(false));
+        let (sh, dn) = (shared.clone(), done.clone());
+        let handle = std::thread::spawn(move || {
+            while !dn.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let Ok(mut w) = sh.lock() else { return };
+                let Some((t, title)) = w.case.clone() else {
+                    continue;
+                };
+                if t.elapsed() < timeout || dn.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let msg = format!(
+                    "case `{title}` did not finish within {:?} (--case-timeout); the run was ended",
+                    timeout
+                );
+                w.sidecar.partial = true;
+                w.sidecar.finished_at = Some(chrono::Local::now().to_rfc3339());
+                w.sidecar.derived.push(("watchdog".into(), msg.clone()));
+                let _ = w.sidecar.write_atomic(&w.json);
+                eprintln!(
+                    "error: {msg}; every finished case is in {}",
+                    w.json.with_extension("csv").display()
+                );
+                w.case = None;
+                on_timeout();
+            }
+        });
+        Watchdog {
+            shared,
+            done,
+            handle: Some(handle),
+        }
+    }
+    pub fn case_started(&self, title: &str) {
+        if let Ok(mut w) = self.shared.lock() {
+            w.case = Some((std::time::Instant::now(), title.to_string()));
+        }
+    }
+    pub fn case_finished(&self, sidecar: &Sidecar) {
+        if let Ok(mut w) = self.shared.lock() {
+            w.case = None;
+            w.sidecar = sidecar.clone();
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sidecar() -> Sidecar {
+        crate::results::Sidecar::empty_for_tests()
+    }
+
+    #[test]
+    fn watchdog_marks_the_run_partial_when_a_case_hangs() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("run.json");
+        let fired = Arc::new(AtomicBool::new(false));
+        let f = fired.clone();
+        let w = Watchdog::start_with(
+            sidecar(),
+            json.clone(),
+            std::time::Duration::from_millis(300),
+            move || f.store(true, Ordering::SeqCst),
+        );
+        w.case_started("stuck case");
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        drop(w);
+        assert!(fired.load(Ordering::SeqCst), "the watchdog did not fire");
+        let back = Sidecar::read(&json).unwrap();
+        assert!(back.partial);
+        assert!(
+            back.derived
+                .iter()
+                .any(|(k, v)| k == "watchdog" && v.contains("stuck case"))
+        );
+    }
+
+    #[test]
+    fn watchdog_stays_quiet_for_cases_that_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("run.json");
+        let fired = Arc::new(AtomicBool::new(false));
+        let f = fired.clone();
+        let w = Watchdog::start_with(
+            sidecar(),
+            json.clone(),
+            std::time::Duration::from_millis(500),
+            move || f.store(true, Ordering::SeqCst),
+        );
+        for _ in 0..3 {
+            w.case_started("quick case");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            w.case_finished(&sidecar());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        drop(w);
+        assert!(!fired.load(Ordering::SeqCst));
+        assert!(!json.exists(), "nothing written when no case hangs");
+    }
+}

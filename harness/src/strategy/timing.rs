@@ -1,0 +1,157 @@
+//! The one timing path of the GPU strategies: events, the spin gate (hold, release, timeout) and
+//! the stream fork/join around a batch. A strategy starts a [`Timer`], enqueues its transfers,
+//! and [`Timer::finish`] gives the [`Span`] it turns into [`SampleTimes`].
+//!
+//! (This lives in `strategy/` rather than `measure/`, which drives strategies: `measure` imports
+//! `strategy`, so a helper there would make the two import each other.)
+
+use super::{Gpu, SampleTimes};
+use crate::cuda::{CudaError, Event, Gate, Kernels, Stream};
+use crate::scenario::Lane;
+use std::time::Instant;
+
+/// How the streams of a batch are timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Streams {
+    /// One start event on the first stream, which the others wait for; the others are joined
+    /// back into the first stream before one end event: one time for the whole batch.
+    Forked,
+    /// A start and an end event on each stream (bidirectional: one time per direction).
+    Each,
+}
+
+/// A batch being timed: its events exist, the clock runs, the streams may be held.
+pub(crate) struct Timer<'g> {
+    gate: Option<(&'g Gate, &'g Kernels)>,
+    mode: Streams,
+    starts: Vec<Event>,
+    ends: Vec<Event>,
+    t0: Instant,
+}
+
+/// A finished batch: host wall time, and the events to read device times from.
+pub(crate) struct Span {
+    pub wall_ms: f64,
+    starts: Vec<Event>,
+    ends: Vec<Event>,
+}
+
+impl<'g> Timer<'g> {
+    /// Creates the events, starts the wall clock, holds every stream behind the spin gate when
+    /// `gated` (so enqueue overhead is not timed), and records the start event(s).
+    pub(crate) fn start(
+        gpu: &Gpu<'g>,
+        streams: &[Stream],
+        mode: Streams,
+        gated: bool,
+    ) -> Result<Timer<'g>, CudaError> {
+        let n = match mode {
+            Streams::Forked => 1,
+            Streams::Each => streams.len(),
+        };
+        let events = || (0..n).map(|_| Event::new()).collect::<Result<Vec<_>, _>>();
+        let (starts, ends) = (events()?, events()?);
+        let t0 = Instant::now();
+        let gate = gated.then_some((gpu.gate, gpu.kernels));
+        if let Some((g, k)) = gate {
+            for s in streams {
+                g.hold(k, s)?;
+            }
+        }
+        match mode {
+            Streams::Forked => {
+                starts[0].record(&streams[0])?;
+                for s in &streams[1..] {
+                    s.wait(&starts[0])?;
+                }
+            }
+            Streams::Each => {
+                for (e, s) in starts.iter().zip(streams) {
+                    e.record(s)?;
+                }
+            }
+        }
+        Ok(Timer {
+            gate,
+            mode,
+            starts,
+            ends,
+            t0,
+        })
+    }
+
+    /// Records the end event(s) (joining forked streams first), releases the gate, waits for the
+    /// batch and stops the wall clock; an expired gate is an error (the batch was not queued in
+    /// time, so its event time would include enqueue overhead).
+    pub(crate) fn finish(self, streams: &[Stream]) -> Result<Span, CudaError> {
+        match self.mode {
+            Streams::Forked => {
+                let joins: Vec<Event> = streams[1..]
+                    .iter()
+                    .map(|s| {
+                        let e = Event::new()?;
+                        e.record(s)?;
+                        Ok(e)
+                    })
+                    .collect::<Result<_, CudaError>>()?;
+                for e in &joins {
+                    streams[0].wait(e)?;
+                }
+                self.ends[0].record(&streams[0])?;
+            }
+            Streams::Each => {
+                for (e, s) in self.ends.iter().zip(streams) {
+                    e.record(s)?;
+                }
+            }
+        }
+        if let Some((g, _)) = self.gate {
+            g.release();
+        }
+        for e in &self.ends {
+            e.synchronize()?;
+        }
+        let wall_ms = self.t0.elapsed().as_secs_f64() * 1e3;
+        if let Some((g, _)) = self.gate
+            && g.timed_out()
+        {
+            return Err(CudaError::new(
+                "spin gate",
+                "timed out before the batch was queued",
+            ));
+        }
+        Ok(Span {
+            wall_ms,
+            starts: self.starts,
+            ends: self.ends,
+        })
+    }
+}
+
+impl Span {
+    /// Device time of stream `i` (of the whole batch when forked: `i` = 0), ms.
+    pub(crate) fn event_ms(&self, i: usize) -> Result<f64, CudaError> {
+        self.starts[i].elapsed_ms(&self.ends[i])
+    }
+    /// Time from the start of stream 0 to the start of stream `i`, ms.
+    pub(crate) fn start_offset_ms(&self, i: usize) -> Result<f64, CudaError> {
+        self.starts[0].elapsed_ms(&self.starts[i])
+    }
+    /// Time from the start of stream 0 to the end of stream `i`, ms.
+    pub(crate) fn end_offset_ms(&self, i: usize) -> Result<f64, CudaError> {
+        self.starts[0].elapsed_ms(&self.ends[i])
+    }
+
+    /// The sample of a one-lane batch: event time is the headline when `by_events` (gated,
+    /// page-locked copies and kernels), else the wall clock (the CPU takes part); both are kept.
+    pub(crate) fn one_lane(&self, lane: Lane, by_events: bool) -> Result<SampleTimes, CudaError> {
+        let ev = self.event_ms(0)?;
+        Ok(SampleTimes {
+            lanes: vec![(lane, if by_events { ev } else { self.wall_ms })],
+            wall_ms: self.wall_ms,
+            event_ms: vec![(lane, ev)],
+            register_ms: None,
+            unregister_ms: None,
+        })
+    }
+}

@@ -1,0 +1,65 @@
+//! The README's "Results files" section lists every column the writer writes (and the family
+//! `d_<phase>_<metric>_mib` with every phase and metric), so the docs cannot fall behind the CSV.
+
+use pinscope::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, BASE_COLUMNS, columns};
+
+fn results_section() -> String {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md is readable");
+    let start = readme
+        .find("## Results files")
+        .expect("a Results files section");
+    let end = start
+        + readme[start..]
+            .find("Beside it")
+            .expect("the section's end");
+    readme[start..end].to_string()
+}
+
+/// Every word of every `code span` in the section, split at commas and spaces.
+fn listed(section: &str) -> Vec<String> {
+    section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(|span| span.split([',', ' ']).map(str::trim).map(String::from))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+#[test]
+fn readme_lists_every_results_column() {
+    let words = listed(&results_section());
+    let family = |c: &str| {
+        ACCOUNTING_PHASES
+            .iter()
+            .any(|p| c.starts_with(&format!("d_{p}_")))
+    };
+    let missing: Vec<String> = columns()
+        .into_iter()
+        .filter(|c| !family(c) && !words.contains(c))
+        .collect();
+    assert!(missing.is_empty(), "README lacks the columns {missing:?}");
+    for m in ACCOUNTING_METRICS {
+        assert!(words.iter().any(|w| w == m), "README lacks the metric {m}");
+    }
+    for p in ACCOUNTING_PHASES {
+        assert!(
+            words.iter().any(|w| w.starts_with(&format!("d_{p}_"))),
+            "README lacks the d_{p}_<m>_mib family"
+        );
+    }
+    // Nothing listed as a column that the writer does not write.
+    let all = columns();
+    for w in &words {
+        let looks_like_column = w.ends_with("_mib")
+            || w.ends_with("_gbs")
+            || w.ends_with("_ms")
+            || w.ends_with("_pct")
+            || w.ends_with("_bytes");
+        if looks_like_column && !w.contains('<') {
+            assert!(all.contains(w), "README lists `{w}`, which is not a column");
+        }
+    }
+    assert!(BASE_COLUMNS.len() > 40);
+}

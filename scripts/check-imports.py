@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Fails (exit 1) on an import cycle inside harness/src.
+
+Nodes: each top-level module of the crate (a folder with mod.rs is one node, a file is one node),
+and, inside each folder, its files (mod.rs stands for the folder and is left out of the folder's
+own graph). Edges: every `crate::a::b` path (also inside `use crate::{a, b::c}` groups) and, inside a
+folder, `super::x` / `crate::folder::x` paths to a sibling file. Test-only code is excluded: files
+named tests.rs and everything after a `#[cfg(test)]` line (the crate keeps its unit tests in a
+trailing `mod tests`). Usage: scripts/check-imports.py [harness/src]
+"""
+import os
+import re
+import sys
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "harness", "src")
+
+
+def strip(text):
+    text = text.split("#[cfg(test)]")[0]
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+
+
+def group_paths(body):
+    """Top-level paths of a `{a, b::c, d::{e, f}}` group."""
+    out, depth, cur = [], 0, ""
+    for ch in body:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur.strip())
+    return [p for p in out if p]
+
+
+def paths(text, prefix):
+    """Every path following `prefix::` as a list of segments (first two are enough here)."""
+    found = []
+    for m in re.finditer(r"\b" + prefix + r"::", text):
+        rest = text[m.end():]
+        if rest.startswith("{"):
+            depth, i = 0, 0
+            for i, ch in enumerate(rest):
+                depth += ch == "{"
+                depth -= ch == "}"
+                if depth == 0:
+                    break
+            for p in group_paths(rest[1:i]):
+                found.append(re.findall(r"\w+", p)[:2])
+        else:
+            seg = re.match(r"(\w+)(?:::(\w+))?", rest)
+            if seg:
+                found.append([s for s in seg.groups() if s])
+    return found
+
+
+def modules():
+    """(top-level module, file within it or None, path) for every source file."""
+    for dirpath, _, files in os.walk(ROOT):
+        rel = os.path.relpath(dirpath, ROOT)
+        for f in files:
+            if not f.endswith(".rs") or f == "tests.rs":
+                continue
+            parts = [] if rel == "." else rel.split(os.sep)
+            if not parts:
+                if f in ("lib.rs", "main.rs"):
+                    continue
+                yield f[:-3], None, os.path.join(dirpath, f)
+            else:
+                inner = None if f == "mod.rs" else f[:-3]
+                # Nested folders (probe/windows) belong to their first file-level node.
+                if len(parts) > 1:
+                    inner = parts[1]
+                yield parts[0], inner, os.path.join(dirpath, f)
+
+
+def cycle(graph):
+    """A cycle as a list of nodes, or None."""
+    color, stack = {}, []
+
+    def visit(n):
+        color[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if color.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if not color.get(m):
+                c = visit(m)
+                if c:
+                    return c
+        stack.pop()
+        color[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if not color.get(n):
+            c = visit(n)
+            if c:
+                return c
+    return None
+
+
+def main():
+    top, inner = {}, {}
+    files_in = {}
+    for mod, sub, path in modules():
+        if sub:
+            files_in.setdefault(mod, set()).add(sub)
+    for mod, sub, path in modules():
+        with open(path, encoding="utf-8") as fh:
+            text = strip(fh.read())
+        top.setdefault(mod, set())
+        for p in paths(text, "crate"):
+            if p[0] == "Error":
+                p = ["error"]
+            if p[0] != mod:
+                top[mod].add(p[0])
+            elif sub and len(p) > 1 and p[1] in files_in.get(mod, ()) and p[1] != sub:
+                inner.setdefault(mod, {}).setdefault(sub, set()).add(p[1])
+        if sub:
+            for p in paths(text, "super"):
+                if p[0] in files_in.get(mod, ()) and p[0] != sub:
+                    inner.setdefault(mod, {}).setdefault(sub, set()).add(p[0])
+    bad = []
+    c = cycle(top)
+    if c:
+        bad.append("modules: " + " -> ".join(c))
+    for mod, g in sorted(inner.items()):
+        c = cycle(g)
+        if c:
+            bad.append(f"files in {mod}/: " + " -> ".join(c))
+    if bad:
+        for b in bad:
+            print("import cycle:", b)
+        return 1
+    print(f"no import cycle among {len(top)} modules of {os.path.normpath(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
