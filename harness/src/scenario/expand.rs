@@ -134,6 +134,7 @@ pub(super) fn build_case(scenario: &str, label: &str, settings: &Settings) -> Ca
         probes: Probes::default(),
         axes: Vec::new(),
         guard: true,
+        vram: Default::default(),
     };
     for (key, g) in settings {
         match (*key, &g.val) {
@@ -161,6 +162,12 @@ pub(super) fn build_case(scenario: &str, label: &str, settings: &Settings) -> Ca
             ("probes.hold_interval", Val::Dur(d)) => c.probes.hold_interval = *d,
             ("probes.ceiling_chunk", Val::Bytes(b)) => c.probes.ceiling_chunk = *b,
             ("guard", Val::Bool(b)) => c.guard = *b,
+            ("device_hold", Val::Hold(h)) => {
+                c.vram.device_hold = *h;
+                c.vram.device_hold_written = g.written.clone();
+            }
+            ("cycles", Val::Int(n)) => c.vram.cycles = *n,
+            ("pause", Val::Dur(d)) => c.vram.pause = *d,
             _ => {}
         }
     }
@@ -191,6 +198,7 @@ pub(super) fn engine_direction(e: Engine) -> Option<(Direction, &'static str)> {
             "times the CPU writing the host buffer, as before a host-to-device copy",
         )),
         Engine::Copy | Engine::Kernel => None,
+        Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy => None,
     }
 }
 
@@ -270,7 +278,7 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
                 );
             }
         }
-        Mode::Direct => {
+        Mode::Direct | Mode::Churn => {
             if c.chunk.is_some() {
                 rule(
                     &["chunk", "mode"],
@@ -315,6 +323,10 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
             &["direction", "engine", "mode"],
             "direction = \"bidirectional\" needs engine = \"copy\" and mode = \"direct\"".into(),
         );
+    }
+    // issue 13: device engines, device_hold, churn (vram.rs)
+    for (keys, message) in super::vram::rules(c, &|k| s.contains_key(k)) {
+        rule(keys, message);
     }
     if c.measure.min_samples > c.measure.max_samples {
         rule(

@@ -34,6 +34,8 @@ pub(super) enum Ty {
     Bool,
     /// `"auto"` or a count from 1 to 256.
     Threads,
+    /// `device_hold`: a size, or relative to free device memory (`vram.rs`).
+    Hold,
 }
 
 /// Every case key, `measure` and `probes` keys by their dotted name.
@@ -92,6 +94,16 @@ pub(super) const KEYS: &[(&str, Ty)] = &[
     ("probes.hold_interval", Ty::Dur),
     ("probes.ceiling_chunk", Ty::Size),
     ("guard", Ty::Bool),
+    // issue 13 (vram.rs)
+    ("device_hold", Ty::Hold),
+    (
+        "cycles",
+        Ty::Int {
+            min: 1,
+            max: 100_000,
+        },
+    ),
+    ("pause", Ty::Dur),
 ];
 
 /// The keys a `[[case]]` block may hold (besides the dotted ones, which sit under `measure`/`probes`).
@@ -111,6 +123,9 @@ const CASE_BLOCK_KEYS: &[&str] = &[
     "measure",
     "probes",
     "sweep",
+    "device_hold",
+    "cycles",
+    "pause",
 ];
 
 const TOP_KEYS: &[&str] = &[
@@ -147,6 +162,7 @@ pub(super) enum Val {
     Dur(Duration),
     Bool(bool),
     Threads(Threads),
+    Hold(super::vram::DeviceHold),
 }
 
 /// A value with what the user wrote and where.
@@ -455,7 +471,7 @@ pub(super) fn parse_value(
         }
         Ty::Direction => enum_value(key, &["h2d", "d2h", "bidirectional"], v)
             .map(|(x, w)| (Val::Direction(x), w))?,
-        Ty::Mode => enum_value(key, &["direct", "staged", "register-per-copy"], v)
+        Ty::Mode => enum_value(key, &["direct", "staged", "register-per-copy", "churn"], v)
             .map(|(x, w)| (Val::Mode(x), w))?,
         Ty::Flags => flags_value(key, v, in_sweep).map(|(x, w)| (Val::Flags(x), w))?,
         Ty::Size => {
@@ -482,6 +498,22 @@ pub(super) fn parse_value(
             }
         },
         Ty::Spread => spread_value(key, v).map(|(x, w)| (Val::Float(x), w))?,
+        Ty::Hold => {
+            let text = match &v.kind {
+                Kind::Str(s) => s.clone(),
+                Kind::Int(i) => i.to_string(),
+                other => {
+                    return Err(v.pos.problem(format!(
+                        "`{key}` must be {}, not {}",
+                        super::vram::HOLD_FORMS,
+                        other.type_name()
+                    )));
+                }
+            };
+            let hold = super::vram::DeviceHold::parse(&text)
+                .map_err(|e| v.pos.problem(format!("`{key}` {e}")))?;
+            (Val::Hold(hold), text)
+        }
         Ty::Dur => duration_value(key, v).map(|(x, w)| (Val::Dur(x), w))?,
         Ty::Bool => match &v.kind {
             Kind::Bool(b) => (Val::Bool(*b), b.to_string()),
