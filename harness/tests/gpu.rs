@@ -125,6 +125,7 @@ fn every_strategy_produces_verified_rows() {
         case_timeout: Duration::from_secs(600),
         write_report: false,
         fleet: None,
+        allow_vram_overflow: false,
     };
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
     println!("{}", out.summary);
@@ -188,6 +189,7 @@ fn failures_are_rows_and_the_run_goes_on() {
         case_timeout: Duration::from_secs(600),
         write_report: false,
         fleet: None,
+        allow_vram_overflow: false,
     };
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
     println!("{}", out.summary);
@@ -207,4 +209,156 @@ fn failures_are_rows_and_the_run_goes_on() {
         .err()
         .expect("allocation must fail");
     assert!(e.is_out_of_memory(), "{e}");
+}
+
+// ---- issue 13: device-resident engines, device_hold, pinned ceiling with VRAM held, churn -------
+
+fn run_text(
+    text: &str,
+    allow_vram_overflow: bool,
+    pinned_cap: Option<u64>,
+) -> Vec<pinscope::results::Row> {
+    let s = pinscope::scenario::parse("gpu-test.toml", text).expect("valid scenario");
+    let mut session = open_session(0, false).expect("a GPU");
+    if let Some(cap) = pinned_cap {
+        session.pinned_cap = cap;
+    }
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let opts = RunOptions {
+        allow_pinned: 0.5,
+        only: None,
+        quiet: true,
+        case_timeout: Duration::from_secs(600),
+        write_report: false,
+        allow_vram_overflow,
+        fleet: None,
+    };
+    let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false))
+        .expect("the run writes its files");
+    println!("{}", out.summary);
+    assert_eq!(
+        session.ledger.total_pinned(),
+        0,
+        "the ledger is back to zero"
+    );
+    assert_eq!(cuda::take_drop_errors(), Vec::<String>::new());
+    out.rows
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn device_engines_measure_device_memory() {
+    let rows = run_text(
+        "name = \"t\"\ndescription = \"d\"\n[defaults]\nsize = \"256MiB\"\nmeasure = { min_samples = 3, max_samples = 10 }\nprobes = { hold_after_free = \"0s\" }\n[[case]]\nlabel = \"read\"\nengine = \"device-read\"\n[[case]]\nlabel = \"write\"\nengine = \"device-write\"\n[[case]]\nlabel = \"copy\"\nengine = \"device-copy\"\n[[case]]\nlabel = \"read-held\"\nengine = \"device-read\"\ndevice_hold = \"free-50%\"\n",
+        false,
+        None,
+    );
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        println!(
+            "{} {:?} GB/s device_bytes {}",
+            r.case_label, r.bw_median_gbs, r.device_bytes
+        );
+        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.case_label, r.status);
+        assert_eq!(r.lane, Lane::Device);
+        assert_eq!(r.host, "device");
+        assert_eq!(r.pinned_bytes, 0);
+        let want = if r.case_label == "read" || r.case_label == "read-held" {
+            "n/a"
+        } else {
+            "yes"
+        };
+        assert_eq!(r.verified, want, "{}", r.case_label);
+        // Device memory, not PCIe: far above any host link.
+        assert!(
+            r.bw_median_gbs.unwrap() > 100.0,
+            "{} {:?}",
+            r.case_label,
+            r.bw_median_gbs
+        );
+    }
+    // The hold is counted in device_bytes.
+    assert!(rows[3].device_bytes > rows[0].device_bytes * 4);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn past_the_card_needs_the_flag_and_then_fails_on_linux() {
+    let text = "name = \"t\"\ndescription = \"d\"\n[defaults]\nsize = \"1GiB\"\nmeasure = { warmup = 1, min_samples = 2, max_samples = 3 }\nprobes = { hold_after_free = \"0s\" }\n[[case]]\nlabel = \"over\"\nengine = \"device-read\"\nguard = false\nsweep = { device_hold = [\"free\", \"free+5%\"] }\n[[case]]\nlabel = \"after\"\nengine = \"device-read\"\n";
+    // Without --allow-vram-overflow: skipped, saying which flag is missing.
+    let rows = run_text(text, false, None);
+    for r in rows.iter().filter(|r| r.case_label == "over") {
+        match &r.status {
+            Status::Skipped(why) => assert!(why.contains("--allow-vram-overflow"), "{why}"),
+            other => panic!("expected a skipped row, got {other:?}"),
+        }
+    }
+    assert_eq!(rows.last().unwrap().status, Status::Ok, "the run goes on");
+    // With it: tried. Linux does not spill: CUDA_ERROR_OUT_OF_MEMORY, and the next case runs.
+    let rows = run_text(text, true, None);
+    let linux = pinscope::platform::this_machine(false).platform == "linux";
+    for r in rows.iter().filter(|r| r.case_label == "over") {
+        println!("{} {}: {:?}", r.case_label, r.axes, r.status);
+        if linux {
+            match &r.status {
+                Status::Failed(why) => assert!(why.contains("CUDA_ERROR_OUT_OF_MEMORY"), "{why}"),
+                other => panic!("expected OUT_OF_MEMORY on Linux, got {other:?}"),
+            }
+        }
+    }
+    assert_eq!(
+        rows.last().unwrap().status,
+        Status::Ok,
+        "the hold was freed"
+    );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn pinned_ceiling_with_device_memory_held() {
+    let cap = 2u64 << 30;
+    let rows = run_text(
+        "name = \"t\"\ndescription = \"d\"\n[defaults]\nengine = \"device-write\"\nsize = \"64MiB\"\nmeasure = { warmup = 0, min_samples = 1, max_samples = 1 }\nprobes = { pinned_ceiling = true, hold_after_free = \"0s\" }\n[[case]]\nlabel = \"ceiling\"\nsweep = { device_hold = [\"0\", \"free-50%\", \"free-10%\"] }\n",
+        false,
+        Some(cap),
+    );
+    for r in &rows {
+        println!(
+            "{} {}: {:?} MiB",
+            r.case_label, r.axes, r.pinned_ceiling_mib
+        );
+        assert_eq!(r.status, Status::Ok, "{:?}", r.status);
+        assert!(r.pinned_ceiling_mib.is_some());
+    }
+    let gpu = Gpu::open(0).expect("a GPU");
+    let line =
+        pinscope::budget::ceiling_with_device_held(&gpu, cap, &pinscope::probe::Ledger::new());
+    println!("pinned ceiling, 90% of free device memory held: {line}");
+    assert!(!line.starts_with("not measured"), "{line}");
+    // The probe goes on after the first failure and says which error ended it.
+    let c =
+        pinscope::budget::pinned_ceiling_stepped(256 << 20, cap, &pinscope::probe::Ledger::new());
+    println!("stepped ceiling: {} bytes, {:?}", c.bytes, c.error);
+    assert!(c.bytes <= cap);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn churn_verifies_every_copy() {
+    let rows = run_text(
+        "name = \"t\"\ndescription = \"d\"\n[defaults]\nmode = \"churn\"\nsize = \"16MiB\"\ncycles = 10\npause = \"5ms\"\nprobes = { hold_after_free = \"0s\" }\n[[case]]\nlabel = \"alloc-h2d\"\n[[case]]\nlabel = \"register-h2d\"\nhost = \"register\"\n[[case]]\nlabel = \"alloc-d2h\"\ndirection = \"d2h\"\n",
+        false,
+        None,
+    );
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        println!(
+            "{}: {:?} GB/s, {} copies, {:?}",
+            r.case_label, r.bw_median_gbs, r.samples, r.status
+        );
+        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.case_label, r.status);
+        assert_eq!(r.samples, 10, "one sample per cycle");
+        assert_eq!(r.verified, "yes");
+        assert_eq!(r.mode, "churn");
+    }
 }

@@ -57,6 +57,7 @@ fn run_with_fault(spec: &str, cases: Vec<Case>) -> Vec<Row> {
         case_timeout: Duration::from_secs(120),
         write_report: false,
         fleet: None,
+        allow_vram_overflow: false,
     };
     fault::set(Some(spec));
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false));

@@ -300,7 +300,15 @@ fn every_shipped_scenario_parses_and_opens_with_its_question() {
         assert!(table.starts_with(&format!("{}: ", s.name)), "{table}");
         assert!(!table.contains("refused"), "{table}");
         for c in &s.cases {
-            assert!(c.guard, "{}: {} runs unguarded", path.display(), c.label);
+            // Only the overflow experiment goes past the card, with plain device memory, and
+            // only when `pinscope run` is also given --allow-vram-overflow (issue 13).
+            let opted_in = s.name == "vram-overflow" && c.engine.is_device();
+            assert!(
+                c.guard || opted_in,
+                "{}: {} runs unguarded",
+                path.display(),
+                c.label
+            );
         }
         for d in &s.derived {
             for label in &d.cases {

@@ -101,6 +101,10 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
                     c.seconds
                 ),
             }
+            println!(
+                "pinned ceiling, 90% of free device memory held: {}",
+                crate::budget::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
+            );
         }
     } else {
         let obs = Observers::for_this_machine(GpuContext::default());

@@ -87,6 +87,10 @@ pub struct RunArgs {
     /// Allow managed-memory oversubscription cases (can hang the GPU on some machines).
     #[arg(long)]
     pub allow_oversubscription: bool,
+    /// Let cases with `guard = false` allocate past free device memory (plain cuMemAlloc, never
+    /// managed memory): on Linux the allocation fails, under WDDM with sysmem fallback it spills.
+    #[arg(long)]
+    pub allow_vram_overflow: bool,
     /// Do not write the HTML report next to the CSV.
     #[arg(long)]
     pub no_report: bool,
@@ -103,6 +107,9 @@ pub struct PlanArgs {
     /// Largest fraction of physical RAM a case may pin (as for `run`).
     #[arg(long, default_value_t = 0.5)]
     pub allow_pinned: f64,
+    /// Free device memory to plan against (e.g. `23GiB`); default: what NVML reports here.
+    #[arg(long)]
+    pub device_free: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]

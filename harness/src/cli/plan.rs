@@ -2,7 +2,7 @@
 
 use super::PlanArgs;
 use crate::Error;
-use crate::scenario::{load, plan_summary, plan_table};
+use crate::scenario::{device_free_for_plan, load, plan_summary, plan_table_for};
 
 /// Physical RAM in bytes, if the OS tells.
 fn ram_bytes() -> Option<u64> {
@@ -24,6 +24,7 @@ pub fn plan_command(args: &PlanArgs, quiet: bool) -> Result<i32, Error> {
         )));
     }
     let ram = ram_bytes();
+    let device_free = device_free_for_plan(args.device_free.as_deref())?;
     let mut failed: Option<Error> = None;
     let mut first = true;
     for path in &args.scenarios {
@@ -34,7 +35,7 @@ pub fn plan_command(args: &PlanArgs, quiet: bool) -> Result<i32, Error> {
                     println!();
                 }
                 first = false;
-                print!("{}", plan_table(&s, ram, allow));
+                print!("{}", plan_table_for(&s, ram, allow, device_free.clone()));
             }
             Err(e) => {
                 if let Some(prev) = failed.replace(e) {

@@ -98,6 +98,7 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
         case_timeout,
         write_report: !args.no_report,
         fleet,
+        allow_vram_overflow: args.allow_vram_overflow,
     };
     let mut interrupted = false;
     for s in &scenarios {

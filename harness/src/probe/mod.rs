@@ -37,7 +37,7 @@ mod os;
 
 pub use cuda::{CudaMemFn, CudaObserver};
 pub use ledger::{Ledger, LedgerCategory};
-pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts};
+pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts, nvml_memory};
 pub use os::{dxgi_adapters, running_under_wine};
 pub use procfs::{ProcfsObserver, parse_meminfo, parse_status};
 

@@ -92,6 +92,13 @@ pub fn nvml_facts(uuid: Option<&str>) -> Option<NvmlFacts> {
     })
 }
 
+/// Free and total memory of device 0 per NVML, for `plan` (no CUDA context); `None` without NVML.
+pub fn nvml_memory() -> Option<(u64, u64)> {
+    let (nvml, index) = open(None).ok()?;
+    let m = nvml.device_by_index(index).ok()?.memory_info().ok()?;
+    Some((m.free, m.total))
+}
+
 pub struct NvmlObserver {
     state: Result<(Nvml, u32), String>,
     notes: Vec<String>,

@@ -14,6 +14,7 @@ pub fn direction_words(r: &Row) -> &'static str {
         (true, Lane::Sum) | (false, Lane::Sum) => "bidirectional, both lanes summed",
         (false, Lane::H2d) => "H2D",
         (false, Lane::D2h) => "D2H",
+        (_, Lane::Device) => "inside device memory",
     }
 }
 
@@ -32,6 +33,7 @@ fn host_words(r: &Row) -> String {
         "register" => "registered",
         "managed" => "managed",
         "pageable" => "pageable",
+        "device" => "device memory",
         other => other,
     };
     let flags: Vec<&str> = r
@@ -65,6 +67,7 @@ fn host_words(r: &Row) -> String {
         }
         "staged" => s.push_str(" via a pinned ring"),
         "register-per-copy" => s = "registered per copy".into(),
+        "churn" => s.push_str(" allocated per copy (churn)"),
         _ => {}
     }
     s
@@ -78,6 +81,9 @@ fn engine_words(engine: &str) -> &str {
         "kernel-write" => "GPU kernel writes host",
         "cpu-read" => "CPU reads",
         "cpu-write" => "CPU writes",
+        "device-read" => "GPU kernel reads",
+        "device-write" => "GPU kernel writes",
+        "device-copy" => "GPU kernel copies",
         other => other,
     }
 }

@@ -9,7 +9,7 @@
 //! failures, sidecar lists, reference) are small functions that share the page's helpers; the
 //! plots themselves are in their own files.
 
-mod answer;
+pub(crate) mod answer;
 mod chart;
 mod compare_page;
 pub mod html;

@@ -33,6 +33,7 @@ pub fn strategy_bars(
         Lane::H2d => 0,
         Lane::D2h => 1,
         Lane::Sum => 2,
+        Lane::Device => 3,
     };
     ok.sort_by(|a, b| {
         lane_rank(a.1.lane)

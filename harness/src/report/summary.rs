@@ -136,6 +136,7 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
             ));
         }
     }
+    out.extend(crate::budget::answer_lines(rows));
     let failed = rows
         .iter()
         .filter(|r| matches!(r.status, Status::Failed(_)))

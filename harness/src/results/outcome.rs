@@ -40,6 +40,7 @@ impl CaseOutcome {
     }
     pub fn empty(case: &Case, status: Status) -> Self {
         let lanes = match case.direction {
+            _ if case.engine.is_device() => vec![(Lane::Device, case.size)],
             crate::scenario::Direction::H2d => vec![(Lane::H2d, case.size)],
             crate::scenario::Direction::D2h => vec![(Lane::D2h, case.size)],
             crate::scenario::Direction::Bidirectional => vec![
@@ -124,7 +125,7 @@ impl Row {
                 case_index: case.index,
                 case_key: key.clone(),
                 lane: *lane,
-                host: case.host.to_string(),
+                host: case.host_column(),
                 flags: case.flags.label(),
                 engine: case.engine.to_string(),
                 direction: case.direction.to_string(),

@@ -7,7 +7,7 @@ use crate::cuda::{CudaError, Gpu as CudaGpu};
 use crate::measure::Lockstep;
 use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
 use crate::results::{CaseOutcome, Status};
-use crate::scenario::Case;
+use crate::scenario::{Case, Measure, Mode};
 use crate::strategy::{self, Footprint, Verified};
 use crate::units::format_size;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -135,11 +135,25 @@ pub fn run_case_in_step(
     }
     if status.is_none() {
         let batch = strategy::batch_for(case);
+        // issue 13: a churn case is `cycles` single copies, no warm-up (strategy/churn.rs).
+        let (measure, batch) = if case.mode == Mode::Churn {
+            let n = case.vram.cycles;
+            let m = Measure {
+                warmup: 0,
+                min_samples: n,
+                max_samples: n,
+                time_limit: std::time::Duration::MAX,
+                ..case.measure.clone()
+            };
+            (m, 1)
+        } else {
+            (case.measure.clone(), batch)
+        };
         let measured = match member.0 {
             Some(s) => {
-                crate::measure::run_in_step(transfer.as_mut(), &gpu, &case.measure, batch, stop, s)
+                crate::measure::run_in_step(transfer.as_mut(), &gpu, &measure, batch, stop, s)
             }
-            None => crate::measure::run(transfer.as_mut(), &gpu, &case.measure, batch, stop),
+            None => crate::measure::run(transfer.as_mut(), &gpu, &measure, batch, stop),
         };
         match measured {
             Ok(m) => out.measured = m,
@@ -167,6 +181,14 @@ pub fn run_case_in_step(
                     case.size / 4,
                     lane.name(),
                     first.map_or("?".into(), |f| f.to_string())
+                )));
+            }
+            Ok(Verified::Copies {
+                bad_copies, copies, ..
+            }) => {
+                out.verified = "no".into();
+                status = Some(Status::Failed(strategy::churn::mismatch_status(
+                    bad_copies, copies,
                 )));
             }
             Err(e) => status = Some(failed(&e, "verification")),

@@ -3,40 +3,15 @@
 
 use crate::Error;
 use crate::cuda::{self, CudaError, Gpu as CudaGpu};
-use crate::probe::{Ledger, LedgerCategory as Category};
+use crate::probe::Ledger;
 use crate::results::Ceiling;
 use crate::units::{MIB, format_size};
 
 /// Allocates pinned chunks of `chunk` bytes until the driver refuses or `cap` is reached, then
 /// frees them all. Never exceeds `cap`.
 pub fn pinned_ceiling(chunk: u64, cap: u64, ledger: &Ledger) -> Ceiling {
-    let t = std::time::Instant::now();
-    let mut held = Vec::new();
-    let mut bytes = 0u64;
-    let mut error = None;
-    let chunk = chunk.max(MIB);
-    while bytes + chunk <= cap {
-        match cuda::HostBuffer::pinned(chunk as usize, Default::default()) {
-            Ok(b) => {
-                ledger.add(Category::PinnedAlloc, chunk);
-                bytes += chunk;
-                held.push(b);
-            }
-            Err(e) => {
-                error = Some(e.to_string());
-                break;
-            }
-        }
-    }
-    let n = held.len() as u64;
-    drop(held);
-    ledger.sub(Category::PinnedAlloc, n * chunk);
-    Ceiling {
-        bytes,
-        cap,
-        error,
-        seconds: t.elapsed().as_secs_f64(),
-    }
+    // issue 13: the probe goes on in 256 MiB steps after the first failure (budget.rs).
+    crate::budget::pinned_ceiling_stepped(chunk, cap, ledger)
 }
 
 /// The pinned-ceiling cap: `--pinned-cap`, or min(50% of RAM, 16 GiB); never above 75% of RAM.

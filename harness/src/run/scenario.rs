@@ -5,6 +5,7 @@ use super::case::{guard, run_case};
 use super::session::Session;
 use super::watchdog::Watchdog;
 use crate::Error;
+use crate::budget::Prepared;
 use crate::cuda;
 use crate::report::summary_text;
 use crate::results::{
@@ -48,6 +49,8 @@ pub struct RunOptions {
     /// Set when the run uses several GPUs (`--device all` / a list): every case runs on each GPU
     /// alone and then on all of them at once.
     pub fleet: Option<std::sync::Arc<super::Fleet>>,
+    /// `--allow-vram-overflow`: cases with guard = false may allocate past free device memory.
+    pub allow_vram_overflow: bool,
 }
 
 pub struct ScenarioOutcome {
@@ -136,6 +139,15 @@ pub fn run_scenario(
             machine: &sidecar.machine,
         };
         let (outcome, (rows, samples)) = match &opts.fleet {
+            Some(_) if case.vram.device_hold != crate::scenario::DeviceHold::None => {
+                let o = CaseOutcome::skipped(
+                    case,
+                    "device_hold runs on one GPU at a time: run this scenario with --device N"
+                        .into(),
+                );
+                let rows = Row::from_outcome(&o, &ctx, case);
+                (o, rows)
+            }
             Some(fleet) => {
                 let alone: Vec<CaseOutcome> = (0..fleet.len())
                     .map(|i| fleet.run_alone(i, case, opts.allow_pinned))
@@ -152,9 +164,24 @@ pub fn run_scenario(
                 )
             }
             None => {
-                let outcome = match guard(case, ram, opts.allow_pinned, &session.gpu) {
-                    Some(reason) => CaseOutcome::skipped(case, reason),
-                    None => run_case(session, case, stop),
+                // issue 13: device memory held for the case (budget.rs), then the usual guard.
+                let prepared = crate::budget::prepare(
+                    case,
+                    &session.gpu,
+                    &session.ledger,
+                    opts.allow_vram_overflow,
+                );
+                let outcome = match prepared {
+                    Prepared::Skip(reason) => CaseOutcome::skipped(case, reason),
+                    Prepared::Fail(status) => CaseOutcome::empty(case, status),
+                    Prepared::Run(held) => {
+                        let mut o = match guard(case, ram, opts.allow_pinned, &session.gpu) {
+                            Some(reason) => CaseOutcome::skipped(case, reason),
+                            None => run_case(session, case, stop),
+                        };
+                        o.footprint.device += held.bytes;
+                        o
+                    }
                 };
                 let rows = Row::from_outcome(&outcome, &ctx, case);
                 (outcome, rows)

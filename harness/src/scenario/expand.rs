@@ -125,7 +125,7 @@ pub(super) fn build_case(scenario: &str, label: &str, settings: &Settings) -> Ca
     };
     for (key, g) in settings {
         if let Some(k) = keys::key(key) {
-            (k.set)(&mut c, &g.val);
+            (k.set)(&mut c, g);
         }
     }
     c
@@ -155,6 +155,7 @@ pub(super) fn engine_direction(e: Engine) -> Option<(Direction, &'static str)> {
             "times the CPU writing the host buffer, as before a host-to-device copy",
         )),
         Engine::Copy | Engine::Kernel => None,
+        Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy => None,
     }
 }
 
@@ -234,7 +235,7 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
                 );
             }
         }
-        Mode::Direct => {
+        Mode::Direct | Mode::Churn => {
             if c.chunk.is_some() {
                 rule(
                     &["chunk", "mode"],
@@ -279,6 +280,10 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
             &["direction", "engine", "mode"],
             "direction = \"bidirectional\" needs engine = \"copy\" and mode = \"direct\"".into(),
         );
+    }
+    // issue 13: device engines, device_hold, churn (vram.rs)
+    for (keys, message) in super::vram::rules(c, &|k| s.contains_key(k)) {
+        rule(keys, message);
     }
     if c.measure.min_samples > c.measure.max_samples {
         rule(

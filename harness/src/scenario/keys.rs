@@ -8,6 +8,7 @@
 //! default).
 
 use super::Case;
+use super::raw::Pos;
 use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads};
 use std::time::Duration;
 
@@ -31,6 +32,8 @@ pub(super) enum Ty {
     Bool,
     /// `"auto"` or a count from 1 to 256.
     Threads,
+    /// `device_hold`: a size, or relative to free device memory (`vram.rs`).
+    Hold,
 }
 
 /// A typed value of a case key.
@@ -47,6 +50,16 @@ pub(super) enum Val {
     Dur(Duration),
     Bool(bool),
     Threads(Threads),
+    Hold(super::vram::DeviceHold),
+}
+
+/// A value with what the user wrote and where.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Given {
+    pub val: Val,
+    /// As written: `64MiB`, `h2d`, `mapped+portable` / `none` for flags.
+    pub written: String,
+    pub pos: Pos,
 }
 
 /// One case key.
@@ -58,14 +71,14 @@ pub(super) struct Key {
     /// `none`: unset.
     pub default: &'static str,
     /// Writes a value of this key's type into a case.
-    pub set: fn(&mut Case, &Val),
+    pub set: fn(&mut Case, &Given),
 }
 
 /// A setter writing `Val::$variant` into `case.$field` (a dotted path for `measure`/`probes`).
 macro_rules! set {
     ($variant:ident => $($field:ident).+) => {
-        |c: &mut Case, v: &Val| {
-            if let Val::$variant(x) = v {
+        |c: &mut Case, g: &Given| {
+            if let Val::$variant(x) = &g.val {
                 c.$($field).+ = *x;
             }
         }
@@ -116,9 +129,9 @@ pub(super) const KEYS: &[Key] = &[
         name: "chunk",
         ty: Ty::Size,
         default: "none",
-        set: |c, v| {
-            if let Val::Bytes(b) = v {
-                c.chunk = Some(*b);
+        set: |c, g| {
+            if let Val::Bytes(b) = g.val {
+                c.chunk = Some(b);
             }
         },
     },
@@ -229,6 +242,32 @@ pub(super) const KEYS: &[Key] = &[
         ty: Ty::Dur,
         default: "\"100ms\"",
         set: set!(Dur => probes.hold_interval),
+    },
+    Key {
+        name: "device_hold",
+        ty: Ty::Hold,
+        default: "\"0\"",
+        set: |c, g| {
+            if let Val::Hold(h) = g.val {
+                c.vram.device_hold = h;
+                c.vram.device_hold_written = g.written.clone();
+            }
+        },
+    },
+    Key {
+        name: "cycles",
+        ty: Ty::Int {
+            min: 1,
+            max: 100_000,
+        },
+        default: "20",
+        set: set!(Int => vram.cycles),
+    },
+    Key {
+        name: "pause",
+        ty: Ty::Dur,
+        default: "\"5ms\"",
+        set: set!(Dur => vram.pause),
     },
 ];
 

@@ -41,14 +41,17 @@ mod model;
 mod plan;
 mod raw;
 mod validate;
+mod vram;
 
 pub use claim::{Claim, Derived, Op};
 pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
 pub use plan::{
-    ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, SETUP_S, auto_batch, estimate_seconds,
-    format_bytes_exact, format_seconds, plan_summary, plan_table, refusal,
+    ASSUMED_DEVICE_BPS, ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, DeviceFree, SETUP_S, auto_batch,
+    device_free_for_plan, estimate_seconds, format_bytes_exact, format_seconds, plan_summary,
+    plan_table, plan_table_for, refusal,
 };
+pub use vram::{DEFAULT_CYCLES, DEFAULT_PAUSE, DeviceHold, VramKeys};
 
 use crate::Error;
 use crate::error::{Problem, Problems};
@@ -69,6 +72,8 @@ pub const CLAIM_METRICS: &[&str] = &[
     "max_alloc_free_mib",
     "max_alloc_drop_mib",
     "pinned_ceiling_mib",
+    "out_of_memory",
+    "mismatched_copies",
     "d_alloc_cuda_used_mib",
     "d_alloc_nvml_used_mib",
     "d_alloc_proc_rss_mib",
@@ -181,3 +186,5 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_vram;

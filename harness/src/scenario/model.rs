@@ -60,6 +60,12 @@ pub enum Engine {
     CpuRead,
     /// The CPU writes the host buffer (direction h2d).
     CpuWrite,
+    /// A kernel reads device memory only (device memory bandwidth; no host buffer).
+    DeviceRead,
+    /// A kernel writes device memory only.
+    DeviceWrite,
+    /// A kernel copies one device buffer into another.
+    DeviceCopy,
 }
 
 impl Engine {
@@ -71,16 +77,29 @@ impl Engine {
             Self::KernelWrite => "kernel-write",
             Self::CpuRead => "cpu-read",
             Self::CpuWrite => "cpu-write",
+            Self::DeviceRead => "device-read",
+            Self::DeviceWrite => "device-write",
+            Self::DeviceCopy => "device-copy",
         }
     }
-    pub const ALL: [Engine; 6] = [
+    pub const ALL: [Engine; 9] = [
         Self::Copy,
         Self::Kernel,
         Self::KernelRead,
         Self::KernelWrite,
         Self::CpuRead,
         Self::CpuWrite,
+        Self::DeviceRead,
+        Self::DeviceWrite,
+        Self::DeviceCopy,
     ];
+    /// True for engines that touch device memory only (no host buffer, nothing crosses PCIe).
+    pub fn is_device(self) -> bool {
+        matches!(
+            self,
+            Self::DeviceRead | Self::DeviceWrite | Self::DeviceCopy
+        )
+    }
     /// True for engines that run a kernel on host memory the GPU addresses (needs mapped/managed).
     pub fn is_zero_copy(self) -> bool {
         matches!(self, Self::Kernel | Self::KernelRead | Self::KernelWrite)
@@ -126,6 +145,9 @@ pub enum Mode {
     Staged,
     /// Register a slice of pageable memory, copy it, unregister it — timed including registration.
     RegisterPerCopy,
+    /// Pinned churn: each of `cycles` copies gets a freshly allocated (or registered) host
+    /// buffer, waits `pause`, copies, is verified, and the buffer is freed.
+    Churn,
 }
 
 impl Mode {
@@ -134,6 +156,7 @@ impl Mode {
             Self::Direct => "direct",
             Self::Staged => "staged",
             Self::RegisterPerCopy => "register-per-copy",
+            Self::Churn => "churn",
         }
     }
 }
@@ -173,14 +196,25 @@ parse_by_name!(
         Engine::KernelRead,
         Engine::KernelWrite,
         Engine::CpuRead,
-        Engine::CpuWrite
+        Engine::CpuWrite,
+        Engine::DeviceRead,
+        Engine::DeviceWrite,
+        Engine::DeviceCopy
     ]
 );
 parse_by_name!(
     Direction,
     [Direction::H2d, Direction::D2h, Direction::Bidirectional]
 );
-parse_by_name!(Mode, [Mode::Direct, Mode::Staged, Mode::RegisterPerCopy]);
+parse_by_name!(
+    Mode,
+    [
+        Mode::Direct,
+        Mode::Staged,
+        Mode::RegisterPerCopy,
+        Mode::Churn
+    ]
+);
 
 /// How long and how often a case is sampled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -311,6 +345,9 @@ pub struct Case {
     pub axes: Vec<(String, String)>,
     /// Apply the free-device-memory guard (false: try the allocation and record the failure).
     pub guard: bool,
+    /// Keys of the VRAM-budget experiments: `device_hold`, `cycles`, `pause` (see `vram.rs`).
+    #[serde(default)]
+    pub vram: super::vram::VramKeys,
 }
 
 impl Case {
@@ -337,7 +374,7 @@ impl Case {
             self.ring,
             self.streams,
             self.threads
-        )
+        ) + &self.vram.key_suffix(self.mode)
     }
 
     /// Page-locked host bytes this case holds at its peak (host buffer and staging ring).
@@ -347,7 +384,11 @@ impl Case {
         } else {
             1
         };
+        if self.engine.is_device() {
+            return 0;
+        }
         match self.mode {
+            Mode::Churn => self.size,
             Mode::Direct if self.host.is_pinned() => self.size * dirs,
             Mode::Direct => 0,
             Mode::Staged => self.chunk_bytes() * u64::from(self.ring.max(1)) * dirs,
@@ -357,6 +398,9 @@ impl Case {
 
     /// Host bytes of any kind this case allocates.
     pub fn host_bytes(&self) -> u64 {
+        if self.engine.is_device() {
+            return 0;
+        }
         let dirs = if self.direction == Direction::Bidirectional {
             2
         } else {
@@ -369,10 +413,25 @@ impl Case {
         self.size * dirs + staging
     }
 
+    /// The results' `host` column: `device` for the device-resident engines (no host buffer).
+    pub fn host_column(&self) -> String {
+        if self.engine.is_device() {
+            "device".into()
+        } else {
+            self.host.to_string()
+        }
+    }
+
     /// Device bytes this case allocates (managed memory counts as host here).
     pub fn device_bytes(&self) -> u64 {
         if self.engine.is_cpu() {
             return 0;
+        }
+        if self.engine == Engine::DeviceCopy {
+            return 2 * self.size;
+        }
+        if self.engine.is_device() {
+            return self.size;
         }
         let dirs = if self.direction == Direction::Bidirectional {
             2
@@ -423,6 +482,8 @@ pub enum Lane {
     H2d,
     D2h,
     Sum,
+    /// Inside device memory (the `device-*` engines: nothing crosses PCIe).
+    Device,
 }
 
 impl Lane {
@@ -431,10 +492,11 @@ impl Lane {
             Lane::H2d => "h2d",
             Lane::D2h => "d2h",
             Lane::Sum => "sum",
+            Lane::Device => "device",
         }
     }
     pub fn parse(s: &str) -> Option<Lane> {
-        [Lane::H2d, Lane::D2h, Lane::Sum]
+        [Lane::H2d, Lane::D2h, Lane::Sum, Lane::Device]
             .into_iter()
             .find(|l| l.name() == s)
     }

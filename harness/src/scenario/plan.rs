@@ -1,5 +1,8 @@
 //! `pinscope plan`: what a scenario expands to, what each case pins and allocates, and roughly how
 //! long it will take, without touching a GPU.
+//!
+//! Size: over 500 lines: the table and, at the end, its device-memory cells (free device memory,
+//! `device_hold`, past-the-card notes, device and churn estimates) that read the same constants.
 
 use super::{Case, Engine, HostKind, Mode, Scenario};
 use crate::units::{GB, MIB, format_size};
@@ -40,6 +43,9 @@ pub fn assumed_bps(c: &Case) -> f64 {
 
 /// A rough wall-time estimate for one case, in seconds (the model is printed under the table).
 pub fn estimate_seconds(c: &Case) -> f64 {
+    if let Some(s) = device_estimate_seconds(c) {
+        return s;
+    }
     let bps = assumed_bps(c);
     let batch = if c.measure.batch == 0 {
         auto_batch(c.size)
@@ -121,7 +127,7 @@ fn dash_if_zero(bytes: u64) -> String {
 
 fn chunk_ring(c: &Case) -> String {
     match c.mode {
-        Mode::Direct => "-".into(),
+        Mode::Direct | Mode::Churn => "-".into(),
         Mode::Staged => format!("{}×{}", format_bytes_exact(c.chunk_bytes()), c.ring),
         Mode::RegisterPerCopy => format_bytes_exact(c.chunk_bytes()),
     }
@@ -174,6 +180,17 @@ pub fn plan_summary(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> 
 /// The `plan` text for one scenario: header, axes, one row per case, totals and the model used.
 /// `ram_bytes` (when known) and `allow_pinned` decide which cases the run would refuse.
 pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> String {
+    plan_table_for(s, ram_bytes, allow_pinned, None)
+}
+
+/// [`plan_table`] against `device_free` bytes of free device memory when known (issue 13:
+/// `device_hold` resolved, steps past the card named).
+pub fn plan_table_for(
+    s: &Scenario,
+    ram_bytes: Option<u64>,
+    allow_pinned: f64,
+    device_free: Option<DeviceFree>,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}: {}", s.name, s.description);
     let _ = writeln!(out, "  from {}", s.path);
@@ -219,6 +236,7 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
         v.any(|x| Some(x) != first)
     };
     let batch_of = |c: &Case| match c.measure.batch {
+        _ if c.mode == Mode::Churn => "1".into(),
         0 => format!("auto {}", auto_batch(c.size)),
         b => b.to_string(),
     };
@@ -257,20 +275,28 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
             }
             _ => {
                 total_s += est;
-                if c.guard {
-                    String::new()
-                } else {
-                    "guard off: tried even if device memory is short".into()
+                match plan_note(c, device_free.as_ref()) {
+                    Some(n) => n,
+                    None if c.guard => String::new(),
+                    None => "guard off: tried even if device memory is short".into(),
                 }
             }
         };
         let mut row = vec![
             c.index.to_string(),
             c.label.clone(),
-            c.host.to_string(),
+            if c.engine.is_device() {
+                "-".into()
+            } else {
+                c.host.to_string()
+            },
             c.flags.label(),
             c.engine.to_string(),
-            c.direction.to_string(),
+            if c.engine.is_device() {
+                "-".into()
+            } else {
+                c.direction.to_string()
+            },
             c.mode.to_string(),
             format_bytes_exact(c.size),
             chunk_ring(c),
@@ -278,7 +304,7 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
         row.extend(extra.iter().map(|(_, f)| f(c)));
         row.extend([
             dash_if_zero(pinned),
-            dash_if_zero(c.device_bytes()),
+            plan_device(c, device_free.as_ref()),
             format_seconds(est),
             note,
         ]);
@@ -338,6 +364,7 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
             let _ = writeln!(out, "RAM unknown: the pinned cap was not checked");
         }
     }
+    out.push_str(&plan_footer(s, device_free.as_ref()));
     let _ = writeln!(
         out,
         "estimates assume 25 GB/s pinned, 6 GB/s pageable/managed/staged, plus hold-after-free and 0.5 s setup per case"
@@ -351,4 +378,146 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
         "  sampling: (warmup + up to max_samples) × batch × size / bandwidth, stopping at time_limit once min_samples are in; batch 0 = ceil(256 MiB / size), at most 256; max_alloc and pinned_ceiling probes not included"
     );
     out
+}
+
+// issue 13: free device memory, device_hold and the past-the-card steps in the plan.
+
+/// Free device memory a plan is made against, and where the number came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceFree {
+    pub bytes: u64,
+    /// `given with --device-free`, `free now per NVML (of 140 GiB)`.
+    pub source: String,
+}
+
+/// `plan --device-free SIZE`, else what NVML says is free on device 0 now, else unknown.
+pub fn device_free_for_plan(arg: Option<&str>) -> Result<Option<DeviceFree>, crate::Error> {
+    if let Some(text) = arg {
+        let bytes = crate::units::parse_size(text)
+            .map_err(|e| crate::Error::Usage(format!("--device-free: {e}")))?;
+        return Ok(Some(DeviceFree {
+            bytes,
+            source: "given with --device-free".into(),
+        }));
+    }
+    Ok(crate::probe::nvml_memory().map(|(free, total)| DeviceFree {
+        bytes: free,
+        source: format!("free now per NVML, of {} in all", format_size(total)),
+    }))
+}
+
+/// The plan's `device` cell: the case's own device memory, plus its hold (resolved when the free
+/// device memory is known, as written otherwise).
+fn plan_device(c: &Case, free: Option<&DeviceFree>) -> String {
+    let own = c.device_bytes();
+    let hold = c.vram.device_hold;
+    match (hold.is_none(), free) {
+        (true, _) if own == 0 => "-".into(),
+        (true, _) => format_bytes_exact(own),
+        (false, Some(f)) => format_size(hold.resolve(f.bytes) + own),
+        (false, None) if own == 0 => c.vram.device_hold_written.clone(),
+        (false, None) => format!(
+            "{} + {}",
+            c.vram.device_hold_written,
+            format_bytes_exact(own)
+        ),
+    }
+}
+
+/// The plan's note for cases that hold device memory or may go past free device memory.
+fn plan_note(c: &Case, free: Option<&DeviceFree>) -> Option<String> {
+    let hold = c.vram.device_hold;
+    if hold.is_none() && c.guard {
+        return None;
+    }
+    let own = c.device_bytes();
+    let opt_in = if c.guard {
+        "set guard = false and pass --allow-vram-overflow to try it"
+    } else {
+        "tried only with --allow-vram-overflow"
+    };
+    Some(match free {
+        Some(f) => {
+            let need = hold.resolve(f.bytes) + own;
+            let pct = if f.bytes > 0 {
+                format!(" ({:.0}%)", 100.0 * need as f64 / f.bytes as f64)
+            } else {
+                String::new()
+            };
+            if need > f.bytes {
+                format!(
+                    "past the card: needs {} of {} free{pct}; {opt_in}",
+                    format_size(need),
+                    format_size(f.bytes)
+                )
+            } else {
+                format!(
+                    "needs {} of {} free{pct}",
+                    format_size(need),
+                    format_size(f.bytes)
+                )
+            }
+        }
+        None if hold.reaches_free() => format!(
+            "past the card (device_hold = \"{}\"); {opt_in}",
+            c.vram.device_hold_written
+        ),
+        None if !c.guard => {
+            "guard off: past free device memory only with --allow-vram-overflow".into()
+        }
+        None => format!(
+            "holds device_hold = \"{}\" of device memory first",
+            c.vram.device_hold_written
+        ),
+    })
+}
+
+/// The plan's line about free device memory, when any case depends on it.
+fn plan_footer(s: &Scenario, free: Option<&DeviceFree>) -> String {
+    let relevant = s
+        .cases
+        .iter()
+        .any(|c| !c.vram.device_hold.is_none() || !c.guard);
+    if !relevant {
+        return String::new();
+    }
+    match free {
+        Some(f) => format!(
+            "device memory: {} {}; \"past the card\" steps need guard = false and --allow-vram-overflow\n",
+            format_size(f.bytes),
+            f.source
+        ),
+        None => "device memory: unknown here (no NVML): device_hold shown as written; plan for a card with --device-free SIZE\n".into(),
+    }
+}
+
+/// Assumed device memory bandwidth for the estimate, bytes per second.
+pub const ASSUMED_DEVICE_BPS: f64 = 500.0 * crate::units::GB;
+
+/// Estimates for the device engines and churn cases; `None` for every other case.
+fn device_estimate_seconds(c: &Case) -> Option<f64> {
+    let setup = SETUP_S + c.probes.hold_after_free.as_secs_f64();
+    if c.mode == Mode::Churn {
+        // Each cycle: allocate and fill, pause, copy, check, free.
+        let per = c.size as f64 / ASSUMED_PAGEABLE_BPS
+            + c.vram.pause.as_secs_f64()
+            + c.size as f64 / ASSUMED_PINNED_BPS;
+        return Some(f64::from(c.vram.cycles) * per + setup);
+    }
+    if !c.engine.is_device() {
+        return None;
+    }
+    let batch = if c.measure.batch == 0 {
+        auto_batch(c.size)
+    } else {
+        u64::from(c.measure.batch)
+    };
+    let per_sample = batch as f64 * c.size as f64 / ASSUMED_DEVICE_BPS;
+    let sampling = (f64::from(c.measure.max_samples) * per_sample).min(
+        c.measure
+            .time_limit
+            .as_secs_f64()
+            .max(f64::from(c.measure.min_samples) * per_sample),
+    );
+    Some(f64::from(c.measure.warmup) * per_sample + sampling + setup)
 }

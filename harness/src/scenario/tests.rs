@@ -916,7 +916,8 @@ fn claim_metrics_follow_the_accounting_metrics() {
     }
     assert_eq!(
         CLAIM_METRICS.len(),
-        11 + 2 * crate::results::ACCOUNTING_METRICS.len()
+        // 11 row metrics, 2 read from the status (issue 13: out_of_memory, mismatched_copies)
+        13 + 2 * crate::results::ACCOUNTING_METRICS.len()
     );
 }
 
@@ -986,6 +987,12 @@ fn every_engine_name_parses_and_unknown_ones_are_listed() {
             Engine::KernelWrite => ("register", "[\"mapped\"]", "d2h"),
             Engine::CpuRead => ("alloc", "[\"write-combined\"]", "d2h"),
             Engine::CpuWrite => ("pageable", "[]", "h2d"),
+            // Device memory only: no host, flags or direction (tests_vram.rs).
+            Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy => {
+                let s = ok(&format!("[[case]]\nlabel = \"e\"\nengine = \"{e}\"\n"));
+                assert_eq!(s.cases[0].engine, e);
+                continue;
+            }
         };
         let s = ok(&format!(
             "[[case]]\nlabel = \"e\"\nhost = \"{host}\"\nflags = {flags}\nengine = \"{e}\"\ndirection = \"{dir}\"\n"
@@ -998,7 +1005,7 @@ fn every_engine_name_parses_and_unknown_ones_are_listed() {
         vec![p(
             5,
             10,
-            "`engine` must be one of \"copy\", \"kernel\", \"kernel-read\", \"kernel-write\", \"cpu-read\", \"cpu-write\", not \"kernel_read\"; did you mean \"kernel-read\"?"
+            "`engine` must be one of \"copy\", \"kernel\", \"kernel-read\", \"kernel-write\", \"cpu-read\", \"cpu-write\", \"device-read\", \"device-write\", \"device-copy\", not \"kernel_read\"; did you mean \"kernel-read\"?"
         )]
     );
 }

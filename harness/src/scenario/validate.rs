@@ -7,7 +7,7 @@
 //! per block kind (cases, claims, derived) is the next step.
 
 use super::keys::Key;
-pub(super) use super::keys::{KEYS, Ty, Val};
+pub(super) use super::keys::{Given, KEYS, Ty, Val};
 use super::raw::{self, Entry, Kind, Pos};
 use super::{Case, Engine, HostFlags, Threads};
 use super::{Claim, Derived, Op};
@@ -47,15 +47,6 @@ pub(super) const PLATFORMS: &[&str] = &["linux", "wsl2", "windows", "windows-wdd
 
 fn key_spec(name: &str) -> Option<(&'static str, Ty)> {
     super::keys::key(name).map(|k| (k.name, k.ty))
-}
-
-/// A value with what the user wrote and where.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Given {
-    pub val: Val,
-    /// As written: `64MiB`, `h2d`, `mapped+portable` / `none` for flags.
-    pub written: String,
-    pub pos: Pos,
 }
 
 /// Settings of one block, by (dotted) key.
@@ -355,7 +346,7 @@ pub(super) fn parse_value(
         }
         Ty::Direction => enum_value(key, &["h2d", "d2h", "bidirectional"], v)
             .map(|(x, w)| (Val::Direction(x), w))?,
-        Ty::Mode => enum_value(key, &["direct", "staged", "register-per-copy"], v)
+        Ty::Mode => enum_value(key, &["direct", "staged", "register-per-copy", "churn"], v)
             .map(|(x, w)| (Val::Mode(x), w))?,
         Ty::Flags => flags_value(key, v, in_sweep).map(|(x, w)| (Val::Flags(x), w))?,
         Ty::Size => {
@@ -382,6 +373,22 @@ pub(super) fn parse_value(
             }
         },
         Ty::Spread => spread_value(key, v).map(|(x, w)| (Val::Float(x), w))?,
+        Ty::Hold => {
+            let text = match &v.kind {
+                Kind::Str(s) => s.clone(),
+                Kind::Int(i) => i.to_string(),
+                other => {
+                    return Err(v.pos.problem(format!(
+                        "`{key}` must be {}, not {}",
+                        super::vram::HOLD_FORMS,
+                        other.type_name()
+                    )));
+                }
+            };
+            let hold = super::vram::DeviceHold::parse(&text)
+                .map_err(|e| v.pos.problem(format!("`{key}` {e}")))?;
+            (Val::Hold(hold), text)
+        }
         Ty::Dur => duration_value(key, v).map(|(x, w)| (Val::Dur(x), w))?,
         Ty::Bool => match &v.kind {
             Kind::Bool(b) => (Val::Bool(*b), b.to_string()),
@@ -401,14 +408,13 @@ pub(super) fn parse_value(
 }
 
 /// A key's default parsed by the same code as a written value; `None` for `none`.
-pub(super) fn default_val(k: &Key) -> Option<Val> {
+pub(super) fn default_val(k: &Key) -> Option<Given> {
     if k.default == "none" {
         return None;
     }
     let table = raw::parse(&format!("v = {}", k.default)).expect("a key's default is TOML");
     let entry = table.get("v").expect("the default's entry");
-    let given = parse_value(k.name, k.ty, &entry.value, false).expect("a key's default is valid");
-    Some(given.val)
+    Some(parse_value(k.name, k.ty, &entry.value, false).expect("a key's default is valid"))
 }
 
 /// The case every key's default makes (scenario and label empty).

@@ -6,8 +6,10 @@
 //! [`Transfer::verify`] → [`Transfer::free`].
 
 mod bidirectional;
+pub mod churn;
 mod copy_engine;
 mod cpu_access;
+mod device_local;
 mod register_per_copy;
 mod staged;
 mod timing;
@@ -47,6 +49,12 @@ pub enum Verified {
         lane: Lane,
         bad_words: u64,
         first: Option<u64>,
+    },
+    /// Pinned churn (`mode = "churn"`): copies whose data was wrong, of all copies made.
+    Copies {
+        lane: Lane,
+        bad_copies: u32,
+        copies: u32,
     },
 }
 
@@ -153,6 +161,13 @@ pub fn batch_for(case: &Case) -> u32 {
 /// Allocates the memory a case needs (nothing is touched yet).
 pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
     let _ = gpu;
+    // issue 13: device-resident engines and pinned churn
+    if case.engine.is_device() {
+        return Ok(Box::new(device_local::DeviceLocal::allocate(case)?));
+    }
+    if case.mode == Mode::Churn {
+        return Ok(Box::new(churn::Churn::allocate(case)?));
+    }
     Ok(match (case.mode, case.engine, case.direction) {
         (Mode::Staged, _, _) => Box::new(staged::Staged::allocate(case)?),
         (Mode::RegisterPerCopy, _, _) => {
@@ -168,6 +183,10 @@ pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> 
             Box::new(bidirectional::Bidirectional::allocate(case)?)
         }
         (Mode::Direct, Engine::Copy, _) => Box::new(copy_engine::CopyEngine::allocate(case)?),
+        (Mode::Churn, _, _)
+        | (Mode::Direct, Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy, _) => {
+            return Err(CudaError::new("allocate", "handled above"));
+        }
     })
 }
 
