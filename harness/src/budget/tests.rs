@@ -18,12 +18,9 @@ fn case(extra: &str) -> Case {
 
 fn row(label: &str, axes: &str, lane: Lane, status: Status, bw: Option<f64>) -> Row {
     Row {
-        run_id: String::new(),
-        started_at: String::new(),
         machine: Default::default(),
         scenario: "s".into(),
         case_label: label.into(),
-        case_index: 0,
         case_key: "k".into(),
         lane,
         host: "device".into(),
@@ -32,7 +29,6 @@ fn row(label: &str, axes: &str, lane: Lane, status: Status, bw: Option<f64>) -> 
         direction: "h2d".into(),
         mode: "direct".into(),
         size_bytes: 1 << 30,
-        chunk_bytes: 0,
         ring: 3,
         streams: 1,
         threads: 8,
@@ -40,29 +36,10 @@ fn row(label: &str, axes: &str, lane: Lane, status: Status, bw: Option<f64>) -> 
         axes: axes.into(),
         status,
         samples: 20,
-        outliers: 0,
         bw_median_gbs: bw,
-        bw_min_gbs: None,
-        bw_max_gbs: None,
-        bw_spread_pct: None,
-        time_median_ms: None,
-        time_min_ms: None,
-        time_max_ms: None,
-        wall_median_ms: None,
-        verified: String::new(),
-        alloc_ms: None,
-        register_ms: None,
-        unregister_ms: None,
-        free_ms: None,
-        pinned_bytes: 0,
-        device_bytes: 0,
-        accounting: Vec::new(),
-        max_alloc_held_mib: None,
-        max_alloc_free_mib: None,
-        pinned_ceiling_mib: None,
-        stopped_by: String::new(),
         device: "0".into(),
         gpus_at_once: 1,
+        ..Row::default()
     }
 }
 

@@ -101,18 +101,28 @@ mod tests {
         crate::results::Sidecar::empty_for_tests()
     }
 
-    #[test]
-    fn watchdog_marks_the_run_partial_when_a_case_hangs() {
-        let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("run.json");
+    /// A watchdog over `dir/run.json` with a `limit_ms` case limit, the JSON's path, and the
+    /// flag its interrupt sets.
+    fn watched(
+        dir: &std::path::Path,
+        limit_ms: u64,
+    ) -> (Watchdog, std::path::PathBuf, Arc<AtomicBool>) {
+        let json = dir.join("run.json");
         let fired = Arc::new(AtomicBool::new(false));
         let f = fired.clone();
         let w = Watchdog::start_with(
             sidecar(),
             json.clone(),
-            std::time::Duration::from_millis(300),
+            std::time::Duration::from_millis(limit_ms),
             move || f.store(true, Ordering::SeqCst),
         );
+        (w, json, fired)
+    }
+
+    #[test]
+    fn watchdog_marks_the_run_partial_when_a_case_hangs() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, json, fired) = watched(dir.path(), 300);
         w.case_started("stuck case");
         std::thread::sleep(std::time::Duration::from_millis(1200));
         drop(w);
@@ -129,15 +139,7 @@ mod tests {
     #[test]
     fn watchdog_stays_quiet_for_cases_that_finish() {
         let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("run.json");
-        let fired = Arc::new(AtomicBool::new(false));
-        let f = fired.clone();
-        let w = Watchdog::start_with(
-            sidecar(),
-            json.clone(),
-            std::time::Duration::from_millis(500),
-            move || f.store(true, Ordering::SeqCst),
-        );
+        let (w, json, fired) = watched(dir.path(), 500);
         for _ in 0..3 {
             w.case_started("quick case");
             std::thread::sleep(std::time::Duration::from_millis(100));

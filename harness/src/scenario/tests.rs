@@ -7,10 +7,10 @@
 use super::*;
 
 /// Two lines every test file starts with, so cases begin on line 3.
-const HEAD: &str = "name = \"t\"\ndescription = \"q\"\n";
+pub(super) const HEAD: &str = "name = \"t\"\ndescription = \"q\"\n";
 
 /// All problems of `HEAD + body` as (line, column, message); empty when it parses.
-fn problems(body: &str) -> Vec<(usize, usize, String)> {
+pub(super) fn problems(body: &str) -> Vec<(usize, usize, String)> {
     match parse("t.toml", &format!("{HEAD}{body}")) {
         Ok(_) => Vec::new(),
         Err(Error::Scenario(p)) => p
@@ -22,11 +22,11 @@ fn problems(body: &str) -> Vec<(usize, usize, String)> {
     }
 }
 
-fn p(line: usize, column: usize, message: &str) -> (usize, usize, String) {
+pub(super) fn p(line: usize, column: usize, message: &str) -> (usize, usize, String) {
     (line, column, message.to_string())
 }
 
-fn ok(body: &str) -> Scenario {
+pub(super) fn ok(body: &str) -> Scenario {
     match parse("t.toml", &format!("{HEAD}{body}")) {
         Ok(s) => s,
         Err(e) => panic!("expected to parse, got: {e}"),

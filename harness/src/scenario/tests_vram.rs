@@ -3,34 +3,10 @@
 //! exact message and position, and what `plan` shows for them.
 
 use super::plan::DeviceFree;
+use super::tests::{ok, p, problems};
 use super::vram::{CHURN_NEEDS_COPY, HOLD_FORMS, HOLD_WITH_MANAGED};
 use super::*;
 use crate::units::GIB;
-
-const HEAD: &str = "name = \"t\"\ndescription = \"q\"\n";
-
-fn problems(body: &str) -> Vec<(usize, usize, String)> {
-    match parse("t.toml", &format!("{HEAD}{body}")) {
-        Ok(_) => Vec::new(),
-        Err(crate::Error::Scenario(p)) => p
-            .items
-            .into_iter()
-            .map(|p| (p.line, p.column, p.message))
-            .collect(),
-        Err(e) => panic!("unexpected error kind: {e}"),
-    }
-}
-
-fn p(line: usize, column: usize, message: &str) -> (usize, usize, String) {
-    (line, column, message.to_string())
-}
-
-fn ok(body: &str) -> Scenario {
-    match parse("t.toml", &format!("{HEAD}{body}")) {
-        Ok(s) => s,
-        Err(e) => panic!("expected to parse, got: {e}"),
-    }
-}
 
 // ---- device engines -----------------------------------------------------------------------------
 

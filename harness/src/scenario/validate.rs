@@ -995,6 +995,34 @@ fn number_of(key: &str, v: &raw::Value, problems: &mut Vec<Problem>) -> Option<f
     }
 }
 
+/// A problem for each key of `t` (the block `here`) not among `known`.
+fn unknown_keys(t: &raw::Table, here: &str, known: &[&str], problems: &mut Vec<Problem>) {
+    for e in &t.entries {
+        if !known.contains(&e.key.as_str()) {
+            problems.push(e.key_pos.problem(format!(
+                "unknown key `{}` in {here}{}",
+                e.key,
+                did_you_mean(&e.key, known.iter().copied())
+            )));
+        }
+    }
+}
+
+/// The value of `key` in `t` (the block `here`), or a problem saying it is missing and `hint`.
+fn required_key<'t>(
+    t: &'t raw::Table,
+    here: &str,
+    key: &str,
+    hint: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<&'t raw::Value> {
+    let v = t.get(key).map(|e| &e.value);
+    if v.is_none() {
+        problems.push(t.pos.problem(format!("{here} has no `{key}`: {hint}")));
+    }
+    v
+}
+
 fn parse_derived(
     number: usize,
     t: &raw::Table,
@@ -1003,21 +1031,9 @@ fn parse_derived(
 ) -> Option<DerivedBlock> {
     let before = problems.len();
     let here = format!("[[derived]] #{number}");
-    for e in &t.entries {
-        if !DERIVED_KEYS.contains(&e.key.as_str()) {
-            problems.push(e.key_pos.problem(format!(
-                "unknown key `{}` in {here}{}",
-                e.key,
-                did_you_mean(&e.key, DERIVED_KEYS.iter().copied())
-            )));
-        }
-    }
-    let required = |key: &str, hint: &str, problems: &mut Vec<Problem>| -> Option<&raw::Value> {
-        let v = t.get(key).map(|e| &e.value);
-        if v.is_none() {
-            problems.push(t.pos.problem(format!("{here} has no `{key}`: {hint}")));
-        }
-        v
+    unknown_keys(t, &here, DERIVED_KEYS, problems);
+    let required = |key: &str, hint: &str, problems: &mut Vec<Problem>| {
+        required_key(t, &here, key, hint, problems)
     };
     let text = required(
         "text",
@@ -1131,21 +1147,9 @@ fn parse_claim(
 ) -> Option<Claim> {
     let before = problems.len();
     let here = format!("[[claim]] #{number}");
-    for e in &t.entries {
-        if !CLAIM_KEYS.contains(&e.key.as_str()) {
-            problems.push(e.key_pos.problem(format!(
-                "unknown key `{}` in {here}{}",
-                e.key,
-                did_you_mean(&e.key, CLAIM_KEYS.iter().copied())
-            )));
-        }
-    }
-    let required = |key: &str, hint: &str, problems: &mut Vec<Problem>| -> Option<&raw::Value> {
-        let v = t.get(key).map(|e| &e.value);
-        if v.is_none() {
-            problems.push(t.pos.problem(format!("{here} has no `{key}`: {hint}")));
-        }
-        v
+    unknown_keys(t, &here, CLAIM_KEYS, problems);
+    let required = |key: &str, hint: &str, problems: &mut Vec<Problem>| {
+        required_key(t, &here, key, hint, problems)
     };
     let text = required(
         "text",

@@ -81,15 +81,7 @@ impl Transfer for CpuAccess {
         } else {
             crate::cuda::check_pattern(host.as_slice(), 0, self.seed)
         };
-        Ok(if bad == 0 {
-            Verified::Yes
-        } else {
-            Verified::Mismatch {
-                lane: self.lanes()[0],
-                bad_words: bad,
-                first,
-            }
-        })
+        Ok(Verified::of(self.lanes()[0], bad, first))
     }
 
     fn setup(&self) -> SetupTimes {

@@ -58,6 +58,21 @@ pub enum Verified {
     },
 }
 
+impl Verified {
+    /// `Yes` when no word of `lane` was bad, else the mismatch.
+    pub fn of(lane: Lane, bad_words: u64, first: Option<u64>) -> Verified {
+        if bad_words == 0 {
+            Verified::Yes
+        } else {
+            Verified::Mismatch {
+                lane,
+                bad_words,
+                first,
+            }
+        }
+    }
+}
+
 /// Setup costs of the host memory (ms).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SetupTimes {
@@ -321,29 +336,13 @@ pub(crate) fn verify_device(
 ) -> Result<Verified, CudaError> {
     let result = DeviceBuffer::new(16)?;
     let (bad, first) = gpu.kernels.verify(stream, buf, buf.len(), seed, &result)?;
-    Ok(if bad == 0 {
-        Verified::Yes
-    } else {
-        Verified::Mismatch {
-            lane,
-            bad_words: bad,
-            first,
-        }
-    })
+    Ok(Verified::of(lane, bad, first))
 }
 
 /// Checks a host buffer holds the pattern.
 pub(crate) fn verify_host(buf: &HostBuffer, seed: u32, lane: Lane) -> Verified {
     let (bad, first) = crate::cuda::check_pattern(buf.as_slice(), 0, seed);
-    if bad == 0 {
-        Verified::Yes
-    } else {
-        Verified::Mismatch {
-            lane,
-            bad_words: bad,
-            first,
-        }
-    }
+    Verified::of(lane, bad, first)
 }
 
 #[cfg(test)]
