@@ -85,46 +85,23 @@ macro_rules! set {
     };
 }
 
+/// A [`Key`] whose setter writes `Val::$variant` into `case.$field`.
+macro_rules! key {
+    ($name:literal, $ty:expr, $default:literal, $variant:ident => $($field:ident).+) => {
+        Key { name: $name, ty: $ty, default: $default, set: set!($variant => $($field).+) }
+    };
+}
+
 const ANY: u32 = u32::MAX;
 
 /// Every case key, in the README's order.
 pub(super) const KEYS: &[Key] = &[
-    Key {
-        name: "host",
-        ty: Ty::Host,
-        default: "\"alloc\"",
-        set: set!(Host => host),
-    },
-    Key {
-        name: "flags",
-        ty: Ty::Flags,
-        default: "[]",
-        set: set!(Flags => flags),
-    },
-    Key {
-        name: "engine",
-        ty: Ty::Engine,
-        default: "\"copy\"",
-        set: set!(Engine => engine),
-    },
-    Key {
-        name: "direction",
-        ty: Ty::Direction,
-        default: "\"h2d\"",
-        set: set!(Direction => direction),
-    },
-    Key {
-        name: "mode",
-        ty: Ty::Mode,
-        default: "\"direct\"",
-        set: set!(Mode => mode),
-    },
-    Key {
-        name: "size",
-        ty: Ty::Size,
-        default: "\"512MiB\"",
-        set: set!(Bytes => size),
-    },
+    key!("host", Ty::Host, "\"alloc\"", Host => host),
+    key!("flags", Ty::Flags, "[]", Flags => flags),
+    key!("engine", Ty::Engine, "\"copy\"", Engine => engine),
+    key!("direction", Ty::Direction, "\"h2d\"", Direction => direction),
+    key!("mode", Ty::Mode, "\"direct\"", Mode => mode),
+    key!("size", Ty::Size, "\"512MiB\"", Bytes => size),
     Key {
         name: "chunk",
         ty: Ty::Size,
@@ -135,114 +112,23 @@ pub(super) const KEYS: &[Key] = &[
             }
         },
     },
-    Key {
-        name: "ring",
-        ty: Ty::Int { min: 1, max: ANY },
-        default: "3",
-        set: set!(Int => ring),
-    },
-    Key {
-        name: "streams",
-        ty: Ty::Int { min: 1, max: 16 },
-        default: "1",
-        set: set!(Int => streams),
-    },
-    Key {
-        name: "threads",
-        ty: Ty::Threads,
-        default: "\"auto\"",
-        set: set!(Threads => threads),
-    },
-    Key {
-        name: "guard",
-        ty: Ty::Bool,
-        default: "true",
-        set: set!(Bool => guard),
-    },
-    Key {
-        name: "measure.warmup",
-        ty: Ty::Int { min: 0, max: ANY },
-        default: "2",
-        set: set!(Int => measure.warmup),
-    },
-    Key {
-        name: "measure.min_samples",
-        ty: Ty::Int {
-            min: 1,
-            max: 100_000,
-        },
-        default: "5",
-        set: set!(Int => measure.min_samples),
-    },
-    Key {
-        name: "measure.max_samples",
-        ty: Ty::Int {
-            min: 1,
-            max: 100_000,
-        },
-        default: "30",
-        set: set!(Int => measure.max_samples),
-    },
-    Key {
-        name: "measure.target_spread",
-        ty: Ty::Spread,
-        default: "0.01",
-        set: set!(Float => measure.target_spread),
-    },
-    Key {
-        name: "measure.time_limit",
-        ty: Ty::Dur,
-        default: "\"10s\"",
-        set: set!(Dur => measure.time_limit),
-    },
-    Key {
-        name: "measure.verify",
-        ty: Ty::Bool,
-        default: "true",
-        set: set!(Bool => measure.verify),
-    },
-    Key {
-        name: "measure.batch",
-        ty: Ty::Int { min: 0, max: ANY },
-        default: "0",
-        set: set!(Int => measure.batch),
-    },
-    Key {
-        name: "probes.accounting",
-        ty: Ty::Bool,
-        default: "true",
-        set: set!(Bool => probes.accounting),
-    },
-    Key {
-        name: "probes.max_alloc",
-        ty: Ty::Bool,
-        default: "false",
-        set: set!(Bool => probes.max_alloc),
-    },
-    Key {
-        name: "probes.pinned_ceiling",
-        ty: Ty::Bool,
-        default: "false",
-        set: set!(Bool => probes.pinned_ceiling),
-    },
-    Key {
-        name: "probes.ceiling_chunk",
-        ty: Ty::Size,
-        default: "\"256MiB\"",
-        set: set!(Bytes => probes.ceiling_chunk),
-    },
-    Key {
-        name: "probes.hold_after_free",
-        ty: Ty::Dur,
-        default: "\"2s\"",
-        set: set!(Dur => probes.hold_after_free),
-    },
-    Key {
-        name: "probes.hold_interval",
-        ty: Ty::Dur,
-        default: "\"100ms\"",
-        set: set!(Dur => probes.hold_interval),
-    },
+    key!("ring", Ty::Int { min: 1, max: ANY }, "3", Int => ring),
+    key!("streams", Ty::Int { min: 1, max: 16 }, "1", Int => streams),
+    key!("threads", Ty::Threads, "\"auto\"", Threads => threads),
+    key!("guard", Ty::Bool, "true", Bool => guard),
+    key!("measure.warmup", Ty::Int { min: 0, max: ANY }, "2", Int => measure.warmup),
+    key!("measure.min_samples", Ty::Int { min: 1, max: 100_000 }, "5", Int => measure.min_samples),
+    key!("measure.max_samples", Ty::Int { min: 1, max: 100_000 }, "30", Int => measure.max_samples),
+    key!("measure.target_spread", Ty::Spread, "0.01", Float => measure.target_spread),
+    key!("measure.time_limit", Ty::Dur, "\"10s\"", Dur => measure.time_limit),
+    key!("measure.verify", Ty::Bool, "true", Bool => measure.verify),
+    key!("measure.batch", Ty::Int { min: 0, max: ANY }, "0", Int => measure.batch),
+    key!("probes.accounting", Ty::Bool, "true", Bool => probes.accounting),
+    key!("probes.max_alloc", Ty::Bool, "false", Bool => probes.max_alloc),
+    key!("probes.pinned_ceiling", Ty::Bool, "false", Bool => probes.pinned_ceiling),
+    key!("probes.ceiling_chunk", Ty::Size, "\"256MiB\"", Bytes => probes.ceiling_chunk),
+    key!("probes.hold_after_free", Ty::Dur, "\"2s\"", Dur => probes.hold_after_free),
+    key!("probes.hold_interval", Ty::Dur, "\"100ms\"", Dur => probes.hold_interval),
     Key {
         name: "device_hold",
         ty: Ty::Hold,
@@ -254,21 +140,8 @@ pub(super) const KEYS: &[Key] = &[
             }
         },
     },
-    Key {
-        name: "cycles",
-        ty: Ty::Int {
-            min: 1,
-            max: 100_000,
-        },
-        default: "20",
-        set: set!(Int => vram.cycles),
-    },
-    Key {
-        name: "pause",
-        ty: Ty::Dur,
-        default: "\"5ms\"",
-        set: set!(Dur => vram.pause),
-    },
+    key!("cycles", Ty::Int { min: 1, max: 100_000 }, "20", Int => vram.cycles),
+    key!("pause", Ty::Dur, "\"5ms\"", Dur => vram.pause),
 ];
 
 /// The key named `name`.
