@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::{gpu_case as case, scenario_of};
+use common::{gpu_case as case, quiet_run, scenario_of};
 use pinscope::cuda::{self, DeviceBuffer, Gpu, HostBuffer, Kernels, Stream};
 use pinscope::results::{Lane, Status};
-use pinscope::run::{RunOptions, open_session, run_scenario};
+use pinscope::run::{open_session, run_scenario};
 use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Mode, Scenario};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -118,15 +118,7 @@ fn every_strategy_produces_verified_rows() {
     let s = scenario(cases);
     let mut session = open_session(0, false).expect("a GPU");
     let dir = tempfile::tempdir().unwrap();
-    let opts = RunOptions {
-        allow_pinned: 0.5,
-        only: None,
-        quiet: true,
-        case_timeout: Duration::from_secs(600),
-        write_report: false,
-        fleet: None,
-        allow_vram_overflow: false,
-    };
+    let opts = quiet_run(0.5, Duration::from_secs(600));
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
     println!("{}", out.summary);
     assert!(!out.partial);
@@ -182,15 +174,7 @@ fn failures_are_rows_and_the_run_goes_on() {
     );
     let s = scenario(vec![too_big, ok]);
     let dir = tempfile::tempdir().unwrap();
-    let opts = RunOptions {
-        allow_pinned: 0.9,
-        only: None,
-        quiet: true,
-        case_timeout: Duration::from_secs(600),
-        write_report: false,
-        fleet: None,
-        allow_vram_overflow: false,
-    };
+    let opts = quiet_run(0.9, Duration::from_secs(600));
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
     println!("{}", out.summary);
     assert!(
@@ -224,14 +208,9 @@ fn run_text(
         session.pinned_cap = cap;
     }
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let opts = RunOptions {
-        allow_pinned: 0.5,
-        only: None,
-        quiet: true,
-        case_timeout: Duration::from_secs(600),
-        write_report: false,
+    let opts = pinscope::run::RunOptions {
         allow_vram_overflow,
-        fleet: None,
+        ..quiet_run(0.5, Duration::from_secs(600))
     };
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false))
         .expect("the run writes its files");

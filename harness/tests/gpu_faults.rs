@@ -11,10 +11,10 @@
 
 mod common;
 
-use common::{gpu_case, scenario_of};
+use common::{gpu_case, quiet_run, scenario_of};
 use pinscope::cuda::{self, fault};
 use pinscope::results::{Row, Status};
-use pinscope::run::{RunOptions, open_session, run_scenario};
+use pinscope::run::{open_session, run_scenario};
 use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Mode};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -50,15 +50,7 @@ fn run_with_fault(spec: &str, cases: Vec<Case>) -> Vec<Row> {
         cases,
     );
     let dir = tempfile::tempdir().expect("tempdir");
-    let opts = RunOptions {
-        allow_pinned: 0.5,
-        only: None,
-        quiet: true,
-        case_timeout: Duration::from_secs(120),
-        write_report: false,
-        fleet: None,
-        allow_vram_overflow: false,
-    };
+    let opts = quiet_run(0.5, Duration::from_secs(120));
     fault::set(Some(spec));
     let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false));
     fault::set(None);

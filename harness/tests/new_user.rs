@@ -289,19 +289,24 @@ fn many_cases(n: usize) -> String {
 // benchmarks, not in timed tests: under Wine on a loaded 2-core machine a wall-clock limit
 // failed now and then). Here: the limits are enforced and said.
 
+/// `plan` and `run` both exit 2 on `p`, saying `words`.
+fn refused_by_plan_and_run(p: &Path, words: &str) {
+    for cmd in ["plan", "run"] {
+        pinscope()
+            .arg(cmd)
+            .arg(p)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(words));
+    }
+}
+
 #[test]
 fn a_file_of_100001_cases_is_refused_quickly_with_the_limit() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let p = tmp.path().join("many.toml");
     std::fs::write(&p, many_cases(100_001)).expect("write");
-    for cmd in ["plan", "run"] {
-        pinscope()
-            .arg(cmd)
-            .arg(&p)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains("the limit is 100000"));
-    }
+    refused_by_plan_and_run(&p, "the limit is 100000");
 }
 
 #[test]
@@ -313,14 +318,7 @@ fn a_scenario_over_4_mib_is_refused_before_parsing() {
         text.push_str(&text.clone());
     }
     std::fs::write(&p, &text).expect("write");
-    for cmd in ["plan", "run"] {
-        pinscope()
-            .arg(cmd)
-            .arg(&p)
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains("limited to 4 MiB"));
-    }
+    refused_by_plan_and_run(&p, "limited to 4 MiB");
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 use assert_cmd::Command;
 use assert_cmd::assert::Assert;
+use pinscope::run::RunOptions;
 use pinscope::scenario::{
     Case, Direction, Engine, HostFlags, HostKind, Measure, Mode, Probes, Scenario, Threads,
 };
@@ -133,5 +134,18 @@ pub fn scenario_of(name: &str, description: &str, path: &str, cases: Vec<Case>) 
         claims: vec![],
         derived: vec![],
         devices: None,
+    }
+}
+
+/// Options of a quiet GPU test run: no report, one GPU, no device-memory overflow.
+pub fn quiet_run(allow_pinned: f64, case_timeout: Duration) -> RunOptions {
+    RunOptions {
+        allow_pinned,
+        only: None,
+        quiet: true,
+        case_timeout,
+        write_report: false,
+        fleet: None,
+        allow_vram_overflow: false,
     }
 }
