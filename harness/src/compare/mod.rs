@@ -295,13 +295,7 @@ pub(crate) fn split_to_width(
     keep: usize,
     max: usize,
 ) -> Vec<(Vec<String>, Vec<Vec<String>>)> {
-    let width = |j: usize| {
-        rows.iter()
-            .map(|r| r[j].chars().count())
-            .chain(std::iter::once(head[j].chars().count()))
-            .max()
-            .unwrap_or(0)
-    };
+    let width = |j: usize| table::width(head, rows, j);
     let keep = keep.min(head.len());
     let base: usize = (0..keep).map(|j| width(j) + 2).sum();
     let mut groups: Vec<Vec<usize>> = Vec::new();

@@ -240,18 +240,8 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
                 .collect()
         })
         .collect();
-    let samples: Vec<HashMap<(&str, &str), Vec<f64>>> = sets
-        .iter()
-        .map(|s| {
-            let mut m: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
-            for x in s.samples.iter().filter(|x| x.series == "bw_gbs") {
-                m.entry((x.case_key.as_str(), x.lane.as_str()))
-                    .or_default()
-                    .push(x.value);
-            }
-            m
-        })
-        .collect();
+    let samples: Vec<HashMap<(&str, &str), Vec<f64>>> =
+        sets.iter().map(ResultSet::bandwidth_by_case).collect();
 
     let mut seen = BTreeSet::new();
     let mut keys: Vec<(&Row, (&str, Lane))> = Vec::new();

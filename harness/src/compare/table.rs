@@ -15,6 +15,15 @@ pub struct TableExporter {
     pub color: bool,
 }
 
+/// The characters column `j` needs: its widest cell or its head.
+pub(crate) fn width(head: &[String], rows: &[Vec<String>], j: usize) -> usize {
+    rows.iter()
+        .map(|r| r[j].chars().count())
+        .chain(std::iter::once(head[j].chars().count()))
+        .max()
+        .unwrap_or(0)
+}
+
 /// Left-aligns text columns and right-aligns numeric ones; `paint` may wrap a padded cell.
 pub(crate) fn align(
     head: &[String],
@@ -22,13 +31,7 @@ pub(crate) fn align(
     paint: &dyn Fn(usize, &str, String) -> String,
 ) -> String {
     let ncol = head.len();
-    let width = |j: usize| {
-        rows.iter()
-            .map(|r| r[j].chars().count())
-            .chain(std::iter::once(head[j].chars().count()))
-            .max()
-            .unwrap_or(0)
-    };
+    let width = |j: usize| width(head, rows, j);
     let widths: Vec<usize> = (0..ncol).map(width).collect();
     let numeric: Vec<bool> = (0..ncol)
         .map(|j| {

@@ -82,18 +82,7 @@ pub(crate) struct SampleIndex<'a> {
 
 impl<'a> SampleIndex<'a> {
     pub(crate) fn new(sets: &'a [ResultSet]) -> Self {
-        let maps = sets
-            .iter()
-            .map(|s| {
-                let mut m: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
-                for x in s.samples.iter().filter(|x| x.series == "bw_gbs") {
-                    m.entry((x.case_key.as_str(), x.lane.as_str()))
-                        .or_default()
-                        .push(x.value);
-                }
-                m
-            })
-            .collect();
+        let maps = sets.iter().map(ResultSet::bandwidth_by_case).collect();
         SampleIndex { maps }
     }
 

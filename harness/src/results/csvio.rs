@@ -584,6 +584,17 @@ impl ResultSet {
         self.sidecar.as_ref().is_some_and(|s| s.partial)
     }
 
+    /// The raw bandwidth samples (GB/s) of every case and lane, by (case key, lane).
+    pub fn bandwidth_by_case(&self) -> std::collections::HashMap<(&str, &str), Vec<f64>> {
+        let mut m: std::collections::HashMap<(&str, &str), Vec<f64>> = Default::default();
+        for x in self.samples.iter().filter(|x| x.series == "bw_gbs") {
+            m.entry((x.case_key.as_str(), x.lane.as_str()))
+                .or_default()
+                .push(x.value);
+        }
+        m
+    }
+
     /// The raw bandwidth samples (GB/s) of one case and lane.
     pub fn bandwidth_samples(&self, case_key: &str, lane: Lane) -> Vec<f64> {
         self.samples
