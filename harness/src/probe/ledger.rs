@@ -84,10 +84,6 @@ impl Observer for Ledger {
         "ledger"
     }
 
-    fn unavailable(&self) -> Option<String> {
-        None
-    }
-
     fn read(&mut self) -> Result<Vec<Reading>, String> {
         let mut out: Vec<Reading> = LedgerCategory::ALL
             .iter()

@@ -111,8 +111,11 @@ impl Reading {
 pub trait Observer: Send {
     /// `cuda`, `nvml`, `procfs`, `dxgi`, `pdh`, `process`, `ledger`.
     fn name(&self) -> &str;
-    /// `Some(reason)` when it cannot run on this machine; never fails the run.
-    fn unavailable(&self) -> Option<String>;
+    /// `Some(reason)` when it cannot run on this machine; never fails the run. Most observers
+    /// can always run.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
     /// A snapshot of its values. `Err` = this read failed (recorded, not fatal).
     fn read(&mut self) -> Result<Vec<Reading>, String>;
     /// Partial problems of the last successful [`Observer::read`] (one metric missing while

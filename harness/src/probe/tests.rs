@@ -135,9 +135,6 @@ impl Observer for Failing {
     fn name(&self) -> &str {
         "failing"
     }
-    fn unavailable(&self) -> Option<String> {
-        None
-    }
     fn read(&mut self) -> Result<Vec<Reading>, String> {
         Err("device lost".into())
     }

@@ -34,10 +34,6 @@ impl Observer for ProcessObserver {
         "process"
     }
 
-    fn unavailable(&self) -> Option<String> {
-        None
-    }
-
     fn read(&mut self) -> Result<Vec<Reading>, String> {
         let c = ffi_memory_counters()?;
         Ok(vec![
