@@ -59,7 +59,7 @@ for i, svg in enumerate(svgs, 1):
 print(f"{len(svgs)} inline SVG plot(s); {len(svgs) - sum('svg #' in p for p in problems)} draw marks beyond the background")
 # 3. Plot defects, from the figures' data-* attributes and the SVG text elements.
 SIZE = re.compile(r"^\d+(\.\d+)? (B|KiB|MiB|GiB|TiB)$")
-DIRECTIONS = {"h2d", "d2h", "bidir-h2d", "bidir-d2h", "bidir-sum", "sum"}
+DIRECTIONS = {"h2d", "d2h", "bidir-h2d", "bidir-d2h", "bidir-sum", "sum", "device"}  # device: device-only engines
 for n, fig in enumerate(re.findall(r"<figure\b.*?</figure>", html, flags=re.S), 1):
     attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', fig.split(">", 1)[0]))
     kind = attrs.get("plot", "")

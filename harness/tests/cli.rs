@@ -364,3 +364,14 @@ fn all_gpus_without_a_driver_is_the_no_gpu_sentence() {
         .args(["run", "scenarios/multi-gpu.toml"])
         .refused(3, NEEDS_DRIVER);
 }
+
+#[test]
+fn plan_says_a_multi_gpu_scenario_runs_each_case_several_times() {
+    pinscope()
+        .args(["plan", "scenarios/multi-gpu.toml"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "devices = \"all\": with N GPUs each case runs on each GPU alone, then on all at once (N + 1 runs",
+        ));
+}

@@ -342,6 +342,12 @@ pub fn plan_table_for(
         let _ = write!(out, " ({refused} refused)");
     }
     let _ = writeln!(out, ", estimated {} in total", format_seconds(total_s));
+    if let Some(d) = &s.devices {
+        let _ = writeln!(
+            out,
+            "devices = \"{d}\": with N GPUs each case runs on each GPU alone, then on all at once (N + 1 runs; the estimate is for one); --device overrides it"
+        );
+    }
     let (nc, nd) = (s.claims.len(), s.derived.len());
     if nc + nd > 0 {
         let _ = writeln!(
