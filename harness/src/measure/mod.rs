@@ -83,26 +83,38 @@ pub fn run(
             Ok(s) => out.samples.push(s),
             Err(e) => return Err((e, out)),
         }
-        let n = out.samples.len() as u32;
-        if n < m.min_samples {
-            continue;
-        }
-        if n >= m.max_samples {
-            out.stopped_by = "max_samples".into();
-            break;
-        }
-        if crate::stats::relative_spread(&out.bandwidth(lane, bytes))
-            .is_some_and(|s| s <= m.target_spread)
-        {
-            out.stopped_by = "spread".into();
-            break;
-        }
-        if started.elapsed() >= m.time_limit {
-            out.stopped_by = "time_limit".into();
+        let (vote, reason) = stopping_rule(&out, m, lane, bytes, started);
+        if vote != Vote::More {
+            out.stopped_by = reason.into();
             break;
         }
     }
     Ok(out)
+}
+
+/// The stopping rule after a sample: more samples below `min_samples`; stop at `max_samples`;
+/// enough once the spread target is met; stop at the time limit. Returns the vote and its reason.
+fn stopping_rule(
+    out: &Measured,
+    m: &Measure,
+    lane: Lane,
+    bytes: u64,
+    started: Instant,
+) -> (Vote, &'static str) {
+    let n = out.samples.len() as u32;
+    if n < m.min_samples {
+        (Vote::More, "")
+    } else if n >= m.max_samples {
+        (Vote::Stop, "max_samples")
+    } else if crate::stats::relative_spread(&out.bandwidth(lane, bytes))
+        .is_some_and(|s| s <= m.target_spread)
+    {
+        (Vote::Enough, "spread")
+    } else if started.elapsed() >= m.time_limit {
+        (Vote::Stop, "time_limit")
+    } else {
+        (Vote::More, "")
+    }
 }
 
 /// [`run`] for one GPU of several measured at the same time: every member of `step` starts each
@@ -153,20 +165,7 @@ pub fn run_in_step(
         }
         let t0 = *started.get_or_insert_with(Instant::now);
         out.samples.push(s);
-        let n = out.samples.len() as u32;
-        (vote, reason) = if n < m.min_samples {
-            (Vote::More, "")
-        } else if n >= m.max_samples {
-            (Vote::Stop, "max_samples")
-        } else if crate::stats::relative_spread(&out.bandwidth(lane, bytes))
-            .is_some_and(|s| s <= m.target_spread)
-        {
-            (Vote::Enough, "spread")
-        } else if t0.elapsed() >= m.time_limit {
-            (Vote::Stop, "time_limit")
-        } else {
-            (Vote::More, "")
-        };
+        (vote, reason) = stopping_rule(&out, m, lane, bytes, t0);
     }
     Ok(out)
 }

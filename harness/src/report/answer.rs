@@ -42,18 +42,7 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
     let mut out = Vec::new();
     // With several GPUs, "fastest" is about one GPU alone (the first); what running them all at
     // once changes gets its own sentences below.
-    let first_gpu = all_rows
-        .iter()
-        .find(|r| r.placement().is_some())
-        .map(|r| r.device.clone());
-    let one_gpu: Vec<&Row> = all_rows
-        .iter()
-        .copied()
-        .filter(|r| {
-            r.placement().is_none()
-                || (Some(&r.device) == first_gpu.as_ref() && r.gpus_at_once <= 1)
-        })
-        .collect();
+    let one_gpu = Row::one_gpu_view(all_rows.iter().copied());
     let rows = &one_gpu[..];
     for lane in [Lane::H2d, Lane::D2h] {
         let topic = if lane == Lane::H2d {

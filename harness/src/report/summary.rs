@@ -40,18 +40,7 @@ pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> Str
     }
     // With several GPUs the plain-words answer is about one GPU alone (the first); the lines
     // after it say what running them all at once changes.
-    let first_gpu = rows
-        .iter()
-        .find(|r| r.placement().is_some())
-        .map(|r| r.device.clone());
-    let one_gpu: Vec<Row> = rows
-        .iter()
-        .filter(|r| {
-            r.placement().is_none()
-                || (Some(&r.device) == first_gpu.as_ref() && r.gpus_at_once <= 1)
-        })
-        .cloned()
-        .collect();
+    let one_gpu: Vec<Row> = Row::one_gpu_view(rows).into_iter().cloned().collect();
     let mut answer = answer_lines(&one_gpu);
     answer.extend(multi_gpu_lines(rows));
     if !answer.is_empty() {

@@ -127,6 +127,22 @@ pub struct Row {
 }
 
 impl Row {
+    /// The rows a one-GPU answer is about: every row of an ordinary run; of a multi-GPU run, the
+    /// first GPU's rows measured alone (what running all at once changes is said separately).
+    pub fn one_gpu_view<'a>(rows: impl IntoIterator<Item = &'a Row> + Clone) -> Vec<&'a Row> {
+        let first = rows
+            .clone()
+            .into_iter()
+            .find(|r| r.placement().is_some())
+            .map(|r| r.device.clone());
+        rows.into_iter()
+            .filter(|r| {
+                r.placement().is_none()
+                    || (Some(&r.device) == first.as_ref() && r.gpus_at_once <= 1)
+            })
+            .collect()
+    }
+
     /// Where a multi-GPU row was measured, in words (`GPU 1 alone`, `GPU 1 of 2 at once`,
     /// `all 2 GPUs at once`); `None` for rows of ordinary one-GPU runs.
     pub fn placement(&self) -> Option<String> {
