@@ -41,6 +41,7 @@ mod model;
 mod plan;
 mod raw;
 mod validate;
+mod validate_blocks;
 mod vram;
 
 pub use claim::{Claim, Derived, Op};
@@ -93,7 +94,7 @@ pub const CLAIM_METRICS: &[&str] = &[
 ];
 
 /// Platforms a claim may be limited to.
-pub const CLAIM_PLATFORMS: &[&str] = validate::PLATFORMS;
+pub const CLAIM_PLATFORMS: &[&str] = validate_blocks::PLATFORMS;
 
 /// Largest scenario file read, in bytes (the shipped ones are under 20 KiB; a file of
 /// [`CASE_LIMIT`] minimal cases is about 3.7 MB).

@@ -1,19 +1,21 @@
-//! Stage two: the raw tree → typed settings per block, sweeps and claims. Each value is checked on
-//! its own here (type, unit, range); rules about combinations of keys need the expanded cases and
-//! live in `expand`. Every problem is collected, none stops the others.
+//! Stage two: the raw tree → typed settings per block and sweeps (`[[claim]]` and `[[derived]]`
+//! blocks are read in `validate_blocks`). Each value is checked on its own here (type, unit,
+//! range); rules about combinations of keys need the expanded cases and live in `expand`. Every
+//! problem is collected, none stops the others.
 //!
-//! Size: over 500 lines because every key of the scenario language is checked here, each with its
-//! own located message and did-you-mean (the keys themselves are declared in `keys`); splitting it
-//! per block kind (cases, claims, derived) is the next step.
+//! Size: over 500 lines because every case key's value type is checked here (sizes, ranges,
+//! durations, flags, sweeps with ranges), each with its own located message and did-you-mean;
+//! the keys themselves are declared in `keys`.
 
 use super::keys::Key;
 pub(super) use super::keys::{Given, KEYS, Ty, Val};
 use super::raw::{self, Entry, Kind, Pos};
+use super::validate_blocks::{self, Labels};
 use super::{Case, Engine, HostFlags, Threads};
-use super::{Claim, Derived, Op};
+use super::{Claim, Derived};
 use crate::error::Problem;
 use crate::units;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -39,11 +41,8 @@ const TOP_KEYS: &[&str] = &[
     "claim",
     "derived",
 ];
-const CLAIM_KEYS: &[&str] = &["text", "case", "metric", "op", "value", "of", "platforms"];
-const DERIVED_KEYS: &[&str] = &["text", "cases", "metric", "scale", "invert", "unit"];
 /// Smallest chunk of the pinned-ceiling probe.
 pub(super) const MIN_CEILING_CHUNK: u64 = crate::units::MIB;
-pub(super) const PLATFORMS: &[&str] = &["linux", "wsl2", "windows", "windows-wddm", "windows-tcc"];
 
 fn key_spec(name: &str) -> Option<(&'static str, Ty)> {
     super::keys::key(name).map(|k| (k.name, k.ty))
@@ -114,46 +113,40 @@ pub(super) fn closest<'a>(
 }
 
 /// "; did you mean `x`?" or "".
-fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+pub(super) fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> String {
     closest(word, candidates).map_or(String::new(), |c| format!("; did you mean `{c}`?"))
 }
 
-/// The case labels of a file, for claims and derived results: membership in O(1); suggestions
-/// from the first [`Labels::SUGGEST_FROM`] labels only, so a file of many bad names stays linear.
-pub(super) struct Labels<'a> {
-    set: HashSet<&'a str>,
-    list: &'a [CaseBlock],
-}
-
-impl<'a> Labels<'a> {
-    const SUGGEST_FROM: usize = 1000;
-
-    fn new(cases: &'a [CaseBlock]) -> Self {
-        Labels {
-            set: cases.iter().map(|c| c.label.as_str()).collect(),
-            list: cases,
+/// A problem for each key of `t` not among `known`; `here` says where (`in [[claim]] #2`).
+pub(super) fn unknown_keys(
+    t: &raw::Table,
+    here: &str,
+    known: &[&str],
+    problems: &mut Vec<Problem>,
+) {
+    for e in &t.entries {
+        if !known.contains(&e.key.as_str()) {
+            problems.push(e.key_pos.problem(format!(
+                "unknown key `{}` {here}{}",
+                e.key,
+                did_you_mean(&e.key, known.iter().copied())
+            )));
         }
-    }
-    fn contains(&self, s: &str) -> bool {
-        self.set.contains(s)
-    }
-    fn suggest(&self, s: &str) -> String {
-        did_you_mean(
-            s,
-            self.list
-                .iter()
-                .take(Self::SUGGEST_FROM)
-                .map(|c| c.label.as_str()),
-        )
     }
 }
 
 /// "; did you mean \"x\"?" or "" (for values, which are strings in TOML).
-fn did_you_mean_value<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+pub(super) fn did_you_mean_value<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> String {
     closest(word, candidates).map_or(String::new(), |c| format!("; did you mean \"{c}\"?"))
 }
 
-fn quoted_list(names: &[&str]) -> String {
+pub(super) fn quoted_list(names: &[&str]) -> String {
     names
         .iter()
         .map(|n| format!("\"{n}\""))
@@ -162,7 +155,7 @@ fn quoted_list(names: &[&str]) -> String {
 }
 
 /// A value as it would appear in TOML, or its type for arrays and tables.
-fn shown(v: &raw::Value) -> String {
+pub(super) fn shown(v: &raw::Value) -> String {
     match &v.kind {
         Kind::Str(s) => format!("\"{s}\""),
         Kind::Int(i) => i.to_string(),
@@ -729,7 +722,11 @@ fn range_values(
     Ok(values)
 }
 
-fn string_of<'a>(key: &str, v: &'a raw::Value, problems: &mut Vec<Problem>) -> Option<&'a str> {
+pub(super) fn string_of<'a>(
+    key: &str,
+    v: &'a raw::Value,
+    problems: &mut Vec<Problem>,
+) -> Option<&'a str> {
     match &v.kind {
         Kind::Str(s) => Some(s),
         other => {
@@ -743,7 +740,7 @@ fn string_of<'a>(key: &str, v: &'a raw::Value, problems: &mut Vec<Problem>) -> O
 }
 
 /// `[[x]]` blocks, or an inline array of tables; `None` (and a problem) for anything else.
-fn tables_of<'a>(
+pub(super) fn tables_of<'a>(
     key: &str,
     v: &'a raw::Value,
     problems: &mut Vec<Problem>,
@@ -774,15 +771,7 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
     let mut file = File::default();
     let start = problems.len();
 
-    for e in &root.entries {
-        if !TOP_KEYS.contains(&e.key.as_str()) {
-            problems.push(e.key_pos.problem(format!(
-                "unknown key `{}` at the top level{}",
-                e.key,
-                did_you_mean(&e.key, TOP_KEYS.iter().copied())
-            )));
-        }
-    }
+    unknown_keys(root, "at the top level", TOP_KEYS, problems);
 
     match root.get("name") {
         None => problems
@@ -941,361 +930,7 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
     }
 
     let labels = Labels::new(&file.cases);
-    let mut claims = Vec::new();
-    let mut derived = Vec::new();
-    if let Some(e) = root.get("claim") {
-        for (i, t) in tables_of("claim", &e.value, problems)
-            .unwrap_or_default()
-            .into_iter()
-            .enumerate()
-        {
-            if let Some(c) = parse_claim(i + 1, t, &labels, problems) {
-                claims.push(c);
-            }
-        }
-    }
-
-    if let Some(e) = root.get("derived") {
-        for (i, t) in tables_of("derived", &e.value, problems)
-            .unwrap_or_default()
-            .into_iter()
-            .enumerate()
-        {
-            if let Some(d) = parse_derived(i + 1, t, &labels, problems) {
-                derived.push(d);
-            }
-        }
-    }
-    file.claims = claims;
-    file.derived = derived;
+    file.claims = validate_blocks::claims(root, &labels, problems);
+    file.derived = validate_blocks::derived(root, &labels, problems);
     file
-}
-
-/// A number for `scale`: finite and not zero.
-fn number_of(key: &str, v: &raw::Value, problems: &mut Vec<Problem>) -> Option<f64> {
-    let x = match &v.kind {
-        Kind::Float(f) => *f,
-        Kind::Int(i) => *i as f64,
-        other => {
-            problems.push(v.pos.problem(format!(
-                "`{key}` must be a number, not {}",
-                other.type_name()
-            )));
-            return None;
-        }
-    };
-    if x.is_finite() && x != 0.0 {
-        Some(x)
-    } else {
-        problems.push(v.pos.problem(format!(
-            "`{key}` must be a finite number other than 0, not {}",
-            shown(v)
-        )));
-        None
-    }
-}
-
-/// A problem for each key of `t` (the block `here`) not among `known`.
-fn unknown_keys(t: &raw::Table, here: &str, known: &[&str], problems: &mut Vec<Problem>) {
-    for e in &t.entries {
-        if !known.contains(&e.key.as_str()) {
-            problems.push(e.key_pos.problem(format!(
-                "unknown key `{}` in {here}{}",
-                e.key,
-                did_you_mean(&e.key, known.iter().copied())
-            )));
-        }
-    }
-}
-
-/// The value of `key` in `t` (the block `here`), or a problem saying it is missing and `hint`.
-fn required_key<'t>(
-    t: &'t raw::Table,
-    here: &str,
-    key: &str,
-    hint: &str,
-    problems: &mut Vec<Problem>,
-) -> Option<&'t raw::Value> {
-    let v = t.get(key).map(|e| &e.value);
-    if v.is_none() {
-        problems.push(t.pos.problem(format!("{here} has no `{key}`: {hint}")));
-    }
-    v
-}
-
-fn parse_derived(
-    number: usize,
-    t: &raw::Table,
-    labels: &Labels<'_>,
-    problems: &mut Vec<Problem>,
-) -> Option<DerivedBlock> {
-    let before = problems.len();
-    let here = format!("[[derived]] #{number}");
-    unknown_keys(t, &here, DERIVED_KEYS, problems);
-    let required = |key: &str, hint: &str, problems: &mut Vec<Problem>| {
-        required_key(t, &here, key, hint, problems)
-    };
-    let text = required(
-        "text",
-        "say what the number is, like \"model load time\"",
-        problems,
-    );
-    let list = required(
-        "cases",
-        "list the labels whose metric is summed, like cases = [\"load\"]",
-        problems,
-    );
-    let metric = required(
-        "metric",
-        "name the measured quantity, like \"time_median_ms\"",
-        problems,
-    );
-    let text = text
-        .and_then(|v| string_of("text", v, problems))
-        .map(str::to_string);
-    let mut names: Vec<String> = Vec::new();
-    let mut label_pos: Vec<Pos> = Vec::new();
-    if let Some(v) = list {
-        match &v.kind {
-            Kind::Array(items) if items.is_empty() => problems.push(v.pos.problem(format!(
-                "`cases` in {here} is empty: list at least one label"
-            ))),
-            Kind::Array(items) => {
-                for item in items {
-                    match &item.kind {
-                        Kind::Str(s) if names.contains(s) => problems.push(
-                            item.pos
-                                .problem(format!("`cases` in {here} lists `{s}` twice")),
-                        ),
-                        Kind::Str(s) if labels.contains(s) => {
-                            names.push(s.clone());
-                            label_pos.push(item.pos);
-                        }
-                        Kind::Str(s) => problems.push(item.pos.problem(format!(
-                            "{here} names case `{s}`, which is not a label in this file{}",
-                            labels.suggest(s)
-                        ))),
-                        other => problems.push(item.pos.problem(format!(
-                            "`cases` must contain only case labels (strings), not {}",
-                            other.type_name()
-                        ))),
-                    }
-                }
-            }
-            other => problems.push(v.pos.problem(format!(
-                "`cases` must be an array of case labels, like cases = [\"load\"], not {}",
-                other.type_name()
-            ))),
-        }
-    }
-    let metric = metric.and_then(|v| {
-        let s = string_of("metric", v, problems)?;
-        if super::CLAIM_METRICS.contains(&s) {
-            Some(s.to_string())
-        } else {
-            problems.push(v.pos.problem(format!(
-                "unknown metric `{s}` in {here}{}",
-                did_you_mean(s, super::CLAIM_METRICS.iter().copied())
-            )));
-            None
-        }
-    });
-    let scale = match t.get("scale") {
-        Some(e) => number_of("scale", &e.value, problems),
-        None => Some(1.0),
-    };
-    let invert = match t.get("invert").map(|e| &e.value) {
-        Some(raw::Value {
-            kind: Kind::Bool(b),
-            ..
-        }) => Some(*b),
-        Some(v) => {
-            problems.push(v.pos.problem(format!(
-                "`invert` must be true or false, not {}",
-                v.kind.type_name()
-            )));
-            None
-        }
-        None => Some(false),
-    };
-    let unit = match t.get("unit") {
-        Some(e) => string_of("unit", &e.value, problems).map(|s| s.trim().to_string()),
-        None => Some(String::new()),
-    };
-    if problems.len() > before {
-        return None;
-    }
-    Some(DerivedBlock {
-        number,
-        derived: Derived {
-            text: text?,
-            cases: names,
-            metric: metric?,
-            scale: scale?,
-            invert: invert?,
-            unit: unit?,
-        },
-        label_pos,
-    })
-}
-
-fn parse_claim(
-    number: usize,
-    t: &raw::Table,
-    labels: &Labels<'_>,
-    problems: &mut Vec<Problem>,
-) -> Option<Claim> {
-    let before = problems.len();
-    let here = format!("[[claim]] #{number}");
-    unknown_keys(t, &here, CLAIM_KEYS, problems);
-    let required = |key: &str, hint: &str, problems: &mut Vec<Problem>| {
-        required_key(t, &here, key, hint, problems)
-    };
-    let text = required(
-        "text",
-        "say what is claimed and where the claim comes from",
-        problems,
-    );
-    let case = required("case", "give the label of the case it is about", problems);
-    let metric = required(
-        "metric",
-        "name the measured quantity, like \"bw_median_gbs\"",
-        problems,
-    );
-    let op = required("op", "use one of \">=\", \"<=\", \">\", \"<\"", problems);
-    let value = required(
-        "value",
-        "give the bound (or the factor, with `of`)",
-        problems,
-    );
-
-    let text = text
-        .and_then(|v| string_of("text", v, problems))
-        .map(str::to_string);
-    let case = case.and_then(|v| {
-        let s = string_of("case", v, problems)?;
-        if labels.contains(s) {
-            Some(s.to_string())
-        } else {
-            problems.push(v.pos.problem(format!(
-                "{here} names case `{s}`, which is not a label in this file{}",
-                labels.suggest(s)
-            )));
-            None
-        }
-    });
-    let metric = metric.and_then(|v| {
-        let s = string_of("metric", v, problems)?;
-        if super::CLAIM_METRICS.contains(&s) {
-            Some(s.to_string())
-        } else {
-            problems.push(v.pos.problem(format!(
-                "unknown metric `{s}` in {here}{}",
-                did_you_mean(s, super::CLAIM_METRICS.iter().copied())
-            )));
-            None
-        }
-    });
-    let op = op.and_then(|v| {
-        let s = string_of("op", v, problems)?;
-        let op = Op::parse(s);
-        if op.is_none() {
-            problems.push(v.pos.problem(format!(
-                "`op` must be one of \">=\", \"<=\", \">\", \"<\", not \"{s}\""
-            )));
-        }
-        op
-    });
-    let factor = value.and_then(|v| {
-        let x = match &v.kind {
-            Kind::Float(f) => *f,
-            Kind::Int(i) => *i as f64,
-            other => {
-                problems.push(v.pos.problem(format!(
-                    "`value` must be a number, not {}",
-                    other.type_name()
-                )));
-                return None;
-            }
-        };
-        if x.is_finite() {
-            Some(x)
-        } else {
-            problems.push(
-                v.pos
-                    .problem(format!("`value` must be a finite number, not {x}")),
-            );
-            None
-        }
-    });
-    let relative_to = t.get("of").and_then(|e| {
-        let v = &e.value;
-        let s = string_of("of", v, problems)?;
-        if s == "pinned_bytes" || s == "size" {
-            return Some(s.to_string());
-        }
-        let Some((label, m)) = s.rsplit_once('.') else {
-            problems.push(v.pos.problem(format!(
-                "`of` must be \"pinned_bytes\", \"size\" or \"<label>.<metric>\", not \"{s}\"{}",
-                did_you_mean_value(s, ["pinned_bytes", "size"])
-            )));
-            return None;
-        };
-        let mut ok = true;
-        if !labels.contains(label) {
-            ok = false;
-            problems.push(v.pos.problem(format!(
-                "`of` in {here} names case `{label}`, which is not a label in this file{}",
-                labels.suggest(label)
-            )));
-        }
-        if !super::CLAIM_METRICS.contains(&m) {
-            ok = false;
-            problems.push(v.pos.problem(format!(
-                "`of` in {here} names unknown metric `{m}`{}",
-                did_you_mean(m, super::CLAIM_METRICS.iter().copied())
-            )));
-        }
-        ok.then(|| s.to_string())
-    });
-    let mut platforms = Vec::new();
-    if let Some(e) = t.get("platforms") {
-        let v = &e.value;
-        let expected = format!("`platforms` must be an array of {}", quoted_list(PLATFORMS));
-        match &v.kind {
-            Kind::Array(items) => {
-                for item in items {
-                    match &item.kind {
-                        Kind::Str(s) if PLATFORMS.contains(&s.as_str()) => {
-                            platforms.push(s.clone())
-                        }
-                        Kind::Str(s) => problems.push(item.pos.problem(format!(
-                            "{expected}, not \"{s}\"{}",
-                            did_you_mean_value(s, PLATFORMS.iter().copied())
-                        ))),
-                        other => problems.push(
-                            item.pos
-                                .problem(format!("{expected}, not {}", other.type_name())),
-                        ),
-                    }
-                }
-            }
-            other => problems.push(
-                v.pos
-                    .problem(format!("{expected}, not {}", other.type_name())),
-            ),
-        }
-    }
-    if problems.len() > before {
-        return None;
-    }
-    Some(Claim {
-        text: text?,
-        case: case?,
-        metric: metric?,
-        op: op?,
-        factor: factor?,
-        relative_to,
-        platforms,
-    })
 }
