@@ -170,18 +170,19 @@ fn pinned_cap_above_75_percent_of_ram_is_refused() {
 
 #[test]
 fn bad_option_values_of_run_exit_2_before_the_gpu_is_opened() {
-    for (option, value, says) in [
+    for (option, says) in [
         (
-            "--case-timeout",
-            "soon",
+            ["--case-timeout", "soon"],
             "--case-timeout: `soon` is not a duration",
         ),
         // Like `--allow-pinned`, a bad `--pinned-cap` is refused before a GPU is needed: exit 2,
         // not 3, on a machine without one.
-        ("--pinned-cap", "1000TiB", "more than 75%"),
+        (["--pinned-cap", "1000TiB"], "more than 75%"),
     ] {
         pinscope()
-            .args(["run", option, value, "scenarios/quick.toml"])
+            .arg("run")
+            .args(option)
+            .arg("scenarios/quick.toml")
             .refused(2, says);
     }
 }

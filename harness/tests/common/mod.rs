@@ -57,6 +57,13 @@ pub fn one_error_line() -> impl Predicate<str> {
         .and(no_panic())
 }
 
+/// Asserts `text` contains every one of `parts`, showing the text when one is missing.
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no `{part}` in:\n{text}");
+    }
+}
+
 /// A command that must be refused.
 pub trait Refused {
     /// Runs it and asserts it exits with `code` and one error line containing `words`.
