@@ -7,78 +7,84 @@ mod common;
 use common::*;
 use predicates::prelude::*;
 
-/// True when this machine cannot load the CUDA driver, which the no-GPU tests need.
-fn without_driver(test: &str) -> bool {
-    let absent = !pinscope::cuda::driver_present();
-    if !absent {
+/// Runs the no-GPU test `body` when this machine cannot load the CUDA driver; otherwise says why
+/// `test` cannot apply here.
+fn without_driver(test: &str, body: impl FnOnce()) {
+    if pinscope::cuda::driver_present() {
         eprintln!("{test}: a CUDA driver is present here, so the no-GPU behaviour cannot be seen");
+    } else {
+        body();
     }
-    absent
 }
 
 const NEEDS_DRIVER: &str = "pinscope needs an NVIDIA GPU with its driver installed";
 
 #[test]
 fn run_without_a_gpu_exits_3_with_one_line() {
-    if !without_driver("run_without_a_gpu_exits_3_with_one_line") {
-        return;
-    }
-    let out = tempfile::tempdir().expect("tempdir");
-    pinscope()
-        .args(["run", "scenarios/quick.toml", "--out"])
-        .arg(out.path())
-        .refused(3, "no NVIDIA driver found")
-        .stderr(predicate::str::contains(NEEDS_DRIVER));
-    // Nothing was written for a run that never started.
-    let left: Vec<_> = std::fs::read_dir(out.path()).expect("dir").collect();
-    assert!(left.is_empty(), "files written: {left:?}");
+    without_driver("run_without_a_gpu_exits_3_with_one_line", || {
+        let out = tempfile::tempdir().expect("tempdir");
+        pinscope()
+            .args(["run", "scenarios/quick.toml", "--out"])
+            .arg(out.path())
+            .refused(3, "no NVIDIA driver found")
+            .stderr(predicate::str::contains(NEEDS_DRIVER));
+        // Nothing was written for a run that never started.
+        let left: Vec<_> = std::fs::read_dir(out.path()).expect("dir").collect();
+        assert!(left.is_empty(), "files written: {left:?}");
+    });
 }
 
 #[test]
 fn implicit_run_without_a_gpu_and_empty_library_path_exits_3() {
-    if !without_driver("implicit_run_without_a_gpu_and_empty_library_path_exits_3") {
-        return;
-    }
-    let out = tempfile::tempdir().expect("tempdir");
-    pinscope()
-        .env("LD_LIBRARY_PATH", "")
-        .args(["scenarios/quick.toml", "--out"])
-        .arg(out.path())
-        .refused(3, NEEDS_DRIVER);
+    without_driver(
+        "implicit_run_without_a_gpu_and_empty_library_path_exits_3",
+        || {
+            let out = tempfile::tempdir().expect("tempdir");
+            pinscope()
+                .env("LD_LIBRARY_PATH", "")
+                .args(["scenarios/quick.toml", "--out"])
+                .arg(out.path())
+                .refused(3, NEEDS_DRIVER);
+        },
+    );
 }
 
 #[test]
 fn info_without_a_gpu_describes_the_machine_and_exits_3() {
-    if !without_driver("info_without_a_gpu_describes_the_machine_and_exits_3") {
-        return;
-    }
-    pinscope()
-        .arg("info")
-        .assert()
-        .code(3)
-        .stdout(predicate::str::contains("GPU: none usable"))
-        .stdout(predicate::str::contains("no NVIDIA driver found"))
-        .stdout(predicate::str::contains("platform:"))
-        .stdout(predicate::str::contains("ram:"))
-        .stderr(no_panic());
+    without_driver(
+        "info_without_a_gpu_describes_the_machine_and_exits_3",
+        || {
+            pinscope()
+                .arg("info")
+                .assert()
+                .code(3)
+                .stdout(predicate::str::contains("GPU: none usable"))
+                .stdout(predicate::str::contains("no NVIDIA driver found"))
+                .stdout(predicate::str::contains("platform:"))
+                .stdout(predicate::str::contains("ram:"))
+                .stderr(no_panic());
+        },
+    );
 }
 
 #[test]
 fn info_json_without_a_gpu_is_valid_json_with_the_machine() {
-    if !without_driver("info_json_without_a_gpu_is_valid_json_with_the_machine") {
-        return;
-    }
-    let out = pinscope().args(["info", "--json"]).output().expect("runs");
-    // Only JSON on stdout (the sentence about the GPU goes to stderr and into the JSON), and the
-    // same exit code as `info`.
-    assert_eq!(out.status.code(), Some(3));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
-    assert!(
-        v["machine"]["ram_bytes"].as_u64().is_some_and(|r| r > 0),
-        "{v}"
+    without_driver(
+        "info_json_without_a_gpu_is_valid_json_with_the_machine",
+        || {
+            let out = pinscope().args(["info", "--json"]).output().expect("runs");
+            // Only JSON on stdout (the sentence about the GPU goes to stderr and into the JSON),
+            // and the same exit code as `info`.
+            assert_eq!(out.status.code(), Some(3));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+            assert!(
+                v["machine"]["ram_bytes"].as_u64().is_some_and(|r| r > 0),
+                "{v}"
+            );
+            assert!(v["observers"].is_array(), "{v}");
+            assert!(no_panic().eval(&String::from_utf8_lossy(&out.stderr)));
+        },
     );
-    assert!(v["observers"].is_array(), "{v}");
-    assert!(no_panic().eval(&String::from_utf8_lossy(&out.stderr)));
 }
 
 #[test]
@@ -88,15 +94,15 @@ fn bad_scenario_exits_2_with_path_line_col() {
     pinscope()
         .arg("run")
         .arg(&bad)
-        .assert()
-        .code(2)
+        .fails(
+            2,
+            format!(
+                "  {shown}:8:11: `streams` must be a whole number from 1 to 16, not a string\n"
+            ),
+        )
         .stderr(predicate::str::starts_with(format!(
             "error: {shown} has 2 problems\n"
-        )))
-        .stderr(predicate::str::contains(format!(
-            "  {shown}:8:11: `streams` must be a whole number from 1 to 16, not a string\n"
-        )))
-        .stderr(no_panic());
+        )));
 }
 
 #[test]
@@ -104,12 +110,7 @@ fn bad_scenario_is_refused_before_the_gpu_is_needed() {
     // Validation comes first: even without a driver a broken file is exit 2, not 3.
     pinscope()
         .arg(fixture("malformed/truncated.toml"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "truncated.toml:6:11: TOML syntax error",
-        ))
-        .stderr(no_panic());
+        .fails(2, "truncated.toml:6:11: TOML syntax error");
 }
 
 #[test]
@@ -117,12 +118,7 @@ fn non_utf8_scenario_exits_2_located() {
     pinscope()
         .arg("plan")
         .arg(fixture("malformed/not-utf8.toml"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "not-utf8.toml:2:34: the file is not UTF-8 text",
-        ))
-        .stderr(no_panic());
+        .fails(2, "not-utf8.toml:2:34: the file is not UTF-8 text");
 }
 
 #[test]
@@ -154,17 +150,7 @@ fn allow_pinned_out_of_range_exits_2() {
 fn allow_pinned_not_a_number_is_a_usage_error() {
     pinscope()
         .args(["run", "--allow-pinned", "lots", "scenarios/quick.toml"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--allow-pinned"))
-        .stderr(no_panic());
-}
-
-#[test]
-fn case_timeout_that_is_not_a_duration_exits_2() {
-    pinscope()
-        .args(["run", "--case-timeout", "soon", "scenarios/quick.toml"])
-        .refused(2, "--case-timeout: `soon` is not a duration");
+        .fails(2, "--allow-pinned");
 }
 
 #[test]
@@ -182,14 +168,23 @@ fn pinned_cap_above_75_percent_of_ram_is_refused() {
     assert_eq!(e.exit_code(), 2);
 }
 
-/// The CLI should refuse a bad `--pinned-cap` before it needs a GPU, like `--allow-pinned`.
-/// Today `run_command` opens the GPU first (runner.rs, `open_session` before `ceiling_cap`), so
-/// without a GPU this exits 3 instead of 2.
 #[test]
-fn pinned_cap_above_75_percent_is_refused_before_opening_the_gpu() {
-    pinscope()
-        .args(["run", "--pinned-cap", "1000TiB", "scenarios/quick.toml"])
-        .refused(2, "more than 75%");
+fn bad_option_values_of_run_exit_2_before_the_gpu_is_opened() {
+    for (option, says) in [
+        (
+            ["--case-timeout", "soon"],
+            "--case-timeout: `soon` is not a duration",
+        ),
+        // Like `--allow-pinned`, a bad `--pinned-cap` is refused before a GPU is needed: exit 2,
+        // not 3, on a machine without one.
+        (["--pinned-cap", "1000TiB"], "more than 75%"),
+    ] {
+        pinscope()
+            .arg("run")
+            .args(option)
+            .arg("scenarios/quick.toml")
+            .refused(2, says);
+    }
 }
 
 #[test]
@@ -197,11 +192,8 @@ fn compare_with_one_file_is_a_usage_error() {
     pinscope()
         .arg("compare")
         .arg(fixture("runs/h200-headline.csv"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("2 values required"))
-        .stderr(predicate::str::contains("Usage: pinscope compare"))
-        .stderr(no_panic());
+        .fails(2, "2 values required")
+        .stderr(predicate::str::contains("Usage: pinscope compare"));
 }
 
 #[test]
@@ -304,11 +296,7 @@ fn help_shows_examples() {
 
 #[test]
 fn no_arguments_is_a_usage_error() {
-    pinscope()
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("Usage:"))
-        .stderr(no_panic());
+    pinscope().fails(2, "Usage:");
 }
 
 #[test]
@@ -357,12 +345,11 @@ fn scenarios_asking_for_different_gpus_need_device_on_the_command_line() {
 
 #[test]
 fn all_gpus_without_a_driver_is_the_no_gpu_sentence() {
-    if !without_driver("all_gpus_without_a_driver_is_the_no_gpu_sentence") {
-        return;
-    }
-    pinscope()
-        .args(["run", "scenarios/multi-gpu.toml"])
-        .refused(3, NEEDS_DRIVER);
+    without_driver("all_gpus_without_a_driver_is_the_no_gpu_sentence", || {
+        pinscope()
+            .args(["run", "scenarios/multi-gpu.toml"])
+            .refused(3, NEEDS_DRIVER);
+    });
 }
 
 #[test]

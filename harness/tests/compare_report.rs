@@ -25,6 +25,13 @@ fn fixture_paths(tmp: &Path) -> Vec<PathBuf> {
     devfixture::write_pair(tmp)
 }
 
+/// A temporary folder and the result files written into it by `fixture_paths`.
+fn tmp_fixture_paths() -> (tempfile::TempDir, Vec<PathBuf>) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let paths = fixture_paths(tmp.path());
+    (tmp, paths)
+}
+
 fn fixture_sets(tmp: &Path) -> Vec<ResultSet> {
     compare::load_all(&fixture_paths(tmp)).expect("fixtures load")
 }
@@ -114,8 +121,7 @@ fn compare_verdicts_follow_the_data() {
 
 #[test]
 fn compare_refuses_other_schema_naming_the_file() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let paths = fixture_paths(tmp.path());
+    let (tmp, paths) = tmp_fixture_paths();
     let text = std::fs::read_to_string(&paths[1]).expect("read");
     let bad = tmp.path().join("future.csv");
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
@@ -162,8 +168,7 @@ fn compare_formats() {
 
 #[test]
 fn compare_command_writes_html() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let paths = fixture_paths(tmp.path());
+    let (tmp, paths) = tmp_fixture_paths();
     let html = tmp.path().join("out/compare.html");
     Command::new(env!("CARGO_BIN_EXE_pinscope"))
         .arg("compare")
@@ -266,8 +271,7 @@ fn report_omits_empty_plots_with_a_sentence() {
 
 #[test]
 fn report_command_and_write_report() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let paths = fixture_paths(tmp.path());
+    let (tmp, paths) = tmp_fixture_paths();
     let out = tmp.path().join("rep/index.html");
     let args = ReportArgs {
         results: paths.clone(),

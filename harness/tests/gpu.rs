@@ -5,7 +5,7 @@ mod common;
 
 use common::{gpu_case as case, quiet_run, scenario_of};
 use pinscope::cuda::{self, DeviceBuffer, Gpu, HostBuffer, Kernels, Stream};
-use pinscope::results::{Lane, Status};
+use pinscope::results::{Lane, Row, Status};
 use pinscope::run::{open_session, run_scenario};
 use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Mode, Scenario};
 use std::sync::atomic::AtomicBool;
@@ -70,50 +70,37 @@ fn every_strategy_produces_verified_rows() {
     use Engine::*;
     use HostKind::*;
     use Mode::*;
-    let m = 64 << 20;
-    let cases = vec![
-        case("pinned", Alloc, NONE, Copy, H2d, Direct, m),
-        case("pinned", Alloc, NONE, Copy, D2h, Direct, m),
-        case("pinned-bidir", Alloc, NONE, Copy, Bidirectional, Direct, m),
-        case("pageable", Pageable, NONE, Copy, H2d, Direct, m),
-        case("pageable", Pageable, NONE, Copy, D2h, Direct, m),
-        case("registered", Register, NONE, Copy, H2d, Direct, m),
-        case("write-combined", Alloc, WC, Copy, H2d, Direct, m),
-        case("mapped", Alloc, MAPPED, Copy, D2h, Direct, m),
-        case("zero-copy", Alloc, MAPPED, Kernel, H2d, Direct, m),
-        case("zero-copy", Alloc, MAPPED, Kernel, D2h, Direct, m),
-        case(
-            "zero-copy-registered",
-            Register,
-            MAPPED,
-            Kernel,
-            H2d,
-            Direct,
-            m,
-        ),
-        case("managed", Managed, NONE, Copy, H2d, Direct, m),
-        case("managed-kernel", Managed, NONE, Kernel, D2h, Direct, m),
-        case("staged", Pageable, NONE, Copy, H2d, Staged, m),
-        case("staged", Pageable, NONE, Copy, D2h, Staged, m),
-        case(
-            "register-per-copy",
-            Register,
-            NONE,
-            Copy,
-            H2d,
-            RegisterPerCopy,
-            m,
-        ),
-        case(
-            "register-per-copy",
-            Register,
-            NONE,
-            Copy,
-            D2h,
-            RegisterPerCopy,
-            m,
-        ),
+    // How each case moves its bytes: (engine, mode).
+    let copy = (Copy, Direct);
+    let kernel = (Kernel, Direct);
+    let staged = (Copy, Staged);
+    let per_copy = (Copy, RegisterPerCopy);
+    // (label, host, flags, how, direction), 64 MiB each.
+    let table = [
+        ("pinned", Alloc, NONE, copy, H2d),
+        ("pinned", Alloc, NONE, copy, D2h),
+        ("pinned-bidir", Alloc, NONE, copy, Bidirectional),
+        ("pageable", Pageable, NONE, copy, H2d),
+        ("pageable", Pageable, NONE, copy, D2h),
+        ("registered", Register, NONE, copy, H2d),
+        ("write-combined", Alloc, WC, copy, H2d),
+        ("mapped", Alloc, MAPPED, copy, D2h),
+        ("zero-copy", Alloc, MAPPED, kernel, H2d),
+        ("zero-copy", Alloc, MAPPED, kernel, D2h),
+        ("zero-copy-registered", Register, MAPPED, kernel, H2d),
+        ("managed", Managed, NONE, copy, H2d),
+        ("managed-kernel", Managed, NONE, kernel, D2h),
+        ("staged", Pageable, NONE, staged, H2d),
+        ("staged", Pageable, NONE, staged, D2h),
+        ("register-per-copy", Register, NONE, per_copy, H2d),
+        ("register-per-copy", Register, NONE, per_copy, D2h),
     ];
+    let cases: Vec<Case> = table
+        .into_iter()
+        .map(|(label, host, flags, (engine, mode), dir)| {
+            case(label, host, flags, engine, dir, mode, 64 << 20)
+        })
+        .collect();
     let n = cases.len();
     let s = scenario(cases);
     let mut session = open_session(0, false).expect("a GPU");
@@ -197,11 +184,7 @@ fn failures_are_rows_and_the_run_goes_on() {
 
 // ---- issue 13: device-resident engines, device_hold, pinned ceiling with VRAM held, churn -------
 
-fn run_text(
-    text: &str,
-    allow_vram_overflow: bool,
-    pinned_cap: Option<u64>,
-) -> Vec<pinscope::results::Row> {
+fn run_text(text: &str, allow_vram_overflow: bool, pinned_cap: Option<u64>) -> Vec<Row> {
     let s = pinscope::scenario::parse("gpu-test.toml", text).expect("valid scenario");
     let mut session = open_session(0, false).expect("a GPU");
     if let Some(cap) = pinned_cap {
@@ -224,21 +207,32 @@ fn run_text(
     out.rows
 }
 
+/// Runs `text` (no overflow, no pinned cap), expects `n` rows, prints each with `show` and
+/// asserts it is ok.
+fn run_all_ok(text: &str, n: usize, show: impl Fn(&Row) -> String) -> Vec<Row> {
+    let rows = run_text(text, false, None);
+    assert_eq!(rows.len(), n);
+    for r in &rows {
+        println!("{}", show(r));
+        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.case_label, r.status);
+    }
+    rows
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn device_engines_measure_device_memory() {
-    let rows = run_text(
+    let rows = run_all_ok(
         "name = \"t\"\ndescription = \"d\"\n[defaults]\nsize = \"256MiB\"\nmeasure = { min_samples = 3, max_samples = 10 }\nprobes = { hold_after_free = \"0s\" }\n[[case]]\nlabel = \"read\"\nengine = \"device-read\"\n[[case]]\nlabel = \"write\"\nengine = \"device-write\"\n[[case]]\nlabel = \"copy\"\nengine = \"device-copy\"\n[[case]]\nlabel = \"read-held\"\nengine = \"device-read\"\ndevice_hold = \"free-50%\"\n",
-        false,
-        None,
+        4,
+        |r| {
+            format!(
+                "{} {:?} GB/s device_bytes {}",
+                r.case_label, r.bw_median_gbs, r.device_bytes
+            )
+        },
     );
-    assert_eq!(rows.len(), 4);
     for r in &rows {
-        println!(
-            "{} {:?} GB/s device_bytes {}",
-            r.case_label, r.bw_median_gbs, r.device_bytes
-        );
-        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.case_label, r.status);
         assert_eq!(r.lane, Lane::Device);
         assert_eq!(r.host, "device");
         assert_eq!(r.pinned_bytes, 0);
@@ -324,18 +318,17 @@ fn pinned_ceiling_with_device_memory_held() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn churn_verifies_every_copy() {
-    let rows = run_text(
+    let rows = run_all_ok(
         "name = \"t\"\ndescription = \"d\"\n[defaults]\nmode = \"churn\"\nsize = \"16MiB\"\ncycles = 10\npause = \"5ms\"\nprobes = { hold_after_free = \"0s\" }\n[[case]]\nlabel = \"alloc-h2d\"\n[[case]]\nlabel = \"register-h2d\"\nhost = \"register\"\n[[case]]\nlabel = \"alloc-d2h\"\ndirection = \"d2h\"\n",
-        false,
-        None,
+        3,
+        |r| {
+            format!(
+                "{}: {:?} GB/s, {} copies, {:?}",
+                r.case_label, r.bw_median_gbs, r.samples, r.status
+            )
+        },
     );
-    assert_eq!(rows.len(), 3);
     for r in &rows {
-        println!(
-            "{}: {:?} GB/s, {} copies, {:?}",
-            r.case_label, r.bw_median_gbs, r.samples, r.status
-        );
-        assert_eq!(r.status, Status::Ok, "{}: {:?}", r.case_label, r.status);
         assert_eq!(r.samples, 10, "one sample per cycle");
         assert_eq!(r.verified, "yes");
         assert_eq!(r.mode, "churn");

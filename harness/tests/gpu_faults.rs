@@ -102,90 +102,41 @@ use Direction::{D2h, H2d};
 use HostKind::{Alloc, Pageable, Register};
 use Mode::{Direct, Staged};
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn second_copy_fails_then_the_next_case_is_ok() {
+/// Runs a "victim" case and then a "next" one of the same kind with `spec` injected: the victim
+/// must fail in `call`, the next one must be ok.
+fn victim_fails_next_is_ok(spec: &str, host: HostKind, dir: Direction, mode: Mode, call: &str) {
     let rows = run_with_fault(
-        "copy@2",
+        spec,
         vec![
-            case("victim", Alloc, H2d, Direct),
-            case("next", Alloc, H2d, Direct),
+            case("victim", host, dir, mode),
+            case("next", host, dir, mode),
         ],
     );
-    assert_injected(rows_of(&rows, "victim")[0], "cuMemcpyHtoDAsync");
+    assert_injected(rows_of(&rows, "victim")[0], call);
     assert_ok(rows_of(&rows, "next")[0]);
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn failed_d2h_copy_is_a_row() {
-    let rows = run_with_fault(
-        "copy@2",
-        vec![
-            case("victim", Alloc, D2h, Direct),
-            case("next", Alloc, D2h, Direct),
-        ],
-    );
-    assert_injected(rows_of(&rows, "victim")[0], "cuMemcpyDtoHAsync");
-    assert_ok(rows_of(&rows, "next")[0]);
+/// One GPU test per row: `name: spec, host, direction, mode, the CUDA call that must fail;`.
+macro_rules! victim_then_next {
+    ($($(#[$doc:meta])* $name:ident: $spec:literal, $host:ident, $dir:ident, $mode:ident, $call:literal;)*) => {$(
+        $(#[$doc])*
+        #[test]
+        #[ignore = "needs an NVIDIA GPU"]
+        fn $name() {
+            victim_fails_next_is_ok($spec, $host, $dir, $mode, $call);
+        }
+    )*};
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn failed_pinned_allocation_is_a_row() {
-    let rows = run_with_fault(
-        "alloc@1",
-        vec![
-            case("victim", Alloc, H2d, Direct),
-            case("next", Alloc, H2d, Direct),
-        ],
-    );
-    assert_injected(rows_of(&rows, "victim")[0], "cuMemHostAlloc");
-    assert_ok(rows_of(&rows, "next")[0]);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn failed_registration_is_a_row_and_unpins_nothing_twice() {
-    let rows = run_with_fault(
-        "register@1",
-        vec![
-            case("victim", Register, H2d, Direct),
-            case("next", Register, H2d, Direct),
-        ],
-    );
-    assert_injected(rows_of(&rows, "victim")[0], "cuMemHostRegister");
-    assert_ok(rows_of(&rows, "next")[0]);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn failed_device_allocation_frees_the_pinned_host_buffer() {
-    // The host buffer is pinned before the device buffer is allocated: the ledger check in
-    // `run_with_fault` catches a pinned buffer leaked on this path.
-    let rows = run_with_fault(
-        "device-alloc@1",
-        vec![
-            case("victim", Alloc, H2d, Direct),
-            case("next", Alloc, H2d, Direct),
-        ],
-    );
-    assert_injected(rows_of(&rows, "victim")[0], "cuMemAlloc");
-    assert_ok(rows_of(&rows, "next")[0]);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn copy_failing_inside_a_staging_ring_releases_the_ring() {
-    let rows = run_with_fault(
-        "copy@3",
-        vec![
-            case("victim", Pageable, H2d, Staged),
-            case("next", Pageable, H2d, Staged),
-        ],
-    );
-    assert_injected(rows_of(&rows, "victim")[0], "cuMemcpy");
-    assert_ok(rows_of(&rows, "next")[0]);
+victim_then_next! {
+    second_copy_fails_then_the_next_case_is_ok: "copy@2", Alloc, H2d, Direct, "cuMemcpyHtoDAsync";
+    failed_d2h_copy_is_a_row: "copy@2", Alloc, D2h, Direct, "cuMemcpyDtoHAsync";
+    failed_pinned_allocation_is_a_row: "alloc@1", Alloc, H2d, Direct, "cuMemHostAlloc";
+    failed_registration_is_a_row_and_unpins_nothing_twice: "register@1", Register, H2d, Direct, "cuMemHostRegister";
+    /// The host buffer is pinned before the device buffer is allocated: the ledger check in
+    /// `run_with_fault` catches a pinned buffer leaked on this path.
+    failed_device_allocation_frees_the_pinned_host_buffer: "device-alloc@1", Alloc, H2d, Direct, "cuMemAlloc";
+    copy_failing_inside_a_staging_ring_releases_the_ring: "copy@3", Pageable, H2d, Staged, "cuMemcpy";
 }
 
 #[test]

@@ -557,76 +557,61 @@ proptest! {
 // Malformed-file corpus: each file and the message it must produce
 // ---------------------------------------------------------------------------------------------
 
+/// What each malformed scenario's message must contain after its path (`<f>`).
 #[test]
-fn truncated_toml_is_a_located_syntax_error() {
-    let e = must_reject_scenario("truncated.toml");
-    assert!(
-        after_path(&e, "truncated.toml").contains("<f>:6:11: TOML syntax error:"),
-        "{e}"
-    );
-}
-
-#[test]
-fn wrong_types_say_what_was_expected() {
-    let e = after_path(
-        &must_reject_scenario("wrong-types.toml"),
-        "wrong-types.toml",
-    );
-    assert!(
-        e.contains("<f>:7:8: `size` must be a size like \"64MiB\" or a whole number of bytes, not a boolean"),
-        "{e}"
-    );
-    assert!(
-        e.contains("<f>:8:11: `streams` must be a whole number from 1 to 16, not a string"),
-        "{e}"
-    );
-}
-
-#[test]
-fn negative_size_is_not_a_size() {
-    let e = after_path(
-        &must_reject_scenario("negative-size.toml"),
-        "negative-size.toml",
-    );
-    assert!(
-        e.contains("<f>:7:8: `size` is not a valid size: `-64MiB` is not a size"),
-        "{e}"
-    );
-}
-
-#[test]
-fn scientific_notation_size_is_rejected() {
-    let e = after_path(&must_reject_scenario("huge-size.toml"), "huge-size.toml");
-    assert!(
-        e.contains("<f>:7:8: `size` is not a valid size: `1e30GiB` has an unknown unit `e30GiB`"),
-        "{e}"
-    );
-}
-
-#[test]
-fn empty_sweep_axis_is_rejected() {
-    let e = after_path(
-        &must_reject_scenario("empty-sweep.toml"),
-        "empty-sweep.toml",
-    );
-    assert!(
-        e.contains("<f>:7:18: sweep axis `size` in the sweep of [[case]] #1 has no values"),
-        "{e}"
-    );
-}
-
-#[test]
-fn a_million_case_sweep_is_refused_before_expanding() {
-    let e = after_path(
-        &must_reject_scenario("million-cases.toml"),
-        "million-cases.toml",
-    );
-    assert!(
-        e.contains(
-            "<f>:4:1: the sweep of case `alloc` expands to 1000000 cases; the limit is 100000"
+fn malformed_scenarios_are_refused_with_located_messages() {
+    let cases: &[(&str, &[&str])] = &[
+        ("truncated.toml", &["<f>:6:11: TOML syntax error:"]),
+        (
+            "wrong-types.toml",
+            &[
+                "<f>:7:8: `size` must be a size like \"64MiB\" or a whole number of bytes, not a boolean",
+                "<f>:8:11: `streams` must be a whole number from 1 to 16, not a string",
+            ],
         ),
-        "{e}"
-    );
+        (
+            "negative-size.toml",
+            &["<f>:7:8: `size` is not a valid size: `-64MiB` is not a size"],
+        ),
+        // Scientific notation is not a size.
+        (
+            "huge-size.toml",
+            &["<f>:7:8: `size` is not a valid size: `1e30GiB` has an unknown unit `e30GiB`"],
+        ),
+        (
+            "empty-sweep.toml",
+            &["<f>:7:18: sweep axis `size` in the sweep of [[case]] #1 has no values"],
+        ),
+        // Refused before expanding.
+        (
+            "million-cases.toml",
+            &["<f>:4:1: the sweep of case `alloc` expands to 1000000 cases; the limit is 100000"],
+        ),
+        // Every value of this sweep sits on one 33 KB line. Locating a value (`raw::Lines::pos`)
+        // used to count the characters from the start of its line, quadratic in the line length
+        // (4.6 s in a debug build); ASCII lines are now located in O(1).
+        (
+            "long-line-sweep.toml",
+            &["<f>:4:1: the sweep of case `alloc` expands to 8000000000 cases"],
+        ),
+        (
+            "duplicate-keys.toml",
+            &["<f>:8:1: TOML syntax error: duplicate key"],
+        ),
+        // Points at the first bad byte.
+        (
+            "not-utf8.toml",
+            &[
+                "<f>:2:34: the file is not UTF-8 text (the first bad byte is here): save it as UTF-8",
+            ],
+        ),
+    ];
+    for (file, parts) in cases {
+        let e = after_path(&must_reject_scenario(file), file);
+        for part in *parts {
+            assert!(e.contains(part), "{file}: no `{part}` in:\n{e}");
+        }
+    }
 }
 
 /// Fast by construction: 10^18 cases (and a product that overflows u64) could never be built, so
@@ -688,107 +673,73 @@ fn many_blocks_under_the_limit_each_are_refused_in_total() {
     );
 }
 
+/// The exact message of each results CSV that must be refused, after its path (`<f>`).
 #[test]
-fn duplicate_keys_are_a_located_syntax_error() {
-    let e = after_path(
-        &must_reject_scenario("duplicate-keys.toml"),
-        "duplicate-keys.toml",
-    );
-    assert!(
-        e.contains("<f>:8:1: TOML syntax error: duplicate key"),
-        "{e}"
-    );
-}
-
-#[test]
-fn non_utf8_scenario_points_at_the_first_bad_byte() {
-    let e = after_path(&must_reject_scenario("not-utf8.toml"), "not-utf8.toml");
-    assert!(
-        e.contains(
-            "<f>:2:34: the file is not UTF-8 text (the first bad byte is here): save it as UTF-8"
+fn malformed_results_csvs_are_refused_with_exact_messages() {
+    for (file, message) in [
+        (
+            "schema-v2.csv",
+            "<f> cannot be used: line 2 has schema_version `2`, this pinscope reads version 1; re-run the scenario or use the pinscope that wrote it",
         ),
-        "{e}"
-    );
+        (
+            "missing-column.csv",
+            "<f> cannot be used: it has no `lane` column (is it a pinscope results CSV?)",
+        ),
+        // Names line and column.
+        (
+            "bad-number.csv",
+            "<f> cannot be used: line 3: `size_bytes` is `lots`, not a whole number",
+        ),
+        (
+            "toml-as-results.csv",
+            "<f> cannot be used: it has no `schema_version` column, so it is not a pinscope results CSV",
+        ),
+    ] {
+        assert_eq!(
+            after_path(&must_reject_results(file), file),
+            message,
+            "{file}"
+        );
+    }
 }
 
+/// Files that are no CSV at all: how the message starts and a word it must contain.
 #[test]
-fn csv_of_another_schema_version_is_refused_with_the_version() {
-    let e = after_path(&must_reject_results("schema-v2.csv"), "schema-v2.csv");
-    assert_eq!(
-        e,
-        "<f> cannot be used: line 2 has schema_version `2`, this pinscope reads version 1; re-run the scenario or use the pinscope that wrote it"
-    );
+fn unreadable_results_files_are_refused() {
+    for (file, start, part) in [
+        (
+            "png-header.csv",
+            "<f> cannot be used: it is not a readable CSV (",
+            "line 1",
+        ),
+        ("empty.csv", "<f> cannot be used: ", "schema_version"),
+    ] {
+        let e = after_path(&must_reject_results(file), file);
+        assert!(e.starts_with(start) && e.contains(part), "{file}: {e}");
+    }
 }
 
-#[test]
-fn csv_with_a_missing_column_names_it() {
-    let e = after_path(
-        &must_reject_results("missing-column.csv"),
-        "missing-column.csv",
-    );
-    assert_eq!(
-        e,
-        "<f> cannot be used: it has no `lane` column (is it a pinscope results CSV?)"
-    );
-}
-
-#[test]
-fn csv_with_a_bad_number_names_line_and_column() {
-    let e = after_path(&must_reject_results("bad-number.csv"), "bad-number.csv");
-    assert_eq!(
-        e,
-        "<f> cannot be used: line 3: `size_bytes` is `lots`, not a whole number"
-    );
-}
-
-#[test]
-fn png_as_results_is_not_a_readable_csv() {
-    let e = after_path(&must_reject_results("png-header.csv"), "png-header.csv");
-    assert!(
-        e.starts_with("<f> cannot be used: it is not a readable CSV ("),
-        "{e}"
-    );
-    assert!(e.contains("line 1"), "{e}");
-}
-
-#[test]
-fn toml_as_results_is_not_a_pinscope_csv() {
-    let e = after_path(
-        &must_reject_results("toml-as-results.csv"),
-        "toml-as-results.csv",
-    );
-    assert_eq!(
-        e,
-        "<f> cannot be used: it has no `schema_version` column, so it is not a pinscope results CSV"
-    );
-}
-
-#[test]
-fn empty_results_file_is_refused() {
-    let e = after_path(&must_reject_results("empty.csv"), "empty.csv");
-    assert!(e.starts_with("<f> cannot be used: "), "{e}");
-    assert!(e.contains("schema_version"), "{e}");
+/// The message of a sidecar that must be refused as bad results, after its path (`<f>`).
+fn must_reject_sidecar(name: &str) -> String {
+    let path = malformed(name);
+    let e = Sidecar::read(&path).expect_err(name);
+    assert_results_rejection(&e, &path.display().to_string()).unwrap_or_else(|f| panic!("{f}"));
+    after_path(&e.to_string(), name)
 }
 
 #[test]
 fn sidecar_of_another_schema_version_is_refused() {
-    let path = malformed("sidecar-v2.json");
-    let e = Sidecar::read(&path).expect_err("version 2 must be refused");
-    assert_results_rejection(&e, &path.display().to_string()).unwrap_or_else(|f| panic!("{f}"));
     assert_eq!(
-        after_path(&e.to_string(), "sidecar-v2.json"),
+        must_reject_sidecar("sidecar-v2.json"),
         "<f> cannot be used: its schema_version is 2, this pinscope reads version 1"
     );
 }
 
 #[test]
 fn truncated_sidecar_is_not_valid_json() {
-    let path = malformed("truncated.json");
-    let e = Sidecar::read(&path).expect_err("half a file must be refused");
-    assert_results_rejection(&e, &path.display().to_string()).unwrap_or_else(|f| panic!("{f}"));
+    let e = must_reject_sidecar("truncated.json");
     assert!(
-        after_path(&e.to_string(), "truncated.json")
-            .starts_with("<f> cannot be used: it is not valid JSON (EOF while parsing"),
+        e.starts_with("<f> cannot be used: it is not valid JSON (EOF while parsing"),
         "{e}"
     );
 }
@@ -971,20 +922,5 @@ fn report_accepts_a_partial_run_and_shows_a_banner() {
     assert!(
         page.contains("partial.csv"),
         "the banner does not name the file"
-    );
-}
-
-/// Every value of this sweep sits on one 33 KB line. Locating a value (`raw::Lines::pos`) used to
-/// count the characters from the start of its line, quadratic in the line length (4.6 s in a
-/// debug build); ASCII lines are now located in O(1).
-#[test]
-fn a_long_single_line_sweep_is_refused() {
-    let e = after_path(
-        &must_reject_scenario("long-line-sweep.toml"),
-        "long-line-sweep.toml",
-    );
-    assert!(
-        e.contains("<f>:4:1: the sweep of case `alloc` expands to 8000000000 cases"),
-        "{e}"
     );
 }

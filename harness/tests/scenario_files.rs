@@ -21,6 +21,15 @@ fn pinscope() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_pinscope"))
 }
 
+/// What `pinscope plan` prints, and its exit status, for `paths`.
+fn plan(paths: &[PathBuf]) -> std::process::Output {
+    let out = pinscope().arg("plan").args(paths).output().ok();
+    let Some(out) = out else {
+        panic!("could not run pinscope")
+    };
+    out
+}
+
 fn load_ok(path: &Path) -> Scenario {
     match scenario::load(path) {
         Ok(s) => s,
@@ -318,10 +327,7 @@ fn every_shipped_scenario_parses_and_opens_with_its_question() {
         }
     }
     // The plan command accepts them all at once.
-    let out = pinscope().arg("plan").args(&paths).output().ok();
-    let Some(out) = out else {
-        panic!("could not run pinscope")
-    };
+    let out = plan(&paths);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -451,29 +457,13 @@ fn parse_never_panics_on_damaged_scenarios() {
 
 #[test]
 fn plan_command_prints_tables_and_exits_2_on_invalid_input() {
-    let out = pinscope()
-        .arg("plan")
-        .arg(fixture("plan-small.toml"))
-        .arg(fixture("golden-sweep.toml"))
-        .output()
-        .ok();
-    let Some(out) = out else {
-        panic!("could not run pinscope")
-    };
+    let out = plan(&[fixture("plan-small.toml"), fixture("golden-sweep.toml")]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("plan-small: What does the plan table show?"));
     assert!(stdout.contains("golden: Does expansion follow"));
 
-    let out = pinscope()
-        .arg("plan")
-        .arg(fixture("invalid-many.toml"))
-        .arg(fixture("plan-small.toml"))
-        .output()
-        .ok();
-    let Some(out) = out else {
-        panic!("could not run pinscope")
-    };
+    let out = plan(&[fixture("invalid-many.toml"), fixture("plan-small.toml")]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(

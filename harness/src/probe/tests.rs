@@ -40,32 +40,25 @@ fn delta_only_for_metrics_in_both() {
 #[test]
 fn columns_follow_the_windows_article() {
     // Article 000's picture: 4 GiB pinned on WDDM moves shared, not CUDA or NVML.
-    let b = snap(
-        "before",
-        &[
-            ("cuda", "used", 1.0 * 1024.0 * MIB),
-            ("nvml", "used", 1.8 * 1024.0 * MIB),
-            ("dxgi", "local_usage", 1536.0 * MIB),
-            ("dxgi", "nonlocal_usage", 1843.0 * MIB),
-            ("pdh", "process_shared", 1.0),
-            ("process", "working_set", 100.0 * MIB),
-            ("process", "private_usage", 200.0 * MIB),
-            ("ledger", "pinned", 0.0),
-        ],
-    );
-    let a = snap(
-        "alloc",
-        &[
-            ("cuda", "used", 1.0 * 1024.0 * MIB),
-            ("nvml", "used", 2.0 * 1024.0 * MIB),
-            ("dxgi", "local_usage", 1638.0 * MIB),
-            ("dxgi", "nonlocal_usage", 5939.0 * MIB),
-            ("pdh", "process_shared", 2.0),
-            ("process", "working_set", 4196.0 * MIB),
-            ("process", "private_usage", 4296.0 * MIB),
-            ("ledger", "pinned", 4096.0 * MIB),
-        ],
-    );
+    // (observer, metric, before, after)
+    let readings = [
+        ("cuda", "used", 1.0 * 1024.0 * MIB, 1.0 * 1024.0 * MIB),
+        ("nvml", "used", 1.8 * 1024.0 * MIB, 2.0 * 1024.0 * MIB),
+        ("dxgi", "local_usage", 1536.0 * MIB, 1638.0 * MIB),
+        ("dxgi", "nonlocal_usage", 1843.0 * MIB, 5939.0 * MIB),
+        ("pdh", "process_shared", 1.0, 2.0),
+        ("process", "working_set", 100.0 * MIB, 4196.0 * MIB),
+        ("process", "private_usage", 200.0 * MIB, 4296.0 * MIB),
+        ("ledger", "pinned", 0.0, 4096.0 * MIB),
+    ];
+    let at = |phase: &str, after: bool| {
+        let r: Vec<_> = readings
+            .iter()
+            .map(|&(o, m, before, a)| (o, m, if after { a } else { before }))
+            .collect();
+        snap(phase, &r)
+    };
+    let (b, a) = (at("before", false), at("alloc", true));
     let cols = column_values(&b, &a);
     let get = |c: &str| cols.iter().find(|(k, _)| k == c).map(|(_, v)| *v);
     assert_eq!(get("cuda_used"), Some(0.0));
@@ -261,43 +254,69 @@ fn values(r: &[Reading]) -> BTreeMap<&str, f64> {
     r.iter().map(|r| (r.metric.as_str(), r.value)).collect()
 }
 
+/// Asserts each (metric, KiB) of `want` is in `r`, in bytes, naming the fixture and metric.
+fn assert_kib(fixture: &str, r: &[Reading], want: &[(&str, f64)]) {
+    let v = values(r);
+    for &(metric, kib) in want {
+        assert_eq!(v.get(metric), Some(&(kib * 1024.0)), "{fixture}: {metric}");
+    }
+}
+
 #[test]
 fn linux_status_fixture() {
     let r = parse_status(&fixture("linux/status"));
-    let v = values(&r);
-    assert_eq!(v["vm_rss"], 1736.0 * 1024.0);
-    assert_eq!(v["vm_hwm"], 1736.0 * 1024.0);
-    assert_eq!(v["vm_lck"], 0.0);
-    assert_eq!(v["vm_pin"], 0.0);
+    let want = [
+        ("vm_rss", 1736.0),
+        ("vm_hwm", 1736.0),
+        ("vm_lck", 0.0),
+        ("vm_pin", 0.0),
+    ];
+    assert_kib("linux/status", &r, &want);
     assert!(r.iter().all(|r| r.unit == Unit::Bytes));
 }
 
 #[test]
 fn linux_meminfo_fixture() {
-    let v = parse_meminfo(&fixture("linux/meminfo"));
-    let v = values(&v);
-    assert_eq!(v["mem_total"], 24684092.0 * 1024.0);
-    assert_eq!(v["mem_available"], 23709444.0 * 1024.0);
-    assert_eq!(v["committed_as"], 357076.0 * 1024.0);
-    assert_eq!(v["mlocked"], 11172.0 * 1024.0);
-    assert_eq!(v["unevictable"], 12948.0 * 1024.0);
-    assert_eq!(v["anon_pages"], 388908.0 * 1024.0);
+    let want = [
+        ("mem_total", 24684092.0),
+        ("mem_available", 23709444.0),
+        ("committed_as", 357076.0),
+        ("mlocked", 11172.0),
+        ("unevictable", 12948.0),
+        ("anon_pages", 388908.0),
+    ];
+    assert_kib(
+        "linux/meminfo",
+        &parse_meminfo(&fixture("linux/meminfo")),
+        &want,
+    );
 }
 
 #[test]
 fn wsl2_fixtures() {
-    let s = parse_status(&fixture("wsl2/status"));
-    let s = values(&s);
-    assert_eq!(s["vm_rss"], 1270544.0 * 1024.0);
-    assert_eq!(s["vm_hwm"], 1283612.0 * 1024.0);
-    assert_eq!(s["vm_lck"], 0.0, "CUDA pinning does not show in VmLck");
-    let m = parse_meminfo(&fixture("wsl2/meminfo"));
-    let m = values(&m);
-    assert_eq!(m["mem_total"], 16318424.0 * 1024.0);
-    assert_eq!(m["mem_available"], 13902716.0 * 1024.0);
-    assert_eq!(m["committed_as"], 6215988.0 * 1024.0);
-    assert_eq!(m["mlocked"], 0.0);
-    assert_eq!(m["anon_pages"], 1661880.0 * 1024.0);
+    // vm_lck is 0: CUDA pinning does not show in VmLck.
+    let status = [
+        ("vm_rss", 1270544.0),
+        ("vm_hwm", 1283612.0),
+        ("vm_lck", 0.0),
+    ];
+    assert_kib(
+        "wsl2/status",
+        &parse_status(&fixture("wsl2/status")),
+        &status,
+    );
+    let meminfo = [
+        ("mem_total", 16318424.0),
+        ("mem_available", 13902716.0),
+        ("committed_as", 6215988.0),
+        ("mlocked", 0.0),
+        ("anon_pages", 1661880.0),
+    ];
+    assert_kib(
+        "wsl2/meminfo",
+        &parse_meminfo(&fixture("wsl2/meminfo")),
+        &meminfo,
+    );
 }
 
 #[test]

@@ -26,6 +26,18 @@ pub(super) fn p(line: usize, column: usize, message: &str) -> (usize, usize, Str
     (line, column, message.to_string())
 }
 
+/// A table test: each row is a body (after `HEAD`) and every problem it must give, in order, as
+/// "line:column: message".
+pub(super) fn assert_problems(rows: &[(&str, &[&str])]) {
+    for (body, want) in rows {
+        let got: Vec<String> = problems(body)
+            .into_iter()
+            .map(|(line, column, message)| format!("{line}:{column}: {message}"))
+            .collect();
+        assert_eq!(got, *want, "body: {body:?}");
+    }
+}
+
 pub(super) fn ok(body: &str) -> Scenario {
     match parse("t.toml", &format!("{HEAD}{body}")) {
         Ok(s) => s,
@@ -33,19 +45,19 @@ pub(super) fn ok(body: &str) -> Scenario {
     }
 }
 
+/// What `f` reads from each case that `body` (after `HEAD`) expands to, in order.
+pub(super) fn each_case<T>(body: &str, f: impl Fn(&Case) -> T) -> Vec<T> {
+    ok(body).cases.iter().map(f).collect()
+}
+
 // ---- combinations -----------------------------------------------------------------------------
 
 #[test]
 fn kernel_on_pageable_memory_is_rejected() {
-    let got = problems("[[case]]\nlabel = \"k\"\nhost = \"pageable\"\nengine = \"kernel\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            10,
-            &format!("case `k`: {}", expand::KERNEL_NEEDS_MAPPED)
-        )]
-    );
+    assert_problems(&[(
+        "[[case]]\nlabel = \"k\"\nhost = \"pageable\"\nengine = \"kernel\"\n",
+        &[&format!("6:10: case `k`: {}", expand::KERNEL_NEEDS_MAPPED)],
+    )]);
     assert_eq!(
         expand::KERNEL_NEEDS_MAPPED,
         "zero-copy kernel access needs mapped memory: add \"mapped\" to flags (host = \"alloc\" or \"register\") or use host = \"managed\""
@@ -54,15 +66,10 @@ fn kernel_on_pageable_memory_is_rejected() {
 
 #[test]
 fn kernel_on_unmapped_pinned_memory_is_rejected_and_mapped_or_managed_is_accepted() {
-    let got = problems("[[case]]\nlabel = \"k\"\nengine = \"kernel\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            10,
-            &format!("case `k`: {}", expand::KERNEL_NEEDS_MAPPED)
-        )]
-    );
+    assert_problems(&[(
+        "[[case]]\nlabel = \"k\"\nengine = \"kernel\"\n",
+        &[&format!("5:10: case `k`: {}", expand::KERNEL_NEEDS_MAPPED)],
+    )]);
     ok("[[case]]\nlabel = \"a\"\nflags = [\"mapped\"]\nengine = \"kernel\"\n");
     ok("[[case]]\nlabel = \"r\"\nhost = \"register\"\nflags = [\"mapped\"]\nengine = \"kernel\"\n");
     ok("[[case]]\nlabel = \"m\"\nhost = \"managed\"\nengine = \"kernel\"\n");
@@ -70,177 +77,113 @@ fn kernel_on_unmapped_pinned_memory_is_rejected_and_mapped_or_managed_is_accepte
 
 #[test]
 fn write_combined_needs_alloc() {
-    let got =
-        problems("[[case]]\nlabel = \"w\"\nhost = \"register\"\nflags = [\"write-combined\"]\n");
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            9,
-            "case `w`: write-combined memory exists only for host = \"alloc\" (cuMemHostAlloc): remove it from flags or use host = \"alloc\""
-        )]
-    );
+    assert_problems(&[(
+        "[[case]]\nlabel = \"w\"\nhost = \"register\"\nflags = [\"write-combined\"]\n",
+        &[
+            "6:9: case `w`: write-combined memory exists only for host = \"alloc\" (cuMemHostAlloc): remove it from flags or use host = \"alloc\"",
+        ],
+    )]);
     ok("[[case]]\nlabel = \"w\"\nflags = [\"write-combined\", \"portable\"]\n");
 }
 
 #[test]
 fn pageable_and_managed_take_no_flags() {
-    let got = problems("[[case]]\nlabel = \"p\"\nhost = \"pageable\"\nflags = [\"mapped\"]\n");
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            9,
-            "case `p`: host = \"pageable\" takes no flags (flags are for host = \"alloc\" or \"register\"): remove mapped"
-        )]
-    );
-    let got = problems(
-        "[[case]]\nlabel = \"m\"\nhost = \"managed\"\nflags = [\"portable\", \"write-combined\"]\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            9,
-            "case `m`: host = \"managed\" takes no flags (flags are for host = \"alloc\" or \"register\"): remove portable+write-combined"
-        )]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"p\"\nhost = \"pageable\"\nflags = [\"mapped\"]\n",
+            &[
+                "6:9: case `p`: host = \"pageable\" takes no flags (flags are for host = \"alloc\" or \"register\"): remove mapped",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"m\"\nhost = \"managed\"\nflags = [\"portable\", \"write-combined\"]\n",
+            &[
+                "6:9: case `m`: host = \"managed\" takes no flags (flags are for host = \"alloc\" or \"register\"): remove portable+write-combined",
+            ],
+        ),
+    ]);
 }
 
 #[test]
 fn chunk_larger_than_size_is_rejected() {
-    let got = problems(
+    assert_problems(&[(
         "[[case]]\nlabel = \"c\"\nhost = \"register\"\nmode = \"register-per-copy\"\nsize = \"8MiB\"\nchunk = \"16MiB\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            8,
-            9,
-            "case `c`: `chunk` (16MiB) is larger than `size` (8MiB)"
-        )]
-    );
+        &["8:9: case `c`: `chunk` (16MiB) is larger than `size` (8MiB)"],
+    )]);
 }
 
 #[test]
 fn sizes_must_be_positive_multiples_of_16() {
-    let got = problems("[defaults]\nsize = 0\n[[case]]\nlabel = \"a\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            4,
-            8,
-            "`size` must be a positive multiple of 16 bytes, not 0"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\nsize = \"1000B\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            8,
-            "`size` must be a positive multiple of 16 bytes, not \"1000B\" (1000 bytes)"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\nsize = \"100\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            8,
-            "`size` must be a positive multiple of 16 bytes, not \"100\""
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\nsize = -32\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            8,
-            "`size` must be a positive multiple of 16 bytes, not -32"
-        )]
-    );
-    let got = problems(
-        "[[case]]\nlabel = \"a\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"1000\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            7,
-            9,
-            "`chunk` must be a positive multiple of 16 bytes, not \"1000\""
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\nsize = \"12 parsecs\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            8,
-            "`size` is not a valid size: `12 parsecs` has an unknown unit `parsecs`: use B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)"
-        )]
-    );
+    assert_problems(&[
+        (
+            "[defaults]\nsize = 0\n[[case]]\nlabel = \"a\"\n",
+            &["4:8: `size` must be a positive multiple of 16 bytes, not 0"],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nsize = \"1000B\"\n",
+            &["5:8: `size` must be a positive multiple of 16 bytes, not \"1000B\" (1000 bytes)"],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nsize = \"100\"\n",
+            &["5:8: `size` must be a positive multiple of 16 bytes, not \"100\""],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nsize = -32\n",
+            &["5:8: `size` must be a positive multiple of 16 bytes, not -32"],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"1000\"\n",
+            &["7:9: `chunk` must be a positive multiple of 16 bytes, not \"1000\""],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nsize = \"12 parsecs\"\n",
+            &[
+                "5:8: `size` is not a valid size: `12 parsecs` has an unknown unit `parsecs`: use B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)",
+            ],
+        ),
+    ]);
 }
 
 #[test]
 fn staged_needs_pageable_copy_and_chunk() {
-    let got = problems("[[case]]\nlabel = \"s\"\nmode = \"staged\"\nchunk = \"16MiB\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            8,
-            "case `s`: mode = \"staged\" copies pageable memory through a pinned ring: it needs host = \"pageable\", not \"alloc\""
-        )]
-    );
-    let got = problems(
-        "[[case]]\nlabel = \"s\"\nhost = \"managed\"\nengine = \"kernel\"\nmode = \"staged\"\nchunk = \"16MiB\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![
-            p(
-                7,
-                8,
-                "case `s`: mode = \"staged\" copies pageable memory through a pinned ring: it needs host = \"pageable\", not \"managed\""
-            ),
-            p(7, 8, "case `s`: mode = \"staged\" needs engine = \"copy\""),
-        ]
-    );
-    let got = problems("[[case]]\nlabel = \"s\"\nhost = \"pageable\"\nmode = \"staged\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            8,
-            "case `s`: mode = \"staged\" needs `chunk`, the size of each staging buffer, like chunk = \"16MiB\""
-        )]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"s\"\nmode = \"staged\"\nchunk = \"16MiB\"\n",
+            &[
+                "5:8: case `s`: mode = \"staged\" copies pageable memory through a pinned ring: it needs host = \"pageable\", not \"alloc\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"s\"\nhost = \"managed\"\nengine = \"kernel\"\nmode = \"staged\"\nchunk = \"16MiB\"\n",
+            &[
+                "7:8: case `s`: mode = \"staged\" copies pageable memory through a pinned ring: it needs host = \"pageable\", not \"managed\"",
+                "7:8: case `s`: mode = \"staged\" needs engine = \"copy\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"s\"\nhost = \"pageable\"\nmode = \"staged\"\n",
+            &[
+                "6:8: case `s`: mode = \"staged\" needs `chunk`, the size of each staging buffer, like chunk = \"16MiB\"",
+            ],
+        ),
+    ]);
     ok("[[case]]\nlabel = \"s\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"16MiB\"\n");
 }
 
 #[test]
 fn register_per_copy_needs_register_and_copy() {
-    let got = problems("[[case]]\nlabel = \"r\"\nmode = \"register-per-copy\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            8,
-            "case `r`: mode = \"register-per-copy\" registers pageable memory around each copy: it needs host = \"register\", not \"alloc\""
-        )]
-    );
-    let got = problems(
-        "[[case]]\nlabel = \"r\"\nhost = \"register\"\nflags = [\"mapped\"]\nengine = \"kernel\"\nmode = \"register-per-copy\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            8,
-            8,
-            "case `r`: mode = \"register-per-copy\" needs engine = \"copy\""
-        )]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"r\"\nmode = \"register-per-copy\"\n",
+            &[
+                "5:8: case `r`: mode = \"register-per-copy\" registers pageable memory around each copy: it needs host = \"register\", not \"alloc\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"r\"\nhost = \"register\"\nflags = [\"mapped\"]\nengine = \"kernel\"\nmode = \"register-per-copy\"\n",
+            &["8:8: case `r`: mode = \"register-per-copy\" needs engine = \"copy\""],
+        ),
+    ]);
     // Without `chunk` the whole buffer is registered.
     let s = ok("[[case]]\nlabel = \"r\"\nhost = \"register\"\nmode = \"register-per-copy\"\n");
     assert_eq!(s.cases[0].chunk, None);
@@ -248,28 +191,27 @@ fn register_per_copy_needs_register_and_copy() {
 
 #[test]
 fn chunk_with_direct_mode_is_rejected() {
-    let got = problems("[[case]]\nlabel = \"d\"\nchunk = \"16MiB\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            9,
-            "case `d`: `chunk` applies only to mode = \"staged\" or \"register-per-copy\": remove it or set mode"
-        )]
-    );
+    assert_problems(&[(
+        "[[case]]\nlabel = \"d\"\nchunk = \"16MiB\"\n",
+        &[
+            "5:9: case `d`: `chunk` applies only to mode = \"staged\" or \"register-per-copy\": remove it or set mode",
+        ],
+    )]);
 }
 
 #[test]
 fn bidirectional_needs_copy_engine_and_direct_mode() {
     let msg = "direction = \"bidirectional\" needs engine = \"copy\" and mode = \"direct\"";
-    let got = problems(
-        "[[case]]\nlabel = \"b\"\nflags = [\"mapped\"]\nengine = \"kernel\"\ndirection = \"bidirectional\"\n",
-    );
-    assert_eq!(got, vec![p(7, 13, &format!("case `b`: {msg}"))]);
-    let got = problems(
-        "[[case]]\nlabel = \"b\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"16MiB\"\ndirection = \"bidirectional\"\n",
-    );
-    assert_eq!(got, vec![p(8, 13, &format!("case `b`: {msg}"))]);
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"b\"\nflags = [\"mapped\"]\nengine = \"kernel\"\ndirection = \"bidirectional\"\n",
+            &[&format!("7:13: case `b`: {msg}")],
+        ),
+        (
+            "[[case]]\nlabel = \"b\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"16MiB\"\ndirection = \"bidirectional\"\n",
+            &[&format!("8:13: case `b`: {msg}")],
+        ),
+    ]);
 }
 
 #[test]
@@ -322,29 +264,20 @@ fn ranges_are_enforced() {
 
 #[test]
 fn min_samples_above_max_samples_is_rejected() {
-    let got =
-        problems("[[case]]\nlabel = \"x\"\nmeasure.min_samples = 10\nmeasure.max_samples = 5\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            23,
-            "case `x`: `measure.min_samples` (10) is larger than `measure.max_samples` (5)"
-        )]
-    );
+    assert_problems(&[(
+        "[[case]]\nlabel = \"x\"\nmeasure.min_samples = 10\nmeasure.max_samples = 5\n",
+        &["5:23: case `x`: `measure.min_samples` (10) is larger than `measure.max_samples` (5)"],
+    )]);
 }
 
 #[test]
 fn hold_interval_must_be_positive_when_holding() {
-    let got = problems("[[case]]\nlabel = \"x\"\nprobes = { hold_interval = \"0s\" }\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            28,
-            "case `x`: `probes.hold_interval` must be above zero when `probes.hold_after_free` is above zero"
-        )]
-    );
+    assert_problems(&[(
+        "[[case]]\nlabel = \"x\"\nprobes = { hold_interval = \"0s\" }\n",
+        &[
+            "5:28: case `x`: `probes.hold_interval` must be above zero when `probes.hold_after_free` is above zero",
+        ],
+    )]);
     ok("[[case]]\nlabel = \"x\"\nprobes = { hold_interval = \"0s\", hold_after_free = \"0s\" }\n");
 }
 
@@ -417,83 +350,48 @@ fn wrong_types_say_what_was_expected() {
 
 #[test]
 fn unknown_keys_are_located_with_a_suggestion() {
-    let got = problems("[[case]]\nlabel = \"a\"\n[[case]]\nlabel = \"b\"\nchunks = \"16MiB\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            7,
-            1,
-            "unknown key `chunks` in [[case]] #2; did you mean `chunk`?"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\ncolour = \"red\"\n");
-    assert_eq!(got, vec![p(5, 1, "unknown key `colour` in [[case]] #1")]);
-    let got = problems("[defaults]\nthread = 4\n[[case]]\nlabel = \"a\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            4,
-            1,
-            "unknown key `thread` in [defaults]; did you mean `threads`?"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\nmeasure = { min_sample = 4 }\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            13,
-            "unknown key `min_sample` in `measure` of [[case]] #1; did you mean `min_samples`?"
-        )]
-    );
-    let got = problems("descripton = \"x\"\n[[case]]\nlabel = \"a\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            3,
-            1,
-            "unknown key `descripton` at the top level; did you mean `description`?"
-        )]
-    );
-    let got = problems(
-        "[defaults]\nlabel = \"x\"\nsweep = { size = [\"1MiB\"] }\n[[case]]\nlabel = \"a\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![
-            p(
-                4,
-                1,
-                "`label` cannot be in [defaults]: each [[case]] needs its own"
-            ),
-            p(
-                5,
-                1,
-                "`sweep` cannot be in [defaults]: put axes for every case in the top-level [sweep]"
-            ),
-        ]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"a\"\n[[case]]\nlabel = \"b\"\nchunks = \"16MiB\"\n",
+            &["7:1: unknown key `chunks` in [[case]] #2; did you mean `chunk`?"],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\ncolour = \"red\"\n",
+            &["5:1: unknown key `colour` in [[case]] #1"],
+        ),
+        (
+            "[defaults]\nthread = 4\n[[case]]\nlabel = \"a\"\n",
+            &["4:1: unknown key `thread` in [defaults]; did you mean `threads`?"],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nmeasure = { min_sample = 4 }\n",
+            &[
+                "5:13: unknown key `min_sample` in `measure` of [[case]] #1; did you mean `min_samples`?",
+            ],
+        ),
+        (
+            "descripton = \"x\"\n[[case]]\nlabel = \"a\"\n",
+            &["3:1: unknown key `descripton` at the top level; did you mean `description`?"],
+        ),
+        (
+            "[defaults]\nlabel = \"x\"\nsweep = { size = [\"1MiB\"] }\n[[case]]\nlabel = \"a\"\n",
+            &[
+                "4:1: `label` cannot be in [defaults]: each [[case]] needs its own",
+                "5:1: `sweep` cannot be in [defaults]: put axes for every case in the top-level [sweep]",
+            ],
+        ),
+    ]);
 }
 
 #[test]
 fn labels_are_required_and_unique() {
-    let got =
-        problems("[[case]]\nlabel = \"a\"\n[[case]]\nlabel = \"a\"\n[[case]]\nhost = \"alloc\"\n");
-    assert_eq!(
-        got,
-        vec![
-            p(
-                6,
-                9,
-                "label `a` is already used by [[case]] #1 (line 3): labels must be unique"
-            ),
-            p(
-                7,
-                1,
-                "[[case]] #3 has no `label`: add label = \"...\", unique in this file"
-            ),
-        ]
-    );
+    assert_problems(&[(
+        "[[case]]\nlabel = \"a\"\n[[case]]\nlabel = \"a\"\n[[case]]\nhost = \"alloc\"\n",
+        &[
+            "6:9: label `a` is already used by [[case]] #1 (line 3): labels must be unique",
+            "7:1: [[case]] #3 has no `label`: add label = \"...\", unique in this file",
+        ],
+    )]);
 }
 
 #[test]
@@ -559,91 +457,53 @@ fn toml_syntax_errors_are_located() {
 
 #[test]
 fn sweep_problems_are_located() {
-    let got = problems("[sweep]\nsize = []\n[[case]]\nlabel = \"a\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            4,
-            8,
-            "sweep axis `size` in [sweep] has no values: give at least one"
-        )]
-    );
-    let got = problems("[sweep]\nsizes = [\"1MiB\"]\n[[case]]\nlabel = \"a\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            4,
-            1,
-            "unknown sweep axis `sizes` in [sweep]; did you mean `size`?"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\nsweep = { size = \"1MiB\" }\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            18,
-            "sweep axis `size` in the sweep of [[case]] #1 must be an array of values, like size = [\"64MiB\", \"1GiB\"], or a range like \"64MiB..1GiB x2\", not a string"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\nsweep = { label = [\"x\"] }\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            11,
-            "`label` cannot be swept: write one [[case]] per label"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\nsweep = { flags = [\"mapped\"] }\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            20,
-            "each value of the sweep axis `flags` is an array of flags, like flags = [[], [\"mapped\"]], not a string"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\nsize = \"1MiB\"\nsweep = { size = [\"2MiB\"] }\n");
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            11,
-            "`size` is both set and swept in [[case]] #1: remove one"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"a\"\nsweep = 3\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            9,
-            "`sweep` in [[case]] #1 must be a table of axes, like sweep = { size = [\"64MiB\", \"1GiB\"] }, not an integer"
-        )]
-    );
+    assert_problems(&[
+        (
+            "[sweep]\nsize = []\n[[case]]\nlabel = \"a\"\n",
+            &["4:8: sweep axis `size` in [sweep] has no values: give at least one"],
+        ),
+        (
+            "[sweep]\nsizes = [\"1MiB\"]\n[[case]]\nlabel = \"a\"\n",
+            &["4:1: unknown sweep axis `sizes` in [sweep]; did you mean `size`?"],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nsweep = { size = \"1MiB\" }\n",
+            &[
+                "5:18: sweep axis `size` in the sweep of [[case]] #1 must be an array of values, like size = [\"64MiB\", \"1GiB\"], or a range like \"64MiB..1GiB x2\", not a string",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nsweep = { label = [\"x\"] }\n",
+            &["5:11: `label` cannot be swept: write one [[case]] per label"],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nsweep = { flags = [\"mapped\"] }\n",
+            &[
+                "5:20: each value of the sweep axis `flags` is an array of flags, like flags = [[], [\"mapped\"]], not a string",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nsize = \"1MiB\"\nsweep = { size = [\"2MiB\"] }\n",
+            &["6:11: `size` is both set and swept in [[case]] #1: remove one"],
+        ),
+        (
+            "[[case]]\nlabel = \"a\"\nsweep = 3\n",
+            &[
+                "5:9: `sweep` in [[case]] #1 must be a table of axes, like sweep = { size = [\"64MiB\", \"1GiB\"] }, not an integer",
+            ],
+        ),
+    ]);
 }
 
 #[test]
 fn a_bad_combination_is_reported_once_with_the_axis_values_behind_it() {
-    let got = problems(
+    assert_problems(&[(
         "[sweep]\ndirection = [\"h2d\", \"d2h\"]\n[[case]]\nlabel = \"c\"\nhost = \"register\"\nmode = \"register-per-copy\"\nchunk = \"16MiB\"\nsweep = { size = [\"8MiB\", \"64MiB\", \"4MiB\"] }\n",
-    );
-    assert_eq!(
-        got,
-        vec![
-            p(
-                10,
-                19,
-                "case `c` with size=8MiB: `chunk` (16MiB) is larger than `size` (8MiB)"
-            ),
-            p(
-                10,
-                36,
-                "case `c` with size=4MiB: `chunk` (16MiB) is larger than `size` (4MiB)"
-            ),
-        ]
-    );
+        &[
+            "10:19: case `c` with size=8MiB: `chunk` (16MiB) is larger than `size` (8MiB)",
+            "10:36: case `c` with size=4MiB: `chunk` (16MiB) is larger than `size` (4MiB)",
+        ],
+    )]);
 }
 
 #[test]
@@ -660,34 +520,27 @@ fn sweeps_over_the_limit_are_refused_before_expanding() {
         values(10),
         values(11)
     );
-    let got = problems(&body);
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            1,
-            "the sweep of case `big` expands to 110000 cases; the limit is 100000: split it or reduce axes"
-        )]
-    );
+    assert_problems(&[(
+        &body,
+        &[
+            "5:1: the sweep of case `big` expands to 110000 cases; the limit is 100000: split it or reduce axes",
+        ],
+    )]);
 }
 
 #[test]
 fn dotted_measure_and_probe_axes_and_flag_arrays_sweep() {
-    let s = ok(
+    let got = each_case(
         "[[case]]\nlabel = \"a\"\nsweep = { \"measure.batch\" = [1, 8], probes = { max_alloc = [true] }, flags = [[], [\"mapped\", \"portable\"]] }\n",
-    );
-    let got: Vec<_> = s
-        .cases
-        .iter()
-        .map(|c| {
+        |c| {
             (
                 c.measure.batch,
                 c.probes.max_alloc,
                 c.flags.label(),
                 c.axes.clone(),
             )
-        })
-        .collect();
+        },
+    );
     let ax = |b: &str, f: &str| {
         vec![
             ("measure.batch".to_string(), b.to_string()),
@@ -718,42 +571,31 @@ fn dotted_measure_and_probe_axes_and_flag_arrays_sweep() {
 
 #[test]
 fn a_case_that_sets_a_top_level_axis_key_is_not_expanded_along_it() {
-    let s = ok(
+    let got = each_case(
         "[sweep]\ndirection = [\"h2d\", \"d2h\"]\n[[case]]\nlabel = \"a\"\n[[case]]\nlabel = \"b\"\ndirection = \"bidirectional\"\n",
+        |c| (c.index, c.label.clone(), c.direction),
     );
-    let got: Vec<_> = s
-        .cases
-        .iter()
-        .map(|c| (c.index, c.label.as_str(), c.direction))
-        .collect();
-    assert_eq!(
-        got,
-        vec![
-            (0, "a", Direction::H2d),
-            (1, "a", Direction::D2h),
-            (2, "b", Direction::Bidirectional)
-        ]
-    );
+    let want = [
+        (0, "a", Direction::H2d),
+        (1, "a", Direction::D2h),
+        (2, "b", Direction::Bidirectional),
+    ];
+    assert_eq!(got, want.map(|(i, l, d)| (i, l.to_string(), d)));
 }
 
 #[test]
 fn sizes_in_sweeps_keep_what_was_written() {
-    let s =
-        ok("[[case]]\nlabel = \"a\"\nsweep = { size = [\"64MiB\", \"1.5GB\", 4096, \"4GiB\"] }\n");
-    let got: Vec<_> = s
-        .cases
-        .iter()
-        .map(|c| (c.size, c.axes[0].1.as_str()))
-        .collect();
-    assert_eq!(
-        got,
-        vec![
-            (64 << 20, "64MiB"),
-            (1_500_000_000, "1.5GB"),
-            (4096, "4096"),
-            (4 << 30, "4GiB")
-        ]
+    let got = each_case(
+        "[[case]]\nlabel = \"a\"\nsweep = { size = [\"64MiB\", \"1.5GB\", 4096, \"4GiB\"] }\n",
+        |c| (c.size, c.axes[0].1.clone()),
     );
+    let want = [
+        (64 << 20, "64MiB"),
+        (1_500_000_000, "1.5GB"),
+        (4096, "4096"),
+        (4 << 30, "4GiB"),
+    ];
+    assert_eq!(got, want.map(|(size, shown)| (size, shown.to_string())));
 }
 
 // ---- defaults ---------------------------------------------------------------------------------
@@ -836,74 +678,37 @@ fn claims_are_validated() {
         }]
     );
     // Line 8 is the [[claim]] header.
-    let got = problems(&format!(
-        "{CLAIM_CASES}[[claim]]\ntext = \"x\"\ncase = \"pined\"\nmetric = \"bw_median\"\nop = \"==\"\nvalue = \"2\"\nof = \"pagable.bw_median_gbs\"\nplatforms = [\"win\"]\nmetrics = 1\n"
-    ));
-    assert_eq!(
-        got,
-        vec![
-            p(
-                10,
-                8,
-                "[[claim]] #1 names case `pined`, which is not a label in this file; did you mean `pinned`?"
+    assert_problems(&[
+        (
+            &format!(
+                "{CLAIM_CASES}[[claim]]\ntext = \"x\"\ncase = \"pined\"\nmetric = \"bw_median\"\nop = \"==\"\nvalue = \"2\"\nof = \"pagable.bw_median_gbs\"\nplatforms = [\"win\"]\nmetrics = 1\n"
             ),
-            p(
-                11,
-                10,
-                "unknown metric `bw_median` in [[claim]] #1; did you mean `bw_median_gbs`?"
+            &[
+                "10:8: [[claim]] #1 names case `pined`, which is not a label in this file; did you mean `pinned`?",
+                "11:10: unknown metric `bw_median` in [[claim]] #1; did you mean `bw_median_gbs`?",
+                "12:6: `op` must be one of \">=\", \"<=\", \">\", \"<\", not \"==\"",
+                "13:9: `value` must be a number, not a string",
+                "14:6: `of` in [[claim]] #1 names case `pagable`, which is not a label in this file; did you mean `pageable`?",
+                "15:14: `platforms` must be an array of \"linux\", \"wsl2\", \"windows\", \"windows-wddm\", \"windows-tcc\", not \"win\"; did you mean \"windows\"?",
+                "16:1: unknown key `metrics` in [[claim]] #1; did you mean `metric`?",
+            ],
+        ),
+        (
+            &format!(
+                "{CLAIM_CASES}[[claim]]\ncase = \"pinned\"\nmetric = \"alloc_ms\"\nop = \"<\"\nvalue = 1.0\nof = \"bytes\"\n"
             ),
-            p(
-                12,
-                6,
-                "`op` must be one of \">=\", \"<=\", \">\", \"<\", not \"==\""
+            &[
+                "8:1: [[claim]] #1 has no `text`: say what is claimed and where the claim comes from",
+                "13:6: `of` must be \"pinned_bytes\", \"size\" or \"<label>.<metric>\", not \"bytes\"",
+            ],
+        ),
+        (
+            &format!(
+                "{CLAIM_CASES}[[claim]]\ntext = \"t\"\ncase = \"pinned\"\nmetric = \"alloc_ms\"\nop = \"<\"\nvalue = 1.0\nof = \"pinned.shared_mib\"\n"
             ),
-            p(13, 9, "`value` must be a number, not a string"),
-            p(
-                14,
-                6,
-                "`of` in [[claim]] #1 names case `pagable`, which is not a label in this file; did you mean `pageable`?"
-            ),
-            p(
-                15,
-                14,
-                "`platforms` must be an array of \"linux\", \"wsl2\", \"windows\", \"windows-wddm\", \"windows-tcc\", not \"win\"; did you mean \"windows\"?"
-            ),
-            p(
-                16,
-                1,
-                "unknown key `metrics` in [[claim]] #1; did you mean `metric`?"
-            ),
-        ]
-    );
-    let got = problems(&format!(
-        "{CLAIM_CASES}[[claim]]\ncase = \"pinned\"\nmetric = \"alloc_ms\"\nop = \"<\"\nvalue = 1.0\nof = \"bytes\"\n"
-    ));
-    assert_eq!(
-        got,
-        vec![
-            p(
-                8,
-                1,
-                "[[claim]] #1 has no `text`: say what is claimed and where the claim comes from"
-            ),
-            p(
-                13,
-                6,
-                "`of` must be \"pinned_bytes\", \"size\" or \"<label>.<metric>\", not \"bytes\""
-            ),
-        ]
-    );
-    let got = problems(&format!(
-        "{CLAIM_CASES}[[claim]]\ntext = \"t\"\ncase = \"pinned\"\nmetric = \"alloc_ms\"\nop = \"<\"\nvalue = 1.0\nof = \"pinned.shared_mib\"\n"
-    ));
-    assert_eq!(
-        got,
-        vec![p(
-            14,
-            6,
-            "`of` in [[claim]] #1 names unknown metric `shared_mib`"
-        )]
-    );
+            &["14:6: `of` in [[claim]] #1 names unknown metric `shared_mib`"],
+        ),
+    ]);
 }
 
 #[test]
@@ -965,15 +770,12 @@ fn a_file_over_the_case_limit_is_refused() {
                 .join(", ")
         )
     };
-    let got = problems(&format!("{}{}", case("a"), case("b")));
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            1,
-            "the sweeps of this file expand to 120000 cases, counting up to case `b`; the limit is 100000: split the file or reduce axes"
-        )]
-    );
+    assert_problems(&[(
+        &format!("{}{}", case("a"), case("b")),
+        &[
+            "6:1: the sweeps of this file expand to 120000 cases, counting up to case `b`; the limit is 100000: split the file or reduce axes",
+        ],
+    )]);
 }
 
 // ---- engines, guard, ceiling chunk ------------------------------------------------------------
@@ -999,79 +801,64 @@ fn every_engine_name_parses_and_unknown_ones_are_listed() {
         ));
         assert_eq!(s.cases[0].engine, e);
     }
-    let got = problems("[[case]]\nlabel = \"e\"\nengine = \"kernel_read\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            10,
-            "`engine` must be one of \"copy\", \"kernel\", \"kernel-read\", \"kernel-write\", \"cpu-read\", \"cpu-write\", \"device-read\", \"device-write\", \"device-copy\", not \"kernel_read\"; did you mean \"kernel-read\"?"
-        )]
-    );
+    assert_problems(&[(
+        "[[case]]\nlabel = \"e\"\nengine = \"kernel_read\"\n",
+        &[
+            "5:10: `engine` must be one of \"copy\", \"kernel\", \"kernel-read\", \"kernel-write\", \"cpu-read\", \"cpu-write\", \"device-read\", \"device-write\", \"device-copy\", not \"kernel_read\"; did you mean \"kernel-read\"?",
+        ],
+    )]);
 }
 
 #[test]
 fn one_way_engines_need_their_direction() {
-    let cases = [
+    // Each points at the `direction` value, the last line of the body.
+    assert_problems(&[
         (
-            "host = \"alloc\"\nflags = [\"mapped\"]\nengine = \"kernel-read\"\ndirection = \"d2h\"",
-            "case `x`: engine = \"kernel-read\" only reads host memory from a kernel: it needs direction = \"h2d\", not \"d2h\"",
+            "[[case]]\nlabel = \"x\"\nhost = \"alloc\"\nflags = [\"mapped\"]\nengine = \"kernel-read\"\ndirection = \"d2h\"\n",
+            &[
+                "8:13: case `x`: engine = \"kernel-read\" only reads host memory from a kernel: it needs direction = \"h2d\", not \"d2h\"",
+            ],
         ),
         (
-            "host = \"managed\"\nengine = \"kernel-write\"\ndirection = \"h2d\"",
-            "case `x`: engine = \"kernel-write\" only writes host memory from a kernel: it needs direction = \"d2h\", not \"h2d\"",
+            "[[case]]\nlabel = \"x\"\nhost = \"managed\"\nengine = \"kernel-write\"\ndirection = \"h2d\"\n",
+            &[
+                "7:13: case `x`: engine = \"kernel-write\" only writes host memory from a kernel: it needs direction = \"d2h\", not \"h2d\"",
+            ],
         ),
         (
-            "host = \"pageable\"\nengine = \"cpu-read\"\ndirection = \"bidirectional\"",
-            "case `x`: engine = \"cpu-read\" times the CPU reading the host buffer, as after a device-to-host copy: it needs direction = \"d2h\", not \"bidirectional\"",
+            "[[case]]\nlabel = \"x\"\nhost = \"pageable\"\nengine = \"cpu-read\"\ndirection = \"bidirectional\"\n",
+            &[
+                "7:13: case `x`: engine = \"cpu-read\" times the CPU reading the host buffer, as after a device-to-host copy: it needs direction = \"d2h\", not \"bidirectional\"",
+            ],
         ),
         (
-            "host = \"register\"\nengine = \"cpu-write\"\ndirection = \"d2h\"",
-            "case `x`: engine = \"cpu-write\" times the CPU writing the host buffer, as before a host-to-device copy: it needs direction = \"h2d\", not \"d2h\"",
+            "[[case]]\nlabel = \"x\"\nhost = \"register\"\nengine = \"cpu-write\"\ndirection = \"d2h\"\n",
+            &[
+                "7:13: case `x`: engine = \"cpu-write\" times the CPU writing the host buffer, as before a host-to-device copy: it needs direction = \"h2d\", not \"d2h\"",
+            ],
         ),
-    ];
-    for (body, msg) in cases {
-        let got = problems(&format!("[[case]]\nlabel = \"x\"\n{body}\n"));
-        let lines = body.lines().count();
-        // Points at the `direction` value, the last line of the body.
-        assert_eq!(got, vec![p(4 + lines, 13, msg)], "{body}");
-    }
-    // A swept direction points at the value behind the problem and names it.
-    let got = problems(
-        "[sweep]\ndirection = [\"h2d\", \"d2h\"]\n[[case]]\nlabel = \"w\"\nengine = \"cpu-write\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            4,
-            21,
-            "case `w` with direction=d2h: engine = \"cpu-write\" times the CPU writing the host buffer, as before a host-to-device copy: it needs direction = \"h2d\", not \"d2h\""
-        )]
-    );
+        // A swept direction points at the value behind the problem and names it.
+        (
+            "[sweep]\ndirection = [\"h2d\", \"d2h\"]\n[[case]]\nlabel = \"w\"\nengine = \"cpu-write\"\n",
+            &[
+                "4:21: case `w` with direction=d2h: engine = \"cpu-write\" times the CPU writing the host buffer, as before a host-to-device copy: it needs direction = \"h2d\", not \"d2h\"",
+            ],
+        ),
+    ]);
 }
 
 #[test]
 fn kernel_read_and_write_need_mapped_memory() {
-    let got = problems("[[case]]\nlabel = \"r\"\nhost = \"pageable\"\nengine = \"kernel-read\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            10,
-            &format!("case `r`: {}", expand::KERNEL_NEEDS_MAPPED)
-        )]
-    );
-    let got = problems(
-        "[[case]]\nlabel = \"w\"\nhost = \"register\"\nengine = \"kernel-write\"\ndirection = \"d2h\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            10,
-            &format!("case `w`: {}", expand::KERNEL_NEEDS_MAPPED)
-        )]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"r\"\nhost = \"pageable\"\nengine = \"kernel-read\"\n",
+            &[&format!("6:10: case `r`: {}", expand::KERNEL_NEEDS_MAPPED)],
+        ),
+        (
+            "[[case]]\nlabel = \"w\"\nhost = \"register\"\nengine = \"kernel-write\"\ndirection = \"d2h\"\n",
+            &[&format!("6:10: case `w`: {}", expand::KERNEL_NEEDS_MAPPED)],
+        ),
+    ]);
 }
 
 #[test]
@@ -1082,28 +869,16 @@ fn cpu_engines_take_any_host_kind_but_only_direct_mode() {
         ));
         assert_eq!(s.cases[0].device_bytes(), 0, "{host}");
     }
-    let got = problems(
-        "[[case]]\nlabel = \"c\"\nhost = \"pageable\"\nengine = \"cpu-write\"\nmode = \"staged\"\nchunk = \"16MiB\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            7,
-            8,
-            "case `c`: mode = \"staged\" needs engine = \"copy\""
-        )]
-    );
-    let got = problems(
-        "[[case]]\nlabel = \"c\"\nhost = \"register\"\nengine = \"cpu-write\"\nmode = \"register-per-copy\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            7,
-            8,
-            "case `c`: mode = \"register-per-copy\" needs engine = \"copy\""
-        )]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"c\"\nhost = \"pageable\"\nengine = \"cpu-write\"\nmode = \"staged\"\nchunk = \"16MiB\"\n",
+            &["7:8: case `c`: mode = \"staged\" needs engine = \"copy\""],
+        ),
+        (
+            "[[case]]\nlabel = \"c\"\nhost = \"register\"\nengine = \"cpu-write\"\nmode = \"register-per-copy\"\n",
+            &["7:8: case `c`: mode = \"register-per-copy\" needs engine = \"copy\""],
+        ),
+    ]);
 }
 
 #[test]
@@ -1122,29 +897,24 @@ fn guard_is_a_sweepable_case_key() {
             (false, vec![("guard".into(), "false".into())]),
         ]
     );
-    let got = problems("[[case]]\nlabel = \"g\"\nguard = \"no\"\n");
-    assert_eq!(
-        got,
-        vec![p(5, 9, "`guard` must be true or false, not a string")]
-    );
-    let got = problems("[[case]]\nlabel = \"g\"\nguards = false\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            1,
-            "unknown key `guards` in [[case]] #1; did you mean `guard`?"
-        )]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"g\"\nguard = \"no\"\n",
+            &["5:9: `guard` must be true or false, not a string"],
+        ),
+        (
+            "[[case]]\nlabel = \"g\"\nguards = false\n",
+            &["5:1: unknown key `guards` in [[case]] #1; did you mean `guard`?"],
+        ),
+    ]);
 }
 
 #[test]
 fn unguarded_managed_memory_is_refused() {
-    let got = problems("[[case]]\nlabel = \"m\"\nhost = \"managed\"\nguard = false\n");
-    assert_eq!(
-        got,
-        vec![p(6, 9, &format!("case `m`: {}", expand::MANAGED_UNGUARDED))]
-    );
+    assert_problems(&[(
+        "[[case]]\nlabel = \"m\"\nhost = \"managed\"\nguard = false\n",
+        &[&format!("6:9: case `m`: {}", expand::MANAGED_UNGUARDED)],
+    )]);
     assert_eq!(
         expand::MANAGED_UNGUARDED,
         "guard = false with host = \"managed\" could oversubscribe device memory with managed memory, which can hang the GPU: keep guard = true for managed cases"
@@ -1168,24 +938,20 @@ fn ceiling_chunk_is_a_size_of_at_least_one_mib() {
         ),
         (true, 64 << 20)
     );
-    let got = problems("[[case]]\nlabel = \"c\"\nprobes.ceiling_chunk = \"4KiB\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            24,
-            "`probes.ceiling_chunk` must be at least 1MiB (the probe pins memory chunk by chunk), not \"4KiB\""
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"c\"\nprobes = { ceiling_chunks = \"4MiB\" }\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            12,
-            "unknown key `ceiling_chunks` in `probes` of [[case]] #1; did you mean `ceiling_chunk`?"
-        )]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"c\"\nprobes.ceiling_chunk = \"4KiB\"\n",
+            &[
+                "5:24: `probes.ceiling_chunk` must be at least 1MiB (the probe pins memory chunk by chunk), not \"4KiB\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"c\"\nprobes = { ceiling_chunks = \"4MiB\" }\n",
+            &[
+                "5:12: unknown key `ceiling_chunks` in `probes` of [[case]] #1; did you mean `ceiling_chunk`?",
+            ],
+        ),
+    ]);
     let s = ok(
         "[[case]]\nlabel = \"c\"\nsweep = { \"probes.ceiling_chunk\" = [\"1MiB\", \"1GiB\"] }\n",
     );
@@ -1225,103 +991,56 @@ fn derived_blocks_are_read_with_defaults() {
 #[test]
 fn derived_blocks_are_validated() {
     // Line 8 is the [[derived]] header.
-    let got = problems(&format!(
-        "{CLAIM_CASES}[[derived]]\ntext = 3\ncases = [\"pined\", 4, \"pinned\", \"pinned\"]\nmetric = \"time_median\"\nscale = 0\ninvert = \"yes\"\nunit = 1\nunits = \"s\"\n"
-    ));
-    assert_eq!(
-        got,
-        vec![
-            p(9, 8, "`text` must be a string, not an integer"),
-            p(
-                10,
-                10,
-                "[[derived]] #1 names case `pined`, which is not a label in this file; did you mean `pinned`?"
+    assert_problems(&[
+        (
+            &format!(
+                "{CLAIM_CASES}[[derived]]\ntext = 3\ncases = [\"pined\", 4, \"pinned\", \"pinned\"]\nmetric = \"time_median\"\nscale = 0\ninvert = \"yes\"\nunit = 1\nunits = \"s\"\n"
             ),
-            p(
-                10,
-                19,
-                "`cases` must contain only case labels (strings), not an integer"
+            &[
+                "9:8: `text` must be a string, not an integer",
+                "10:10: [[derived]] #1 names case `pined`, which is not a label in this file; did you mean `pinned`?",
+                "10:19: `cases` must contain only case labels (strings), not an integer",
+                "10:32: `cases` in [[derived]] #1 lists `pinned` twice",
+                "11:10: unknown metric `time_median` in [[derived]] #1; did you mean `time_median_ms`?",
+                "12:9: `scale` must be a finite number other than 0, not 0",
+                "13:10: `invert` must be true or false, not a string",
+                "14:8: `unit` must be a string, not an integer",
+                "15:1: unknown key `units` in [[derived]] #1; did you mean `unit`?",
+            ],
+        ),
+        (
+            &format!("{CLAIM_CASES}[[derived]]\nscale = \"2\"\n"),
+            &[
+                "8:1: [[derived]] #1 has no `text`: say what the number is, like \"model load time\"",
+                "8:1: [[derived]] #1 has no `cases`: list the labels whose metric is summed, like cases = [\"load\"]",
+                "8:1: [[derived]] #1 has no `metric`: name the measured quantity, like \"time_median_ms\"",
+                "9:9: `scale` must be a number, not a string",
+            ],
+        ),
+        (
+            &format!(
+                "{CLAIM_CASES}[[derived]]\ntext = \"t\"\ncases = \"pinned\"\nmetric = \"alloc_ms\"\n[[derived]]\ntext = \"t\"\ncases = []\nmetric = \"alloc_ms\"\n"
             ),
-            p(10, 32, "`cases` in [[derived]] #1 lists `pinned` twice"),
-            p(
-                11,
-                10,
-                "unknown metric `time_median` in [[derived]] #1; did you mean `time_median_ms`?"
-            ),
-            p(12, 9, "`scale` must be a finite number other than 0, not 0"),
-            p(13, 10, "`invert` must be true or false, not a string"),
-            p(14, 8, "`unit` must be a string, not an integer"),
-            p(
-                15,
-                1,
-                "unknown key `units` in [[derived]] #1; did you mean `unit`?"
-            ),
-        ]
-    );
-    let got = problems(&format!("{CLAIM_CASES}[[derived]]\nscale = \"2\"\n"));
-    assert_eq!(
-        got,
-        vec![
-            p(
-                8,
-                1,
-                "[[derived]] #1 has no `text`: say what the number is, like \"model load time\""
-            ),
-            p(
-                8,
-                1,
-                "[[derived]] #1 has no `cases`: list the labels whose metric is summed, like cases = [\"load\"]"
-            ),
-            p(
-                8,
-                1,
-                "[[derived]] #1 has no `metric`: name the measured quantity, like \"time_median_ms\""
-            ),
-            p(9, 9, "`scale` must be a number, not a string"),
-        ]
-    );
-    let got = problems(&format!(
-        "{CLAIM_CASES}[[derived]]\ntext = \"t\"\ncases = \"pinned\"\nmetric = \"alloc_ms\"\n[[derived]]\ntext = \"t\"\ncases = []\nmetric = \"alloc_ms\"\n"
-    ));
-    assert_eq!(
-        got,
-        vec![
-            p(
-                10,
-                9,
-                "`cases` must be an array of case labels, like cases = [\"load\"], not a string"
-            ),
-            p(
-                14,
-                9,
-                "`cases` in [[derived]] #2 is empty: list at least one label"
-            ),
-        ]
-    );
-    let got = problems(&format!("derived = 3\n{CLAIM_CASES}"));
-    assert_eq!(
-        got,
-        vec![p(
-            3,
-            11,
-            "`derived` must be written as [[derived]] blocks, not an integer"
-        )]
-    );
+            &[
+                "10:9: `cases` must be an array of case labels, like cases = [\"load\"], not a string",
+                "14:9: `cases` in [[derived]] #2 is empty: list at least one label",
+            ],
+        ),
+        (
+            &format!("derived = 3\n{CLAIM_CASES}"),
+            &["3:11: `derived` must be written as [[derived]] blocks, not an integer"],
+        ),
+    ]);
 }
 
 #[test]
 fn derived_cases_must_expand_to_one_case_each() {
-    let got = problems(
+    assert_problems(&[(
         "[sweep]\ndirection = [\"h2d\", \"d2h\"]\n[[case]]\nlabel = \"a\"\nsweep = { size = [\"1MiB\", \"2MiB\"], ring = [3] }\n[[case]]\nlabel = \"b\"\ndirection = \"h2d\"\n[[derived]]\ntext = \"t\"\ncases = [\"b\", \"a\"]\nmetric = \"time_median_ms\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            13,
-            15,
-            "[[derived]] #1 names case `a`, which expands to 4 cases (swept over direction, size): a derived value takes one row per label; give each point its own [[case]] and label"
-        )]
-    );
+        &[
+            "13:15: [[derived]] #1 names case `a`, which expands to 4 cases (swept over direction, size): a derived value takes one row per label; give each point its own [[case]] and label",
+        ],
+    )]);
 }
 
 // ---- threads ----------------------------------------------------------------------------------
@@ -1388,24 +1107,22 @@ fn devices_take_all_an_index_or_a_list() {
 #[test]
 fn bad_devices_are_exact_problems() {
     let case = "[[case]]\nlabel = \"a\"\n";
-    assert_eq!(
-        problems(&format!("devices = \"some\"\n{case}")),
-        vec![p(
-            3,
-            11,
-            "`devices`: `some` is not a GPU: write a CUDA device index like 0, a list like 0,1, or all"
-        )]
-    );
-    assert_eq!(
-        problems(&format!("devices = [0, 0]\n{case}")),
-        vec![p(3, 11, "`devices`: GPU 0 is listed twice in `0,0`")]
-    );
-    assert_eq!(
-        problems(&format!("devices = true\n{case}")),
-        vec![p(
-            3,
-            11,
-            "`devices` must be \"all\", a GPU index like 0, or a list like [0, 1], not a boolean"
-        )]
-    );
+    assert_problems(&[
+        (
+            &format!("devices = \"some\"\n{case}"),
+            &[
+                "3:11: `devices`: `some` is not a GPU: write a CUDA device index like 0, a list like 0,1, or all",
+            ],
+        ),
+        (
+            &format!("devices = [0, 0]\n{case}"),
+            &["3:11: `devices`: GPU 0 is listed twice in `0,0`"],
+        ),
+        (
+            &format!("devices = true\n{case}"),
+            &[
+                "3:11: `devices` must be \"all\", a GPU index like 0, or a list like [0, 1], not a boolean",
+            ],
+        ),
+    ]);
 }

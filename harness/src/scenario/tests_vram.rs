@@ -3,7 +3,7 @@
 //! exact message and position, and what `plan` shows for them.
 
 use super::plan::DeviceFree;
-use super::tests::{ok, p, problems};
+use super::tests::{assert_problems, ok, problems};
 use super::vram::{CHURN_NEEDS_COPY, HOLD_FORMS, HOLD_WITH_MANAGED};
 use super::*;
 use crate::units::GIB;
@@ -28,35 +28,29 @@ fn device_engines_have_no_host_buffer() {
 
 #[test]
 fn device_engines_refuse_host_flags_and_direction() {
-    let got = problems(
-        "[[case]]\nlabel = \"d\"\nengine = \"device-write\"\nhost = \"pageable\"\ndirection = \"d2h\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            10,
-            "case `d`: engine = \"device-write\" works on device memory only (no host buffer, no direction): remove `host`, `direction`"
-        )]
-    );
-    // From [defaults] too: the case says what it is.
-    let got = problems(
-        "[defaults]\nflags = [\"mapped\"]\nhost = \"alloc\"\n[[case]]\nlabel = \"d\"\nengine = \"device-copy\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            8,
-            10,
-            "case `d`: engine = \"device-copy\" works on device memory only (no host buffer, no direction): remove `host`, `flags`"
-        )]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"d\"\nengine = \"device-write\"\nhost = \"pageable\"\ndirection = \"d2h\"\n",
+            &[
+                "5:10: case `d`: engine = \"device-write\" works on device memory only (no host buffer, no direction): remove `host`, `direction`",
+            ],
+        ),
+        // From [defaults] too: the case says what it is.
+        (
+            "[defaults]\nflags = [\"mapped\"]\nhost = \"alloc\"\n[[case]]\nlabel = \"d\"\nengine = \"device-copy\"\n",
+            &[
+                "8:10: case `d`: engine = \"device-copy\" works on device memory only (no host buffer, no direction): remove `host`, `flags`",
+            ],
+        ),
+    ]);
 }
 
 #[test]
 fn device_engines_need_mode_direct() {
-    let got = problems("[[case]]\nlabel = \"d\"\nengine = \"device-read\"\nmode = \"churn\"\n");
-    assert_eq!(got, vec![p(6, 8, &format!("case `d`: {CHURN_NEEDS_COPY}"))]);
+    assert_problems(&[(
+        "[[case]]\nlabel = \"d\"\nengine = \"device-read\"\nmode = \"churn\"\n",
+        &[&format!("6:8: case `d`: {CHURN_NEEDS_COPY}")],
+    )]);
 }
 
 // ---- device_hold --------------------------------------------------------------------------------
@@ -82,48 +76,36 @@ fn device_hold_takes_sizes_and_parts_of_free_memory() {
 
 #[test]
 fn bad_device_holds_are_named() {
-    let got = problems("[[case]]\nlabel = \"h\"\ndevice_hold = \"half\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            15,
-            &format!("`device_hold` must be {HOLD_FORMS}, not \"half\"")
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"h\"\ndevice_hold = \"free-150%\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            15,
-            "`device_hold` \"free-150%\" takes away more than all free device memory: use at most free-100%"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"h\"\ndevice_hold = true\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            15,
-            &format!("`device_hold` must be {HOLD_FORMS}, not a boolean")
-        )]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"h\"\ndevice_hold = \"half\"\n",
+            &[&format!(
+                "5:15: `device_hold` must be {HOLD_FORMS}, not \"half\""
+            )],
+        ),
+        (
+            "[[case]]\nlabel = \"h\"\ndevice_hold = \"free-150%\"\n",
+            &[
+                "5:15: `device_hold` \"free-150%\" takes away more than all free device memory: use at most free-100%",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"h\"\ndevice_hold = true\n",
+            &[&format!(
+                "5:15: `device_hold` must be {HOLD_FORMS}, not a boolean"
+            )],
+        ),
+    ]);
 }
 
 #[test]
 fn a_hold_past_free_memory_needs_guard_false() {
-    let got = problems(
+    assert_problems(&[(
         "[[case]]\nlabel = \"o\"\nengine = \"device-read\"\nsweep = { device_hold = [\"free-10%\", \"free+5%\"] }\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            38,
-            "case `o` with device_hold=free+5%: device_hold = \"free+5%\" holds all free device memory or more, so the case's memory goes past the card: set guard = false in this case to try it (`pinscope run` also needs --allow-vram-overflow)"
-        )]
-    );
+        &[
+            "6:38: case `o` with device_hold=free+5%: device_hold = \"free+5%\" holds all free device memory or more, so the case's memory goes past the card: set guard = false in this case to try it (`pinscope run` also needs --allow-vram-overflow)",
+        ],
+    )]);
     // "free" is 100%: the case's own buffer can only go past the card.
     let got =
         problems("[[case]]\nlabel = \"o\"\nengine = \"device-read\"\ndevice_hold = \"free\"\n");
@@ -141,13 +123,10 @@ fn a_hold_past_free_memory_needs_guard_false() {
 
 #[test]
 fn device_hold_is_refused_with_managed_memory() {
-    let got = problems(
+    assert_problems(&[(
         "[[case]]\nlabel = \"m\"\nhost = \"managed\"\nengine = \"kernel-read\"\ndevice_hold = \"free-50%\"\n",
-    );
-    assert_eq!(
-        got,
-        vec![p(7, 15, &format!("case `m`: {HOLD_WITH_MANAGED}"))]
-    );
+        &[&format!("7:15: case `m`: {HOLD_WITH_MANAGED}")],
+    )]);
 }
 
 // ---- churn --------------------------------------------------------------------------------------
@@ -171,70 +150,49 @@ fn churn_keys_and_defaults() {
 
 #[test]
 fn churn_needs_page_locked_memory_and_the_copy_engine() {
-    let got = problems("[[case]]\nlabel = \"c\"\nhost = \"pageable\"\nmode = \"churn\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            8,
-            "case `c`: mode = \"churn\" allocates, copies from and frees page-locked memory each cycle: it needs host = \"alloc\" or \"register\", not \"pageable\""
-        )]
-    );
-    let got = problems(
-        "[[case]]\nlabel = \"c\"\nflags = [\"mapped\"]\nengine = \"kernel\"\nmode = \"churn\"\n",
-    );
-    assert_eq!(got, vec![p(7, 8, &format!("case `c`: {CHURN_NEEDS_COPY}"))]);
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"c\"\nhost = \"pageable\"\nmode = \"churn\"\n",
+            &[
+                "6:8: case `c`: mode = \"churn\" allocates, copies from and frees page-locked memory each cycle: it needs host = \"alloc\" or \"register\", not \"pageable\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"c\"\nflags = [\"mapped\"]\nengine = \"kernel\"\nmode = \"churn\"\n",
+            &[&format!("7:8: case `c`: {CHURN_NEEDS_COPY}")],
+        ),
+    ]);
 }
 
 #[test]
 fn cycles_and_pause_only_with_churn() {
-    let got = problems("[[case]]\nlabel = \"c\"\ncycles = 5\npause = \"1ms\"\n");
-    assert_eq!(
-        got,
-        vec![
-            p(
-                5,
-                10,
-                "case `c`: `cycles` applies only to mode = \"churn\": remove it or set mode = \"churn\""
-            ),
-            p(
-                6,
-                9,
-                "case `c`: `pause` applies only to mode = \"churn\": remove it or set mode = \"churn\""
-            ),
-        ]
-    );
-    let got = problems("[[case]]\nlabel = \"c\"\nmode = \"churn\"\ncycles = 0\n");
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            10,
-            "`cycles` must be a whole number from 1 to 100000, not 0"
-        )]
-    );
-    let got = problems("[[case]]\nlabel = \"c\"\nmode = \"churn\"\npause = 5\n");
-    assert_eq!(
-        got,
-        vec![p(
-            6,
-            9,
-            "`pause` must be a duration like \"2s\" or \"100ms\", not an integer"
-        )]
-    );
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"c\"\ncycles = 5\npause = \"1ms\"\n",
+            &[
+                "5:10: case `c`: `cycles` applies only to mode = \"churn\": remove it or set mode = \"churn\"",
+                "6:9: case `c`: `pause` applies only to mode = \"churn\": remove it or set mode = \"churn\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"c\"\nmode = \"churn\"\ncycles = 0\n",
+            &["6:10: `cycles` must be a whole number from 1 to 100000, not 0"],
+        ),
+        (
+            "[[case]]\nlabel = \"c\"\nmode = \"churn\"\npause = 5\n",
+            &["6:9: `pause` must be a duration like \"2s\" or \"100ms\", not an integer"],
+        ),
+    ]);
 }
 
 #[test]
 fn mode_names_include_churn() {
-    let got = problems("[[case]]\nlabel = \"c\"\nmode = \"chrun\"\n");
-    assert_eq!(
-        got,
-        vec![p(
-            5,
-            8,
-            "`mode` must be one of \"direct\", \"staged\", \"register-per-copy\", \"churn\", not \"chrun\"; did you mean \"churn\"?"
-        )]
-    );
+    assert_problems(&[(
+        "[[case]]\nlabel = \"c\"\nmode = \"chrun\"\n",
+        &[
+            "5:8: `mode` must be one of \"direct\", \"staged\", \"register-per-copy\", \"churn\", not \"chrun\"; did you mean \"churn\"?",
+        ],
+    )]);
 }
 
 #[test]
@@ -275,30 +233,21 @@ fn plan_shows_each_step_against_free_device_memory() {
         row(0)
     );
     assert!(row(0).contains("51 GiB"), "{}", row(0));
-    assert!(
-        row(0).ends_with("needs 51 GiB of 100 GiB free (51%)"),
-        "{}",
-        row(0)
-    );
-    assert!(
-        row(1).ends_with("needs 91 GiB of 100 GiB free (91%)"),
-        "{}",
-        row(1)
-    );
-    assert!(
-        row(2).ends_with(
-            "past the card: needs 101 GiB of 100 GiB free (101%); tried only with --allow-vram-overflow"
+    let past = "; tried only with --allow-vram-overflow";
+    for (i, end) in [
+        (0, "needs 51 GiB of 100 GiB free (51%)".to_string()),
+        (1, "needs 91 GiB of 100 GiB free (91%)".to_string()),
+        (
+            2,
+            format!("past the card: needs 101 GiB of 100 GiB free (101%){past}"),
         ),
-        "{}",
-        row(2)
-    );
-    assert!(
-        row(3).ends_with(
-            "past the card: needs 106 GiB of 100 GiB free (106%); tried only with --allow-vram-overflow"
+        (
+            3,
+            format!("past the card: needs 106 GiB of 100 GiB free (106%){past}"),
         ),
-        "{}",
-        row(3)
-    );
+    ] {
+        assert!(row(i).ends_with(&end), "row {i}: {}", row(i));
+    }
     assert!(
         row(4).contains("64 MiB"),
         "churn pins one buffer at a time: {}",

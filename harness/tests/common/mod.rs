@@ -57,10 +57,20 @@ pub fn one_error_line() -> impl Predicate<str> {
         .and(no_panic())
 }
 
+/// Asserts `text` contains every one of `parts`, showing the text when one is missing.
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no `{part}` in:\n{text}");
+    }
+}
+
 /// A command that must be refused.
 pub trait Refused {
     /// Runs it and asserts it exits with `code` and one error line containing `words`.
     fn refused(&mut self, code: i32, words: impl Into<String>) -> Assert;
+    /// Runs it and asserts it exits with `code`, stderr containing `words`, and no panic; stderr
+    /// may have more lines (clap's usage errors print the usage too).
+    fn fails(&mut self, code: i32, words: impl Into<String>) -> Assert;
 }
 
 impl Refused for Command {
@@ -69,6 +79,13 @@ impl Refused for Command {
             .code(code)
             .stderr(one_error_line())
             .stderr(predicate::str::contains(words.into()))
+    }
+
+    fn fails(&mut self, code: i32, words: impl Into<String>) -> Assert {
+        self.assert()
+            .code(code)
+            .stderr(predicate::str::contains(words.into()))
+            .stderr(no_panic())
     }
 }
 
