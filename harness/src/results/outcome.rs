@@ -131,7 +131,7 @@ impl Row {
                 direction: case.direction.to_string(),
                 mode: case.mode.to_string(),
                 size_bytes: case.size,
-                chunk_bytes: case.chunk.unwrap_or(0),
+                chunk_bytes: case.route().chunk_bytes(),
                 ring: case.ring,
                 streams: case.streams,
                 threads: case.threads.resolve(),

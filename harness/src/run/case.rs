@@ -7,7 +7,7 @@ use crate::cuda::{CudaError, Gpu as CudaGpu};
 use crate::measure::Lockstep;
 use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
 use crate::results::{CaseOutcome, Status};
-use crate::scenario::{Case, Measure, Mode};
+use crate::scenario::{Case, Measure, Route};
 use crate::strategy::{self, Footprint, Verified};
 use crate::units::format_size;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -136,8 +136,7 @@ pub fn run_case_in_step(
     if status.is_none() {
         let batch = strategy::batch_for(case);
         // issue 13: a churn case is `cycles` single copies, no warm-up (strategy/churn.rs).
-        let (measure, batch) = if case.mode == Mode::Churn {
-            let n = case.vram.cycles;
+        let (measure, batch) = if let Route::Churn { cycles: n, .. } = case.route() {
             let m = Measure {
                 warmup: 0,
                 min_samples: n,

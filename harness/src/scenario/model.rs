@@ -315,6 +315,49 @@ impl fmt::Display for Threads {
     }
 }
 
+/// The route a case's data takes, with the settings that route uses and no others: built once
+/// from the case keys ([`Case::route`], after `expand` has checked their combination), so code
+/// downstream matches on it instead of re-deriving "no chunk means the whole size" from
+/// optional keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// One transfer straight from/to the host buffer (or within the device, for the
+    /// device-resident engines).
+    Direct,
+    /// Pageable data through `ring` pinned staging buffers of `chunk` bytes, the memcpy into and
+    /// out of them run by `threads` host threads.
+    Staged { chunk: u64, ring: u32, threads: u32 },
+    /// A `slice` of pageable memory registered, copied and unregistered per copy.
+    RegisterPerCopy { slice: u64 },
+    /// `cycles` copies, each from a freshly pinned buffer that waits `pause` before it is copied.
+    Churn {
+        cycles: u32,
+        pause: std::time::Duration,
+    },
+}
+
+impl Route {
+    /// The staging buffer (`staged`) or registered slice (`register-per-copy`) in bytes; 0 for
+    /// the routes that have none (the results' `chunk_bytes` column).
+    pub fn chunk_bytes(self) -> u64 {
+        match self {
+            Route::Staged { chunk, .. } => chunk,
+            Route::RegisterPerCopy { slice } => slice,
+            Route::Direct | Route::Churn { .. } => 0,
+        }
+    }
+
+    /// Page-locked bytes the route holds besides the host buffer itself, per direction: the
+    /// staging ring or the registered slice.
+    pub fn pinned_besides_host(self) -> u64 {
+        match self {
+            Route::Staged { chunk, ring, .. } => chunk * u64::from(ring.max(1)),
+            Route::RegisterPerCopy { slice } => slice,
+            Route::Direct | Route::Churn { .. } => 0,
+        }
+    }
+}
+
 /// One fully specified transfer experiment: a point of a scenario's sweep. `Default` gives blank
 /// values; the scenario's key table holds the defaults of the keys.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -351,10 +394,25 @@ pub struct Case {
 }
 
 impl Case {
-    /// The staging buffer (`staged`) or registered slice (`register-per-copy`): `chunk`, the
-    /// whole `size` when none is given, never more than `size`.
-    pub fn chunk_bytes(&self) -> u64 {
-        self.chunk.unwrap_or(self.size).min(self.size)
+    /// The route this case's data takes, with its settings: `chunk` (the whole `size` when none
+    /// is given, never more than `size`), `ring` and `threads` for `staged`, the slice for
+    /// `register-per-copy`, `cycles` and `pause` for `churn`. The one place that reads those
+    /// keys for the measurement.
+    pub fn route(&self) -> Route {
+        let chunk = self.chunk.unwrap_or(self.size).min(self.size);
+        match self.mode {
+            Mode::Direct => Route::Direct,
+            Mode::Staged => Route::Staged {
+                chunk,
+                ring: self.ring.max(1),
+                threads: self.threads.resolve(),
+            },
+            Mode::RegisterPerCopy => Route::RegisterPerCopy { slice: chunk },
+            Mode::Churn => Route::Churn {
+                cycles: self.vram.cycles,
+                pause: self.vram.pause,
+            },
+        }
     }
 
     /// The canonical identity used to match cases between runs: scenario, label and every
@@ -377,22 +435,25 @@ impl Case {
         ) + &self.vram.key_suffix(self.mode)
     }
 
-    /// Page-locked host bytes this case holds at its peak (host buffer and staging ring).
-    pub fn pinned_bytes(&self) -> u64 {
-        let dirs = if self.direction == Direction::Bidirectional {
+    /// Directions moved at once: 2 for `bidirectional`, else 1.
+    fn directions(&self) -> u64 {
+        if self.direction == Direction::Bidirectional {
             2
         } else {
             1
-        };
+        }
+    }
+
+    /// Page-locked host bytes this case holds at its peak (host buffer and staging ring).
+    pub fn pinned_bytes(&self) -> u64 {
+        let dirs = self.directions();
         if self.engine.is_device() {
             return 0;
         }
-        match self.mode {
-            Mode::Churn => self.size,
-            Mode::Direct if self.host.is_pinned() => self.size * dirs,
-            Mode::Direct => 0,
-            Mode::Staged => self.chunk_bytes() * u64::from(self.ring.max(1)) * dirs,
-            Mode::RegisterPerCopy => self.chunk_bytes() * dirs,
+        match self.route() {
+            Route::Churn { .. } => self.size,
+            Route::Direct if self.host.is_pinned() => self.size * dirs,
+            route => route.pinned_besides_host() * dirs,
         }
     }
 
@@ -401,13 +462,9 @@ impl Case {
         if self.engine.is_device() {
             return 0;
         }
-        let dirs = if self.direction == Direction::Bidirectional {
-            2
-        } else {
-            1
-        };
-        let staging = match self.mode {
-            Mode::Staged => self.chunk_bytes() * u64::from(self.ring.max(1)) * dirs,
+        let dirs = self.directions();
+        let staging = match self.route() {
+            route @ Route::Staged { .. } => route.pinned_besides_host() * dirs,
             _ => 0,
         };
         self.size * dirs + staging
@@ -433,11 +490,7 @@ impl Case {
         if self.engine.is_device() {
             return self.size;
         }
-        let dirs = if self.direction == Direction::Bidirectional {
-            2
-        } else {
-            1
-        };
+        let dirs = self.directions();
         self.size * dirs
     }
 

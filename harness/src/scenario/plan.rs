@@ -4,7 +4,7 @@
 //! Size: over 500 lines: the table and, at the end, its device-memory cells (free device memory,
 //! `device_hold`, past-the-card notes, device and churn estimates) that read the same constants.
 
-use super::{Case, Engine, HostKind, Mode, Scenario};
+use super::{Case, Engine, HostKind, Mode, Route, Scenario};
 use crate::units::{GB, MIB, format_size};
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -126,10 +126,10 @@ fn dash_if_zero(bytes: u64) -> String {
 }
 
 fn chunk_ring(c: &Case) -> String {
-    match c.mode {
-        Mode::Direct | Mode::Churn => "-".into(),
-        Mode::Staged => format!("{}×{}", format_bytes_exact(c.chunk_bytes()), c.ring),
-        Mode::RegisterPerCopy => format_bytes_exact(c.chunk_bytes()),
+    match c.route() {
+        Route::Direct | Route::Churn { .. } => "-".into(),
+        Route::Staged { chunk, ring, .. } => format!("{}×{ring}", format_bytes_exact(chunk)),
+        Route::RegisterPerCopy { slice } => format_bytes_exact(slice),
     }
 }
 

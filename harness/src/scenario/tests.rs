@@ -1126,3 +1126,36 @@ fn bad_devices_are_exact_problems() {
         ),
     ]);
 }
+
+/// Each mode's route carries exactly its settings: a register-per-copy case without `chunk`
+/// registers the whole size (the CSV's `chunk_bytes` says so, not 0), a direct case has none,
+/// churn takes `cycles` and `pause`.
+#[test]
+fn each_mode_gets_its_route_with_its_settings() {
+    use std::time::Duration;
+    let routes = each_case(
+        "[[case]]\nlabel = \"d\"\n\n\
+         [[case]]\nlabel = \"s\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"16MiB\"\nring = 4\nthreads = 3\n\n\
+         [[case]]\nlabel = \"r\"\nhost = \"register\"\nmode = \"register-per-copy\"\nsize = \"64MiB\"\n\n\
+         [[case]]\nlabel = \"c\"\nmode = \"churn\"\ncycles = 7\npause = \"2ms\"\n",
+        |c| c.route(),
+    );
+    assert_eq!(
+        routes,
+        vec![
+            Route::Direct,
+            Route::Staged {
+                chunk: 16 << 20,
+                ring: 4,
+                threads: 3
+            },
+            Route::RegisterPerCopy { slice: 64 << 20 },
+            Route::Churn {
+                cycles: 7,
+                pause: Duration::from_millis(2)
+            },
+        ]
+    );
+    let chunks: Vec<u64> = routes.iter().map(|r| r.chunk_bytes()).collect();
+    assert_eq!(chunks, [0, 16 << 20, 64 << 20, 0]);
+}

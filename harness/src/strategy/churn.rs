@@ -155,12 +155,15 @@ pub struct Churn {
     tally: Tally,
     alloc_ms: Vec<f64>,
     free_ms: Vec<f64>,
+    pause: Duration,
 }
 
 impl Churn {
-    pub fn allocate(case: &Case) -> Result<Self, CudaError> {
+    /// The device buffers of a churn case whose host buffers wait `pause` before each copy.
+    pub fn allocate(case: &Case, pause: Duration) -> Result<Self, CudaError> {
         Ok(Self {
             case: case.clone(),
+            pause,
             device: DeviceBuffer::new(case.size as usize)?,
             result: DeviceBuffer::new(16)?,
             stream: Stream::new()?,
@@ -193,7 +196,7 @@ impl Transfer for Churn {
             stream: &self.stream,
             gpu,
             h2d: self.h2d,
-            pause: self.case.vram.pause,
+            pause: self.pause,
             seed: self.seed,
         };
         let index = self.tally.copies;

@@ -17,7 +17,7 @@ mod zero_copy;
 
 use crate::cuda::{CudaError, DeviceBuffer, Gate, HostBuffer, Kernels, Stream};
 use crate::scenario::Lane;
-use crate::scenario::{Case, Direction, Engine, HostKind, Mode};
+use crate::scenario::{Case, Direction, Engine, HostKind, Route};
 
 /// What a strategy needs from the GPU.
 pub struct Gpu<'a> {
@@ -176,30 +176,34 @@ pub fn batch_for(case: &Case) -> u32 {
 /// Allocates the memory a case needs (nothing is touched yet).
 pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
     let _ = gpu;
-    // issue 13: device-resident engines and pinned churn
     if case.engine.is_device() {
         return Ok(Box::new(device_local::DeviceLocal::allocate(case)?));
     }
-    if case.mode == Mode::Churn {
-        return Ok(Box::new(churn::Churn::allocate(case)?));
-    }
-    Ok(match (case.mode, case.engine, case.direction) {
-        (Mode::Staged, _, _) => Box::new(staged::Staged::allocate(case)?),
-        (Mode::RegisterPerCopy, _, _) => {
-            Box::new(register_per_copy::RegisterPerCopy::allocate(case)?)
+    Ok(match (case.route(), case.engine, case.direction) {
+        (Route::Churn { pause, .. }, _, _) => Box::new(churn::Churn::allocate(case, pause)?),
+        (
+            Route::Staged {
+                chunk,
+                ring,
+                threads,
+            },
+            _,
+            _,
+        ) => Box::new(staged::Staged::allocate(case, chunk, ring, threads)?),
+        (Route::RegisterPerCopy { slice }, _, _) => {
+            Box::new(register_per_copy::RegisterPerCopy::allocate(case, slice)?)
         }
-        (Mode::Direct, Engine::Kernel | Engine::KernelRead | Engine::KernelWrite, _) => {
+        (Route::Direct, Engine::Kernel | Engine::KernelRead | Engine::KernelWrite, _) => {
             Box::new(zero_copy::ZeroCopy::allocate(case)?)
         }
-        (Mode::Direct, Engine::CpuRead | Engine::CpuWrite, _) => {
+        (Route::Direct, Engine::CpuRead | Engine::CpuWrite, _) => {
             Box::new(cpu_access::CpuAccess::allocate(case)?)
         }
-        (Mode::Direct, Engine::Copy, Direction::Bidirectional) => {
+        (Route::Direct, Engine::Copy, Direction::Bidirectional) => {
             Box::new(bidirectional::Bidirectional::allocate(case)?)
         }
-        (Mode::Direct, Engine::Copy, _) => Box::new(copy_engine::CopyEngine::allocate(case)?),
-        (Mode::Churn, _, _)
-        | (Mode::Direct, Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy, _) => {
+        (Route::Direct, Engine::Copy, _) => Box::new(copy_engine::CopyEngine::allocate(case)?),
+        (Route::Direct, Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy, _) => {
             return Err(CudaError::new("allocate", "handled above"));
         }
     })
@@ -348,7 +352,7 @@ pub(crate) fn verify_host(buf: &HostBuffer, seed: u32, lane: Lane) -> Verified {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::scenario::{HostFlags, Measure, Probes};
+    use crate::scenario::{HostFlags, Measure, Mode, Probes};
 
     pub(crate) fn test_case() -> Case {
         Case {

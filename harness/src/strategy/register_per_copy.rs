@@ -13,14 +13,15 @@ pub struct RegisterPerCopy {
 }
 
 impl RegisterPerCopy {
-    pub fn allocate(case: &Case) -> Result<Self, CudaError> {
+    /// Pageable memory registered `slice` bytes at a time.
+    pub fn allocate(case: &Case, slice: u64) -> Result<Self, CudaError> {
         let size = case.size as usize;
         let host = HostBuffer::pageable(size)?;
         Ok(Self {
             setup: SetupTimes::of(&host),
             io: OneWay::new(case, host)?,
             stream: Stream::new()?,
-            chunk: case.chunk_bytes() as usize,
+            chunk: slice as usize,
         })
     }
 }

@@ -65,13 +65,15 @@ impl Copier {
 }
 
 impl Staged {
-    pub fn allocate(case: &Case) -> Result<Self, CudaError> {
+    /// The ring of `ring` pinned buffers of `chunk` bytes, copied through by `threads` threads
+    /// (the settings of [`crate::scenario::Route::Staged`]).
+    pub fn allocate(case: &Case, chunk: u64, slots: u32, threads: u32) -> Result<Self, CudaError> {
         let size = case.size as usize;
-        let chunk = case.chunk_bytes() as usize;
+        let chunk = chunk as usize;
         let pageable = HostBuffer::pageable(size)?;
         let mut alloc_ms = pageable.alloc_ms;
         let mut ring = Vec::new();
-        for _ in 0..case.ring.max(1) {
+        for _ in 0..slots {
             let b = HostBuffer::pinned(chunk, HostFlags::default())?;
             alloc_ms += b.alloc_ms;
             ring.push(b);
@@ -89,7 +91,7 @@ impl Staged {
             slot_events,
             streams,
             chunk,
-            copier: Copier::from_env(case.threads.resolve() as usize)?,
+            copier: Copier::from_env(threads as usize)?,
             spin_events: std::env::var("PINSCOPE_EVENT_WAIT").as_deref() != Ok("block"),
             setup: SetupTimes {
                 alloc_ms: Some(alloc_ms),
