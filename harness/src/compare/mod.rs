@@ -411,9 +411,9 @@ pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
     out.extend(cmp.notes.iter().cloned());
     out.push(format!(
         "Verdicts: {:.0}% bootstrap CI of the ratio of medians ({} resamples) must exclude 1 and the change must exceed the noise threshold ±{:.1}%.",
-        cmp.confidence * 100.0,
-        cmp.resamples,
-        cmp.noise * 100.0
+        cmp.rule.confidence * 100.0,
+        cmp.rule.resamples,
+        cmp.rule.noise * 100.0
     ));
     out
 }
