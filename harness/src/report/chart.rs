@@ -163,8 +163,8 @@ impl LeftOut {
     }
 }
 
-/// Keeps the first [`MAX_CATEGORIES`] of `categories` (those a bar chart draws); the rest are
-/// listed at `place` (see [`LeftOut::place`]).
+/// Keeps the first [`MAX_CATEGORIES`] of `categories` (those a bar chart draws); `place` says
+/// where the page lists the rest, ending the caption's `"{count} more {place}"`.
 pub fn keep_drawable<T>(categories: &mut Vec<T>, place: &'static str) -> LeftOut {
     let count = categories.len().saturating_sub(MAX_CATEGORIES);
     categories.truncate(MAX_CATEGORIES);
