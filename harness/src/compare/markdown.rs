@@ -1,8 +1,8 @@
 //! GitHub-flavoured Markdown: paste into an issue or a README.
 
 use super::{
-    Comparison, Exporter, TABLE_WIDTH, accounting_grids, bandwidth_grid, header_lines,
-    only_in_lines, split_to_width, unfinished_lines,
+    Comparison, Exporter, TABLE_WIDTH, accounting_grids, bandwidth_grid, closing_lists,
+    header_lines, split_to_width,
 };
 
 pub struct MarkdownExporter;
@@ -49,17 +49,9 @@ impl Exporter for MarkdownExporter {
                 out.push_str(&md_table(h, r));
             }
         }
-        let unfinished = unfinished_lines(cmp);
-        if !unfinished.is_empty() {
-            out.push_str("\n### Not finished\n\n");
-            for l in unfinished {
-                out.push_str(&format!("- {}\n", cell(&l)));
-            }
-        }
-        let only = only_in_lines(cmp);
-        if !only.is_empty() {
-            out.push_str("\n### Cases not in every run\n\n");
-            for l in only {
+        for (title, lines) in closing_lists(cmp) {
+            out.push_str(&format!("\n### {title}\n\n"));
+            for l in lines {
                 out.push_str(&format!("- {}\n", cell(&l)));
             }
         }

@@ -348,6 +348,18 @@ pub(crate) fn only_in_lines(cmp: &Comparison) -> Vec<String> {
         .collect()
 }
 
+/// The titled lists that end every export, only those with lines: the cells that did not
+/// finish ([`unfinished_lines`]), then the cases some runs lack ([`only_in_lines`]).
+pub(crate) fn closing_lists(cmp: &Comparison) -> Vec<(&'static str, Vec<String>)> {
+    [
+        ("Not finished", unfinished_lines(cmp)),
+        ("Cases not in every run", only_in_lines(cmp)),
+    ]
+    .into_iter()
+    .filter(|(_, lines)| !lines.is_empty())
+    .collect()
+}
+
 /// Header lines: the runs, the machine fields that differ, notes.
 pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
@@ -399,9 +411,9 @@ pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
     out.extend(cmp.notes.iter().cloned());
     out.push(format!(
         "Verdicts: {:.0}% bootstrap CI of the ratio of medians ({} resamples) must exclude 1 and the change must exceed the noise threshold ±{:.1}%.",
-        cmp.confidence * 100.0,
-        cmp.resamples,
-        cmp.noise * 100.0
+        cmp.rule.confidence * 100.0,
+        cmp.rule.resamples,
+        cmp.rule.noise * 100.0
     ));
     out
 }

@@ -2,8 +2,8 @@
 //! (case, lane) with each run's median, ratio to the baseline, CI and verdict. Exporters only
 //! format this.
 
-use crate::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, Lane, ResultSet, Row};
-use crate::stats::{self, Sample, Verdict};
+use crate::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, Lane, ResultSet, Row, Sidecar};
+use crate::stats::{self, Sample, Verdict, VerdictRule};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
@@ -80,10 +80,10 @@ pub struct Comparison {
     pub machine_diffs: Vec<MachineDiff>,
     /// Notes for the reader (partial runs, missing sidecars).
     pub notes: Vec<String>,
-    /// Relative change treated as no change.
-    pub noise: f64,
-    pub confidence: f64,
-    pub resamples: usize,
+    /// The rule every verdict follows (noise threshold, interval); its fields stand at the top
+    /// level of the JSON.
+    #[serde(flatten)]
+    pub rule: VerdictRule,
     /// `d_<phase>_<metric>_mib` columns that at least one run has a value for.
     pub accounting_columns: Vec<String>,
     /// In first-seen order: baseline cases first, then cases only later runs have.
@@ -146,30 +146,35 @@ fn machine_fields(set: &ResultSet) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// A field every row of a run repeats: from the sidecar, else from the first row, else empty.
+fn run_field(
+    set: &ResultSet,
+    in_sidecar: impl Fn(&Sidecar) -> &String,
+    in_row: impl Fn(&Row) -> &String,
+) -> String {
+    set.sidecar
+        .as_ref()
+        .map(in_sidecar)
+        .or_else(|| set.rows.first().map(in_row))
+        .cloned()
+        .unwrap_or_default()
+}
+
 fn accounting_column(phase: &str, metric: &str) -> String {
     format!("d_{phase}_{metric}_mib")
 }
 
 /// Builds the comparison of `sets` (the first is the baseline). Pure: no I/O.
 pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
+    let rule = VerdictRule::with_noise(noise);
     let runs: Vec<RunInfo> = sets
         .iter()
         .enumerate()
         .map(|(i, s)| RunInfo {
             label: run_label(i),
             path: s.path.display().to_string(),
-            run_id: s
-                .sidecar
-                .as_ref()
-                .map(|c| c.run_id.clone())
-                .or_else(|| s.rows.first().map(|r| r.run_id.clone()))
-                .unwrap_or_default(),
-            started_at: s
-                .sidecar
-                .as_ref()
-                .map(|c| c.started_at.clone())
-                .or_else(|| s.rows.first().map(|r| r.started_at.clone()))
-                .unwrap_or_default(),
+            run_id: run_field(s, |c| &c.run_id, |r| &r.run_id),
+            started_at: run_field(s, |c| &c.started_at, |r| &r.started_at),
             partial: s.is_partial(),
         })
         .collect();
@@ -284,7 +289,7 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
                     row.map(|row| {
                         let (s, raw) = sample_of(i, row);
                         let change = match (i, &base, &s) {
-                            (1.., Some(b), Some(o)) => Some(stats::compare(b, o, noise)),
+                            (1.., Some(b), Some(o)) => Some(rule.compare(b, o)),
                             _ => None,
                         };
                         Cell {
@@ -315,9 +320,7 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
         runs,
         machine_diffs,
         notes,
-        noise,
-        confidence: stats::DEFAULT_CONFIDENCE,
-        resamples: stats::DEFAULT_RESAMPLES,
+        rule,
         accounting_columns,
         entries,
     }

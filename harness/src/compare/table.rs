@@ -2,8 +2,8 @@
 //! `NO_COLOR`).
 
 use super::{
-    Comparison, Exporter, TABLE_WIDTH, accounting_grids, bandwidth_grid, header_lines,
-    only_in_lines, split_to_width, unfinished_lines,
+    Comparison, Exporter, TABLE_WIDTH, accounting_grids, bandwidth_grid, closing_lists,
+    header_lines, split_to_width,
 };
 
 const GREEN: &str = "\x1b[32m";
@@ -107,18 +107,9 @@ impl Exporter for TableExporter {
                 out.push_str(&align(&h, &r, &paint));
             }
         }
-        let unfinished = unfinished_lines(cmp);
-        if !unfinished.is_empty() {
-            out.push_str("\nNot finished\n");
-            for l in unfinished {
-                out.push_str(&l);
-                out.push('\n');
-            }
-        }
-        let only = only_in_lines(cmp);
-        if !only.is_empty() {
-            out.push_str("\nCases not in every run\n");
-            for l in only {
+        for (title, lines) in closing_lists(cmp) {
+            out.push_str(&format!("\n{title}\n"));
+            for l in lines {
                 out.push_str(&l);
                 out.push('\n');
             }

@@ -4,7 +4,7 @@
 //! pinned case did to each memory observer; and the claims held and not held.
 
 use super::labels::strategy_words;
-use crate::results::{Lane, Row, Sidecar, Status};
+use crate::results::{Lane, Row, Sidecar};
 use crate::units::format_size;
 
 /// One sentence of the answer, with the word that starts it (`Host → GPU`, `Memory`, `Claims`).
@@ -132,14 +132,7 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
         }
         out.push(sentence(&topic, text.to_string()));
     }
-    let failed = all_rows
-        .iter()
-        .filter(|r| matches!(r.status, Status::Failed(_)))
-        .count();
-    let skipped = all_rows
-        .iter()
-        .filter(|r| matches!(r.status, Status::Skipped(_)))
-        .count();
+    let (failed, skipped) = super::summary::unfinished_counts(all_rows.iter().copied());
     if failed + skipped > 0 {
         out.push(sentence(
             "Not finished",

@@ -8,6 +8,7 @@
 //! would otherwise be passed between files.
 
 use crate::report::html::escape;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -82,6 +83,18 @@ impl Figure {
         }
     }
 
+    /// A bar chart drawn by [`hbars`], titled with the chart's title; the caption ends by saying
+    /// where the categories `left_out` are.
+    pub fn bars(
+        bars: &Bars,
+        caption: &str,
+        left_out: LeftOut,
+        data: Vec<(&'static str, String)>,
+    ) -> Figure {
+        let caption = left_out.caption(caption);
+        Figure::from_svg(bars.title.clone(), caption, hbars(bars), data)
+    }
+
     /// The figure as HTML: the SVG inline, or a one-sentence note.
     pub fn to_html(&self) -> String {
         match self {
@@ -115,6 +128,11 @@ impl Figure {
     }
 }
 
+/// The `data-*` attributes of a figure known only by its plot kind (`data-plot`).
+pub fn plot_kind(kind: impl Into<String>) -> Vec<(&'static str, String)> {
+    vec![("plot", kind.into())]
+}
+
 /// Makes plotters' SVG fit inline in an offline page: drops the namespace URL (HTML5 does not
 /// need it, and the page must not reference any URL).
 pub fn finish(svg: String) -> String {
@@ -126,7 +144,36 @@ pub fn text_px(s: &str) -> u32 {
     (s.chars().count() as f64 * 6.3).ceil() as u32 + 4
 }
 
-/// Grouped horizontal bars: one group per category, one bar per series.
+/// Categories a bar chart left out ([`keep_drawable`]), and where the page lists them.
+#[derive(Debug, Clone, Copy)]
+pub struct LeftOut {
+    count: usize,
+    /// Ends the caption's sentence `"{count} more {place}"`, e.g. `cases are in the tables.`
+    place: &'static str,
+}
+
+impl LeftOut {
+    /// `caption`, followed by the sentence naming what was left out, if anything was.
+    pub fn caption(&self, caption: &str) -> String {
+        if self.count > 0 {
+            format!("{caption} {} more {}", self.count, self.place)
+        } else {
+            caption.to_string()
+        }
+    }
+}
+
+/// Keeps the first [`MAX_CATEGORIES`] of `categories` (those a bar chart draws); `place` says
+/// where the page lists the rest, ending the caption's `"{count} more {place}"`.
+pub fn keep_drawable<T>(categories: &mut Vec<T>, place: &'static str) -> LeftOut {
+    let count = categories.len().saturating_sub(MAX_CATEGORIES);
+    categories.truncate(MAX_CATEGORIES);
+    LeftOut { count, place }
+}
+
+/// Grouped horizontal bars: one group per category, one bar per series. `Default` is no
+/// categories, no whiskers and no reference lines.
+#[derive(Default)]
 pub struct Bars {
     pub title: String,
     pub x_desc: String,
@@ -156,13 +203,8 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
     };
     let height = 70 + ncat as u32 * group_h + 50 + legend_h;
     let label_w = b.categories.iter().map(|c| text_px(c)).max().unwrap_or(40) + 16;
-    let legend_w = b
-        .series
-        .iter()
-        .map(|s| text_px(s))
-        .chain(b.refs.iter().map(|(l, v)| text_px(&format!("{l}: {v:.2}"))))
-        .max()
-        .unwrap_or(0);
+    let legend = legend_entries(b.series.iter().map(String::as_str), &b.refs);
+    let legend_w = legend_width(&legend);
     let width = (label_w + 620).max(label_w + 40 + legend_w).max(960);
 
     let mut lo: f64 = 0.0;
@@ -271,35 +313,78 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
         }
         // Legend below the plot, so it never covers a bar.
         if legend_h > 0 {
-            let mut y = 8;
-            let entries = b
-                .series
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.clone(), Some(color(i))))
-                .chain(b.refs.iter().map(|(l, v)| (format!("{l}: {v:.2}"), None)));
             let x0 = (label_w as i32 - 20).max(12);
-            for (name, col) in entries {
-                match col {
-                    Some(c) => legend_area
-                        .draw(&Rectangle::new([(x0, y), (x0 + 14, y + 12)], c.filled()))?,
-                    None => legend_area.draw(&PathElement::new(
-                        vec![(x0, y + 6), (x0 + 14, y + 6)],
-                        REF_COLOR.stroke_width(2),
-                    ))?,
-                }
-                legend_area.draw(&Text::new(
-                    name,
-                    (x0 + 20, y + 6),
-                    TextStyle::from((FAMILY, 12).into_font())
-                        .pos(Pos::new(HPos::Left, VPos::Center)),
-                ))?;
-                y += 18;
-            }
+            draw_legend(&legend_area, x0, legend, Swatch::Box)?;
         }
         root.present()?;
     }
     Ok(finish(buf))
+}
+
+/// One legend row: its text and its series colour, or `None` for a reference line.
+type LegendEntry = (String, Option<RGBColor>);
+
+/// The legend rows of a chart: one per series in palette order, then one per reference line
+/// (`label: value`).
+fn legend_entries<'a>(
+    series: impl Iterator<Item = &'a str>,
+    refs: &[(String, f64)],
+) -> Vec<LegendEntry> {
+    series
+        .enumerate()
+        .map(|(i, s)| (s.to_string(), Some(color(i))))
+        .chain(refs.iter().map(|(l, v)| (format!("{l}: {v:.2}"), None)))
+        .collect()
+}
+
+/// Width in pixels of the longest legend text (0 without rows).
+fn legend_width(entries: &[LegendEntry]) -> u32 {
+    entries.iter().map(|(n, _)| text_px(n)).max().unwrap_or(0)
+}
+
+/// How a legend row shows its series.
+#[derive(Clone, Copy)]
+enum Swatch {
+    /// A filled box 14 px wide (bar charts).
+    Box,
+    /// A line 20 px wide, as thick as the chart's lines (line charts).
+    Stroke,
+}
+
+impl Swatch {
+    fn width(self) -> i32 {
+        match self {
+            Swatch::Box => 14,
+            Swatch::Stroke => 20,
+        }
+    }
+}
+
+/// Draws the legend rows 18 px apart from `(x0, 8)`: the swatch (a reference line's is always
+/// the dashed lines' black 2 px stroke), then the text 6 px after it.
+fn draw_legend(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    x0: i32,
+    entries: Vec<LegendEntry>,
+    swatch: Swatch,
+) -> DrawResult<()> {
+    let w = swatch.width();
+    let text_style =
+        TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let mut y = 8;
+    for (name, col) in entries {
+        let line = vec![(x0, y + 6), (x0 + w, y + 6)];
+        match (col, swatch) {
+            (Some(c), Swatch::Box) => {
+                area.draw(&Rectangle::new([(x0, y), (x0 + w, y + 12)], c.filled()))?
+            }
+            (Some(c), Swatch::Stroke) => area.draw(&PathElement::new(line, c.stroke_width(3)))?,
+            (None, _) => area.draw(&PathElement::new(line, REF_COLOR.stroke_width(2)))?,
+        }
+        area.draw(&Text::new(name, (x0 + w + 6, y + 6), text_style.clone()))?;
+        y += 18;
+    }
+    Ok(())
 }
 
 /// A tick value without trailing noise: `55`, `2.5`, `0.125`, `12k`.
@@ -390,12 +475,8 @@ pub fn lines(
     let ymax = ymax + (ymax - ymin) * 0.08;
     let nleg = series.len() + refs.len();
     let legend_h = if nleg > 1 { 18 * nleg as u32 + 10 } else { 0 };
-    let legend_w = series
-        .iter()
-        .map(|l| text_px(&l.name))
-        .chain(refs.iter().map(|(l, v)| text_px(&format!("{l}: {v:.2}"))))
-        .max()
-        .unwrap_or(0);
+    let legend = legend_entries(series.iter().map(|l| l.name.as_str()), refs);
+    let legend_w = legend_width(&legend);
     let (width, height) = ((110 + legend_w).max(960), 470 + legend_h);
     let mut buf = String::new();
     {
@@ -533,23 +614,7 @@ pub fn lines(
             }
         }
         if legend_h > 0 {
-            let mut y = 8;
-            let entries = series
-                .iter()
-                .enumerate()
-                .map(|(i, l)| (l.name.clone(), Some(color(i))))
-                .chain(refs.iter().map(|(l, v)| (format!("{l}: {v:.2}"), None)));
-            for (name, col) in entries {
-                let st = col.map_or(REF_COLOR.stroke_width(2), |c| c.stroke_width(3));
-                legend_area.draw(&PathElement::new(vec![(74, y + 6), (94, y + 6)], st))?;
-                legend_area.draw(&Text::new(
-                    name,
-                    (100, y + 6),
-                    TextStyle::from((FAMILY, 12).into_font())
-                        .pos(Pos::new(HPos::Left, VPos::Center)),
-                ))?;
-                y += 18;
-            }
+            draw_legend(&legend_area, 74, legend, Swatch::Stroke)?;
         }
         root.present()?;
     }

@@ -3,9 +3,7 @@
 
 use super::html::{escape, page, table};
 use crate::Error;
-use crate::compare::{
-    Comparison, accounting_grids, bandwidth_grid, header_lines, only_in_lines, unfinished_lines,
-};
+use crate::compare::{Comparison, accounting_grids, bandwidth_grid, closing_lists, header_lines};
 use crate::results::ResultSet;
 use std::fmt::Write;
 
@@ -60,18 +58,9 @@ pub fn render_compare_html(cmp: &Comparison, sets: &[ResultSet]) -> Result<Strin
         let _ = writeln!(body, "<h2>{}</h2>", escape(&t));
         body.push_str(&table(&head, &rows, &|_| ""));
     }
-    let unfinished = unfinished_lines(cmp);
-    if !unfinished.is_empty() {
-        body.push_str("<h2>Not finished</h2>\n<ul>\n");
-        for l in unfinished {
-            let _ = writeln!(body, "<li>{}</li>", escape(&l));
-        }
-        body.push_str("</ul>\n");
-    }
-    let only = only_in_lines(cmp);
-    if !only.is_empty() {
-        body.push_str("<h2>Cases not in every run</h2>\n<ul>\n");
-        for l in only {
+    for (t, lines) in closing_lists(cmp) {
+        let _ = writeln!(body, "<h2>{}</h2>\n<ul>", escape(t));
+        for l in lines {
             let _ = writeln!(body, "<li>{}</li>", escape(&l));
         }
         body.push_str("</ul>\n");

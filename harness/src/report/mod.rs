@@ -32,7 +32,7 @@ pub use plot_runs::runs_side_by_side;
 pub use summary::{answer_lines, summary_text};
 
 use crate::Error;
-use crate::results::{Lane, ResultSet, Row};
+use crate::results::{ClaimVerdict, Lane, ObserverStatus, ProbeRecord, ResultSet, Row, Sidecar};
 use html::escape;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -191,53 +191,87 @@ fn machines(out: &mut String, sets: &[ResultSet], labels: &[String]) {
     out.push_str("</section>\n");
 }
 
-fn observers(out: &mut String, sets: &[ResultSet], labels: &[String]) {
-    section(out, "observers", "Memory observers");
-    let rows: Vec<Vec<String>> = sets
-        .iter()
-        .zip(labels)
-        .flat_map(|(s, l)| {
-            s.sidecar.iter().flat_map(move |c| {
-                c.observers.iter().map(move |o| {
-                    vec![
-                        l.trim().to_string(),
-                        o.name.clone(),
-                        if o.available {
-                            "available"
-                        } else {
-                            "unavailable"
-                        }
-                        .into(),
-                        o.reason.clone().unwrap_or_default(),
-                    ]
-                })
-            })
-        })
-        .collect();
-    if rows.is_empty() {
-        para(out, "No observer list was recorded (no sidecar).");
-    } else {
-        let unavailable = rows.iter().filter(|r| r[2] == "unavailable").count();
-        para(
-            out,
-            &format!(
-                "{unavailable} of {} observers were unavailable; their columns are empty and their bars missing.",
-                rows.len()
-            ),
-        );
-        out.push_str(&html::table(
-            &["run", "observer", "state", "why not"],
-            &rows,
-            &|i| {
-                if rows[i][2] == "unavailable" {
-                    "skipped"
-                } else {
-                    ""
-                }
-            },
-        ));
+/// What a section holding one table says: its anchor and heading, the table's column heads,
+/// and the note given in place of a table without rows.
+struct TableText {
+    id: &'static str,
+    title: &'static str,
+    head: &'static [&'static str],
+    empty: &'static str,
+}
+
+impl TableText {
+    /// The section: `lead` (when there are rows) and the table of `rows`, each row's CSS class
+    /// given by `class`; or only the note when there are no rows.
+    fn write(
+        &self,
+        out: &mut String,
+        lead: Option<&str>,
+        rows: &[Vec<String>],
+        class: fn(&[String]) -> &'static str,
+    ) {
+        section(out, self.id, self.title);
+        if rows.is_empty() {
+            para(out, self.empty);
+        } else {
+            if let Some(lead) = lead {
+                para(out, lead);
+            }
+            out.push_str(&html::table(self.head, rows, &|i| class(&rows[i])));
+        }
+        out.push_str("</section>\n");
     }
-    out.push_str("</section>\n");
+}
+
+const OBSERVERS: TableText = TableText {
+    id: "observers",
+    title: "Memory observers",
+    head: &["run", "observer", "state", "why not"],
+    empty: "No observer list was recorded (no sidecar).",
+};
+
+fn observers(out: &mut String, sets: &[ResultSet], labels: &[String]) {
+    let rows = sidecar_rows(sets, labels, |c| &c.observers, observer_cells);
+    let unavailable = rows.iter().filter(|r| r[2] == "unavailable").count();
+    let lead = format!(
+        "{unavailable} of {} observers were unavailable; their columns are empty and their bars missing.",
+        rows.len()
+    );
+    OBSERVERS.write(out, Some(&lead), &rows, |r| {
+        if r[2] == "unavailable" { "skipped" } else { "" }
+    });
+}
+
+/// An observer's table cells after the run: name, state and why it is unavailable.
+fn observer_cells(o: &ObserverStatus) -> Vec<String> {
+    let state = if o.available {
+        "available"
+    } else {
+        "unavailable"
+    };
+    vec![
+        o.name.clone(),
+        state.into(),
+        o.reason.clone().unwrap_or_default(),
+    ]
+}
+
+/// One table row per item `items` picks from each run's sidecar: the run's label, then `cells`.
+fn sidecar_rows<'s, T: 's>(
+    sets: &'s [ResultSet],
+    labels: &[String],
+    items: impl Fn(&'s Sidecar) -> &'s [T],
+    cells: impl Fn(&'s T) -> Vec<String>,
+) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for (s, l) in sets.iter().zip(labels) {
+        for item in s.sidecar.iter().flat_map(&items) {
+            let mut row = vec![l.trim().to_string()];
+            row.extend(cells(item));
+            rows.push(row);
+        }
+    }
+    rows
 }
 
 /// Scenario names in first-seen order over all sets.
@@ -384,8 +418,14 @@ fn summary(
     out.push_str("</section>\n");
 }
 
+const FAILURES: TableText = TableText {
+    id: "failures",
+    title: "Failed and skipped cases",
+    head: &["case", "lane", "scenario", "status", "reason"],
+    empty: "Every case finished.",
+};
+
 fn failures(out: &mut String, all: &[CaseRow<'_>], labels: &[String]) {
-    section(out, "failures", "Failed and skipped cases");
     let rows: Vec<Vec<String>> = all
         .iter()
         .filter(|(_, r)| !r.status.is_ok())
@@ -404,139 +444,107 @@ fn failures(out: &mut String, all: &[CaseRow<'_>], labels: &[String]) {
             ]
         })
         .collect();
-    if all.is_empty() {
-        para(out, "The results hold no case rows: no case finished.");
-    } else if rows.is_empty() {
-        para(out, "Every case finished.");
+    let text = if all.is_empty() {
+        TableText {
+            empty: "The results hold no case rows: no case finished.",
+            ..FAILURES
+        }
     } else {
-        out.push_str(&html::table(
-            &["case", "lane", "scenario", "status", "reason"],
-            &rows,
-            &|i| {
-                if rows[i][3] == "failed" {
-                    "failed"
-                } else {
-                    "skipped"
-                }
-            },
-        ));
-    }
-    out.push_str("</section>\n");
+        FAILURES
+    };
+    text.write(out, None, &rows, |r| {
+        if r[3] == "failed" {
+            "failed"
+        } else {
+            "skipped"
+        }
+    });
 }
 
+const CLAIMS: TableText = TableText {
+    id: "claims",
+    title: "Claims checked",
+    head: &["run", "scenario", "claim", "verdict", "detail"],
+    empty: "No claims were checked in these runs.",
+};
+
+const PROBES: TableText = TableText {
+    id: "probes",
+    title: "Probes",
+    head: &["run", "scenario", "probe", "value", "unit", "detail"],
+    empty: "No probes ran in these runs.",
+};
+
+const DERIVED: TableText = TableText {
+    id: "derived",
+    title: "Derived results",
+    head: &["run", "result", "value"],
+    empty: "No derived results were recorded.",
+};
+
+/// A claim's table cells after the run: scenario, claim, verdict and detail.
+fn claim_cells(v: &ClaimVerdict) -> Vec<String> {
+    vec![
+        v.scenario.clone(),
+        v.text.clone(),
+        v.verdict.clone(),
+        v.detail.clone(),
+    ]
+}
+
+/// A probe's table cells after the run: scenario, probe, value, unit and detail.
+fn probe_cells(p: &ProbeRecord) -> Vec<String> {
+    vec![
+        p.scenario.clone(),
+        p.name.clone(),
+        format!("{:.2}", p.value),
+        p.unit.clone(),
+        p.detail.clone(),
+    ]
+}
+
+/// A derived result's table cells after the run: its name and value.
+fn derived_cells((name, value): &(String, String)) -> Vec<String> {
+    vec![name.clone(), value.clone()]
+}
+
+/// The claims, probes and derived results the runs' sidecars hold.
 fn sidecar_lists(out: &mut String, sets: &[ResultSet], labels: &[String]) {
-    section(out, "claims", "Claims checked");
-    let claims: Vec<Vec<String>> = sets
-        .iter()
-        .zip(labels)
-        .flat_map(|(s, l)| {
-            s.sidecar.iter().flat_map(move |c| {
-                c.claims.iter().map(move |v| {
-                    vec![
-                        l.trim().to_string(),
-                        v.scenario.clone(),
-                        v.text.clone(),
-                        v.verdict.clone(),
-                        v.detail.clone(),
-                    ]
-                })
-            })
-        })
-        .collect();
-    if claims.is_empty() {
-        para(out, "No claims were checked in these runs.");
-    } else {
-        out.push_str(&html::table(
-            &["run", "scenario", "claim", "verdict", "detail"],
-            &claims,
-            &|i| match claims[i][3].as_str() {
-                "not held" => "failed",
-                "held" => "",
-                _ => "skipped",
-            },
-        ));
-    }
-    out.push_str("</section>\n");
-
-    section(out, "probes", "Probes");
-    let probes: Vec<Vec<String>> = sets
-        .iter()
-        .zip(labels)
-        .flat_map(|(s, l)| {
-            s.sidecar.iter().flat_map(move |c| {
-                c.probes.iter().map(move |p| {
-                    vec![
-                        l.trim().to_string(),
-                        p.scenario.clone(),
-                        p.name.clone(),
-                        format!("{:.2}", p.value),
-                        p.unit.clone(),
-                        p.detail.clone(),
-                    ]
-                })
-            })
-        })
-        .collect();
-    if probes.is_empty() {
-        para(out, "No probes ran in these runs.");
-    } else {
-        out.push_str(&html::table(
-            &["run", "scenario", "probe", "value", "unit", "detail"],
-            &probes,
-            &|_| "",
-        ));
-    }
-    out.push_str("</section>\n");
-
-    section(out, "derived", "Derived results");
-    let derived: Vec<Vec<String>> = sets
-        .iter()
-        .zip(labels)
-        .flat_map(|(s, l)| {
-            s.sidecar.iter().flat_map(move |c| {
-                c.derived
-                    .iter()
-                    .map(move |(k, v)| vec![l.trim().to_string(), k.clone(), v.clone()])
-            })
-        })
-        .collect();
-    if derived.is_empty() {
-        para(out, "No derived results were recorded.");
-    } else {
-        out.push_str(&html::table(&["run", "result", "value"], &derived, &|_| ""));
-    }
-    out.push_str("</section>\n");
+    let claims = sidecar_rows(sets, labels, |c| &c.claims, claim_cells);
+    CLAIMS.write(out, None, &claims, |r| match r[3].as_str() {
+        "not held" => "failed",
+        "held" => "",
+        _ => "skipped",
+    });
+    let probes = sidecar_rows(sets, labels, |c| &c.probes, probe_cells);
+    PROBES.write(out, None, &probes, |_| "");
+    let derived = sidecar_rows(sets, labels, |c| &c.derived, derived_cells);
+    DERIVED.write(out, None, &derived, |_| "");
 }
+
+const REFERENCE: TableText = TableText {
+    id: "reference",
+    title: "Reference: nvbandwidth",
+    head: &["test", "GB/s", "buffer", "status", "file"],
+    empty: "No nvbandwidth output was given (--nvbandwidth FILE.json).",
+};
 
 fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {
-    section(out, "reference", "Reference: nvbandwidth");
-    if nvb.is_empty() {
-        para(
-            out,
-            "No nvbandwidth output was given (--nvbandwidth FILE.json).",
-        );
-    } else {
-        let rows: Vec<Vec<String>> = nvb
-            .iter()
-            .map(|r| {
-                vec![
-                    r.testname.clone(),
-                    format!("{:.2}", r.bandwidth_gbs),
-                    r.buffer_size
-                        .map(crate::units::format_size)
-                        .unwrap_or_else(|| "not recorded".into()),
-                    r.status.clone(),
-                    r.source.clone(),
-                ]
-            })
-            .collect();
-        out.push_str(&html::table(
-            &["test", "GB/s", "buffer", "status", "file"],
-            &rows,
-            &|_| "",
-        ));
-    }
-    out.push_str("</section>\n");
+    let rows: Vec<Vec<String>> = nvb
+        .iter()
+        .map(|r| {
+            vec![
+                r.testname.clone(),
+                format!("{:.2}", r.bandwidth_gbs),
+                r.buffer_size
+                    .map(crate::units::format_size)
+                    .unwrap_or_else(|| "not recorded".into()),
+                r.status.clone(),
+                r.source.clone(),
+            ]
+        })
+        .collect();
+    REFERENCE.write(out, None, &rows, |_| "");
 }
 
 /// "The answer, in plain words": per scenario (and run), the question and the sentences of

@@ -217,10 +217,9 @@ fn bandwidth(out: &mut String, sets: &[ResultSet], names: &[String]) {
         series: names.to_vec(),
         categories: shown.iter().map(|r| case_words(r)).collect(),
         values,
-        whiskers: Vec::new(),
-        refs: Vec::new(),
         digits: 1,
         missing: "not measured".into(),
+        ..Bars::default()
     };
     let mut caption = "One group per case and lane, one bar per platform. \"not measured\": the run lacks the case or it did not finish.".to_string();
     if ids.len() > shown.len() {
@@ -340,17 +339,16 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
             series,
             categories: cases.iter().map(|r| case_memory_words(r)).collect(),
             values,
-            whiskers: Vec::new(),
-            refs: Vec::new(),
             digits: 0,
             missing: "unavailable".into(),
+            ..Bars::default()
         };
         out.push_str(
             &Figure::from_svg(
                 title,
                 caption,
                 chart::hbars(&bars),
-                vec![("plot", format!("platform-observer-{metric}"))],
+                chart::plot_kind(format!("platform-observer-{metric}")),
             )
             .to_html(),
         );
@@ -455,17 +453,16 @@ fn headroom(out: &mut String, sets: &[ResultSet], names: &[String]) {
         series: names.to_vec(),
         categories,
         values,
-        whiskers: Vec::new(),
-        refs: Vec::new(),
         digits: 0,
         missing: "not probed".into(),
+        ..Bars::default()
     };
     out.push_str(
         &Figure::from_svg(
             title,
             "A lower ceiling or a smaller allocation while host memory is held is the platform's cost of pinning.".into(),
             chart::hbars(&bars),
-            vec![("plot", "platform-headroom".to_string())],
+            chart::plot_kind("platform-headroom"),
         )
         .to_html(),
     );

@@ -1,8 +1,9 @@
 //! Plot (c): memory-accounting deltas (MiB) per observer metric, grouped bars per case.
 
 use super::CaseRow;
-use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
+use super::chart::{self, Bars, Figure};
 use super::labels::case_memory_words;
+use crate::results::Row;
 use std::collections::HashSet;
 
 /// Metrics in display order, with the names readers know them by.
@@ -24,16 +25,9 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
         "after free and hold"
     };
     let title = format!("{scenario}: what did each observer see {what}?");
-    // Accounting belongs to the case, not the lane: first row of each case.
-    let mut seen = HashSet::new();
-    let cases: Vec<&CaseRow<'_>> = rows
-        .iter()
-        .filter(|(set, r)| {
-            !r.accounting.is_empty()
-                && r.accounting.iter().any(|(p, _, _)| p == phase)
-                && seen.insert((*set, r.case_key.as_str()))
-        })
-        .collect();
+    let mut cases = first_row_per_case(rows, |r| {
+        !r.accounting.is_empty() && r.accounting.iter().any(|(p, _, _)| p == phase)
+    });
     let metrics: Vec<&(&str, &str)> = METRICS
         .iter()
         .filter(|(m, _)| {
@@ -48,16 +42,13 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
             format!("No plot: no case in this scenario recorded accounting deltas {what}."),
         );
     }
-    let hidden = cases.len().saturating_sub(MAX_CATEGORIES);
-    let cases = &cases[..cases.len().min(MAX_CATEGORIES)];
+    let left_out = chart::keep_drawable(&mut cases, "cases are in the tables.");
+    let caption = "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine.";
     let bars = Bars {
-        title: title.clone(),
+        title,
         x_desc: "change against before allocation (MiB)".into(),
         series: metrics.iter().map(|(_, n)| n.to_string()).collect(),
-        categories: cases
-            .iter()
-            .map(|(set, r)| format!("{}{}", labels[*set], case_memory_words(r)))
-            .collect(),
+        categories: case_categories(&cases, labels),
         values: cases
             .iter()
             .map(|(_, r)| {
@@ -67,21 +58,33 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
                     .collect()
             })
             .collect(),
-        whiskers: Vec::new(),
-        refs: Vec::new(),
         digits: 0,
-        missing: String::new(),
+        ..Bars::default()
     };
-    let mut caption = String::from(
-        "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine.",
-    );
-    if hidden > 0 {
-        caption.push_str(&format!(" {hidden} more cases are in the tables."));
-    }
-    Figure::from_svg(
-        title,
+    Figure::bars(
+        &bars,
         caption,
-        chart::hbars(&bars),
-        vec![("plot", format!("accounting-{phase}"))],
+        left_out,
+        chart::plot_kind(format!("accounting-{phase}")),
     )
+}
+
+/// The rows `keep` accepts, only the first of each case: memory belongs to the case, not to its
+/// lanes.
+pub(super) fn first_row_per_case<'r, 'a>(
+    rows: &'r [CaseRow<'a>],
+    keep: impl Fn(&Row) -> bool,
+) -> Vec<&'r CaseRow<'a>> {
+    let mut seen = HashSet::new();
+    rows.iter()
+        .filter(|(set, r)| keep(r) && seen.insert((*set, r.case_key.as_str())))
+        .collect()
+}
+
+/// The bar chart category of each case: its run label and its memory in words.
+pub(super) fn case_categories(cases: &[&CaseRow<'_>], labels: &[String]) -> Vec<String> {
+    cases
+        .iter()
+        .map(|(set, r)| format!("{}{}", labels[*set], case_memory_words(r)))
+        .collect()
 }

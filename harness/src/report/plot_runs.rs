@@ -1,11 +1,11 @@
 //! Plot (f): run A against run B (and more) per case: grouped bars of the median bandwidth.
 
-use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
+use super::chart::{self, Bars, Figure};
 use crate::compare::Comparison;
 
 pub fn runs_side_by_side(cmp: &Comparison) -> Figure {
     let title = "Runs side by side: median bandwidth per case".to_string();
-    let entries: Vec<_> = cmp
+    let mut entries: Vec<_> = cmp
         .entries
         .iter()
         .filter(|e| {
@@ -20,10 +20,10 @@ pub fn runs_side_by_side(cmp: &Comparison) -> Figure {
     if entries.is_empty() {
         return Figure::omitted(&title, "No plot: no case has a bandwidth in any run.");
     }
-    let hidden = entries.len().saturating_sub(MAX_CATEGORIES);
-    let entries = &entries[..entries.len().min(MAX_CATEGORIES)];
+    let left_out = chart::keep_drawable(&mut entries, "cases are in the table.");
+    let caption = "Missing bar: the run lacks the case or it did not finish.";
     let bars = Bars {
-        title: title.clone(),
+        title,
         x_desc: "median GB/s".into(),
         series: cmp
             .runs
@@ -43,19 +43,14 @@ pub fn runs_side_by_side(cmp: &Comparison) -> Figure {
                     .collect()
             })
             .collect(),
-        whiskers: Vec::new(),
-        refs: Vec::new(),
         digits: 1,
         missing: "—".into(),
+        ..Bars::default()
     };
-    let mut caption = String::from("Missing bar: the run lacks the case or it did not finish.");
-    if hidden > 0 {
-        caption.push_str(&format!(" {hidden} more cases are in the table."));
-    }
-    Figure::from_svg(
-        title,
+    Figure::bars(
+        &bars,
         caption,
-        chart::hbars(&bars),
-        vec![("plot", "runs-side-by-side".to_string())],
+        left_out,
+        chart::plot_kind("runs-side-by-side"),
     )
 }

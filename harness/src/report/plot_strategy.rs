@@ -2,7 +2,7 @@
 //! with the 95% bootstrap CI of the median as whiskers (from the raw samples of that case).
 //! Sorted fastest first within each direction, so the answer is the top bar.
 
-use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
+use super::chart::{self, Bars, Figure};
 use super::labels::{case_words, direction_key};
 use super::{CaseRow, NvbandwidthSeries, SampleIndex};
 use crate::results::Lane;
@@ -40,8 +40,8 @@ pub fn strategy_bars(
             .cmp(&lane_rank(b.1.lane))
             .then(b.1.bw_median_gbs.total_cmp_opt(a.1.bw_median_gbs))
     });
-    let hidden = ok.len().saturating_sub(MAX_CATEGORIES);
-    ok.truncate(MAX_CATEGORIES);
+    let left_out = chart::keep_drawable(&mut ok, "are in the parameter table.");
+    let caption = "One bar per case and lane: strategy, direction, size and the case's name; fastest first within each direction. Whiskers need at least two raw samples.";
     let mut categories = Vec::new();
     let mut values = Vec::new();
     let mut whiskers = Vec::new();
@@ -74,7 +74,7 @@ pub fn strategy_bars(
         ),
     ];
     let bars = Bars {
-        title: title.clone(),
+        title,
         x_desc: "median GB/s (whiskers: 95% bootstrap CI of the median)".into(),
         series: vec!["median".into()],
         categories,
@@ -84,13 +84,7 @@ pub fn strategy_bars(
         digits: 1,
         missing: String::new(),
     };
-    let mut caption = String::from(
-        "One bar per case and lane: strategy, direction, size and the case's name; fastest first within each direction. Whiskers need at least two raw samples.",
-    );
-    if hidden > 0 {
-        caption.push_str(&format!(" {hidden} more are in the parameter table."));
-    }
-    Figure::from_svg(title, caption, chart::hbars(&bars), data)
+    Figure::bars(&bars, caption, left_out, data)
 }
 
 trait CmpOpt {

@@ -130,8 +130,7 @@ pub fn scenario_timelines(
             let caption = "Each line is one observer's reading (MiB) while holding after the free; a slow return is a lazy release. Series that did not change are not drawn.".to_string();
             let svg = chart::lines(&title, "ms after free", "MiB", &series, &[], XAxis::Linear);
             out.push_str(
-                &Figure::from_svg(title, caption, svg, vec![("plot", "timeline".to_string())])
-                    .to_html(),
+                &Figure::from_svg(title, caption, svg, chart::plot_kind("timeline")).to_html(),
             );
         }
         for m in &moving[drawn..] {

@@ -126,20 +126,23 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
         }
     }
     out.extend(crate::budget::answer_lines(rows));
-    let failed = rows
-        .iter()
-        .filter(|r| matches!(r.status, Status::Failed(_)))
-        .count();
-    let skipped = rows
-        .iter()
-        .filter(|r| matches!(r.status, Status::Skipped(_)))
-        .count();
+    let (failed, skipped) = unfinished_counts(rows);
     if failed + skipped > 0 {
         out.push(format!(
             "{failed} row(s) failed and {skipped} were skipped: see the status column."
         ));
     }
     out
+}
+
+/// How many of `rows` failed, and how many were skipped.
+pub(crate) fn unfinished_counts<'r>(rows: impl IntoIterator<Item = &'r Row>) -> (usize, usize) {
+    rows.into_iter()
+        .fold((0, 0), |(failed, skipped), r| match r.status {
+            Status::Failed(_) => (failed + 1, skipped),
+            Status::Skipped(_) => (failed, skipped + 1),
+            Status::Ok => (failed, skipped),
+        })
 }
 
 fn truncate(s: &str, n: usize) -> String {

@@ -38,43 +38,69 @@ pub struct Comparison {
     pub verdict: Verdict,
 }
 
-/// Compares two bandwidth samples. `noise` is the relative change treated as no change (0.02 =
-/// 2%). `Faster` needs the whole CI above 1 and `ratio > 1 + noise`; `Slower` needs the whole CI
-/// below 1 and `ratio < 1 - noise`; without an interval (fewer than two values on a side) it is
-/// `Undecided`; anything else is `NoChange`.
+/// The rule every verdict follows: the relative change treated as no change, and the bootstrap
+/// interval of the ratio of medians that must exclude 1.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct VerdictRule {
+    /// Relative change treated as no change (0.02 = 2%).
+    pub noise: f64,
+    /// Two-sided confidence of the interval.
+    pub confidence: f64,
+    /// Bootstrap resamples behind the interval.
+    pub resamples: usize,
+}
+
+impl VerdictRule {
+    /// The rule with this noise threshold and pinscope's interval ([`DEFAULT_CONFIDENCE`],
+    /// [`DEFAULT_RESAMPLES`]).
+    pub fn with_noise(noise: f64) -> VerdictRule {
+        VerdictRule {
+            noise,
+            confidence: DEFAULT_CONFIDENCE,
+            resamples: DEFAULT_RESAMPLES,
+        }
+    }
+
+    /// `other` against `base`: `Faster` needs the whole CI above 1 and `ratio > 1 + noise`;
+    /// `Slower` needs the whole CI below 1 and `ratio < 1 - noise`; without an interval (fewer
+    /// than two values on a side) it is `Undecided`; anything else is `NoChange`.
+    pub fn compare(&self, base: &Sample, other: &Sample) -> Comparison {
+        let ratio = other.median() / base.median();
+        let ci = (base.len() >= 2 && other.len() >= 2)
+            .then(|| bootstrap_ratio_ci(base, other, self.resamples, self.confidence));
+        let (above, below) = match ci {
+            Some((lo, hi)) => (lo > 1.0, hi < 1.0),
+            None => (false, false),
+        };
+        let verdict = if ci.is_none() {
+            Verdict::Undecided
+        } else if !ratio.is_finite() {
+            Verdict::NoChange
+        } else if above && ratio > 1.0 + self.noise {
+            Verdict::Faster
+        } else if below && ratio < 1.0 - self.noise {
+            Verdict::Slower
+        } else {
+            Verdict::NoChange
+        };
+        Comparison { ratio, ci, verdict }
+    }
+}
+
+/// Compares two bandwidth samples under [`VerdictRule::with_noise`]: `noise` is the relative
+/// change treated as no change (0.02 = 2%).
 pub fn compare(base: &Sample, other: &Sample, noise: f64) -> Comparison {
-    let ratio = other.median() / base.median();
-    let ci = (base.len() >= 2 && other.len() >= 2)
-        .then(|| bootstrap_ratio_ci(base, other, DEFAULT_RESAMPLES, DEFAULT_CONFIDENCE));
-    let (above, below) = match ci {
-        Some((lo, hi)) => (lo > 1.0, hi < 1.0),
-        None => (false, false),
-    };
-    let verdict = if ci.is_none() {
-        Verdict::Undecided
-    } else if !ratio.is_finite() {
-        Verdict::NoChange
-    } else if above && ratio > 1.0 + noise {
-        Verdict::Faster
-    } else if below && ratio < 1.0 - noise {
-        Verdict::Slower
-    } else {
-        Verdict::NoChange
-    };
-    Comparison { ratio, ci, verdict }
+    VerdictRule::with_noise(noise).compare(base, other)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn s(v: &[f64]) -> Sample {
-        Sample::new(v.to_vec()).expect("valid")
-    }
+    use crate::stats::sample::sample_of;
 
     #[test]
     fn identical_is_no_change() {
-        let a = s(&[10.0, 10.1, 9.9, 10.05, 9.95]);
+        let a = sample_of(&[10.0, 10.1, 9.9, 10.05, 9.95]);
         let c = compare(&a, &a, 0.02);
         assert_eq!(c.verdict, Verdict::NoChange);
         assert_eq!(c.ratio, 1.0);
@@ -84,8 +110,8 @@ mod tests {
 
     #[test]
     fn clear_shift_is_faster_or_slower() {
-        let a = s(&[10.0, 10.1, 9.9, 10.05, 9.95, 10.02]);
-        let b = s(&[12.0, 12.1, 11.9, 12.05, 11.95, 12.02]);
+        let a = sample_of(&[10.0, 10.1, 9.9, 10.05, 9.95, 10.02]);
+        let b = sample_of(&[12.0, 12.1, 11.9, 12.05, 11.95, 12.02]);
         assert_eq!(compare(&a, &b, 0.02).verdict, Verdict::Faster);
         assert_eq!(compare(&b, &a, 0.02).verdict, Verdict::Slower);
         // Significant but inside the noise threshold.
@@ -94,10 +120,10 @@ mod tests {
 
     #[test]
     fn single_values_have_no_ci_and_no_verdict() {
-        let c = compare(&s(&[10.0]), &s(&[11.0]), 0.02);
+        let c = compare(&sample_of(&[10.0]), &sample_of(&[11.0]), 0.02);
         assert_eq!(c.ci, None);
         assert_eq!(c.verdict, Verdict::Undecided);
-        let c = compare(&s(&[10.0]), &s(&[10.1]), 0.02);
+        let c = compare(&sample_of(&[10.0]), &sample_of(&[10.1]), 0.02);
         assert_eq!(c.verdict, Verdict::Undecided);
     }
 }

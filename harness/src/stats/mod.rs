@@ -14,7 +14,7 @@ mod sample;
 pub use bootstrap::{
     DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Rng, SEED, bootstrap_median_ci, bootstrap_ratio_ci,
 };
-pub use change::{Comparison, Verdict, compare};
+pub use change::{Comparison, Verdict, VerdictRule, compare};
 pub use sample::{
     MAD_SCALE, OUTLIER_MADS, Sample, SampleError, Summary, median, relative_spread, summarize,
 };

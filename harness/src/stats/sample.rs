@@ -183,13 +183,15 @@ pub(crate) fn median_in_place(buf: &mut [f64]) -> f64 {
     }
 }
 
+/// The sample of `v`, for tests that know their values are valid.
+#[cfg(test)]
+pub(crate) fn sample_of(v: &[f64]) -> Sample {
+    Sample::new(v.to_vec()).expect("a test sample is non-empty and finite")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn s(v: &[f64]) -> Sample {
-        Sample::new(v.to_vec()).expect("valid sample")
-    }
 
     #[test]
     fn rejects_empty_and_non_finite() {
@@ -206,9 +208,9 @@ mod tests {
 
     #[test]
     fn median_odd_and_even() {
-        assert_eq!(s(&[3.0, 1.0, 2.0]).median(), 2.0);
-        assert_eq!(s(&[4.0, 1.0, 3.0, 2.0]).median(), 2.5);
-        assert_eq!(s(&[7.0]).median(), 7.0);
+        assert_eq!(sample_of(&[3.0, 1.0, 2.0]).median(), 2.0);
+        assert_eq!(sample_of(&[4.0, 1.0, 3.0, 2.0]).median(), 2.5);
+        assert_eq!(sample_of(&[7.0]).median(), 7.0);
         let mut b = vec![4.0, 1.0, 3.0, 2.0];
         assert_eq!(median_in_place(&mut b), 2.5);
         let mut b = vec![5.0, 1.0, 3.0];
@@ -217,7 +219,7 @@ mod tests {
 
     #[test]
     fn min_max_mean_keep_order() {
-        let x = s(&[2.0, 9.0, 1.0]);
+        let x = sample_of(&[2.0, 9.0, 1.0]);
         assert_eq!((x.min(), x.max(), x.mean()), (1.0, 9.0, 4.0));
         assert_eq!(x.values(), &[2.0, 9.0, 1.0]);
         assert_eq!(x.sorted(), &[1.0, 2.0, 9.0]);
@@ -226,7 +228,7 @@ mod tests {
     #[test]
     fn mad_by_hand() {
         // median 3; |dev| = 2,1,0,1,6,3,1 → sorted 0,1,1,1,2,3,6 → MAD 1.
-        let x = s(&[1.0, 2.0, 3.0, 4.0, 9.0, 6.0, 2.0]);
+        let x = sample_of(&[1.0, 2.0, 3.0, 4.0, 9.0, 6.0, 2.0]);
         assert_eq!(x.median(), 3.0);
         assert_eq!(x.mad(), 1.0);
         assert!((x.relative_spread() - 1.0 / 3.0).abs() < 1e-12);
@@ -234,7 +236,7 @@ mod tests {
 
     #[test]
     fn quantiles_interpolate_linearly() {
-        let x = s(&[10.0, 20.0, 30.0, 40.0, 50.0]);
+        let x = sample_of(&[10.0, 20.0, 30.0, 40.0, 50.0]);
         assert_eq!(x.quantile(0.0), 10.0);
         assert_eq!(x.quantile(1.0), 50.0);
         assert_eq!(x.quantile(0.5), 30.0);
@@ -247,7 +249,7 @@ mod tests {
     #[test]
     fn planted_outlier_is_flagged_not_dropped() {
         let v = vec![10.0, 10.2, 9.9, 10.1, 9.8, 10.0, 30.0, 10.05];
-        let x = s(&v);
+        let x = sample_of(&v);
         let flags = x.outlier_flags();
         assert_eq!(flags.len(), v.len());
         assert_eq!(
@@ -260,7 +262,7 @@ mod tests {
 
     #[test]
     fn zero_mad_flags_nothing() {
-        let x = s(&[10.0, 10.0, 10.0, 10.0, 30.0]);
+        let x = sample_of(&[10.0, 10.0, 10.0, 10.0, 30.0]);
         assert_eq!(x.mad(), 0.0);
         assert_eq!(x.outlier_count(), 0);
     }
