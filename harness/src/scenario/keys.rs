@@ -74,7 +74,8 @@ pub(super) struct Key {
     pub set: fn(&mut Case, &Given),
 }
 
-/// A setter writing `Val::$variant` into `case.$field` (a dotted path for `measure`/`probes`).
+/// A setter writing `Val::$variant` into `case.$field` (a dotted path for `measure`/`probes`),
+/// wrapped in `Some` for an optional field.
 macro_rules! set {
     ($variant:ident => $($field:ident).+) => {
         |c: &mut Case, g: &Given| {
@@ -83,12 +84,20 @@ macro_rules! set {
             }
         }
     };
+    ($variant:ident => Some $($field:ident).+) => {
+        |c: &mut Case, g: &Given| {
+            if let Val::$variant(x) = &g.val {
+                c.$($field).+ = Some(*x);
+            }
+        }
+    };
 }
 
-/// A [`Key`] whose setter writes `Val::$variant` into `case.$field`.
+/// A [`Key`] whose setter writes `Val::$variant` into `case.$field` (`Some $field`: an optional
+/// field, unset by default).
 macro_rules! key {
-    ($name:literal, $ty:expr, $default:literal, $variant:ident => $($field:ident).+) => {
-        Key { name: $name, ty: $ty, default: $default, set: set!($variant => $($field).+) }
+    ($name:literal, $ty:expr, $default:literal, $variant:ident => $($path:tt)+) => {
+        Key { name: $name, ty: $ty, default: $default, set: set!($variant => $($path)+) }
     };
 }
 
@@ -102,16 +111,7 @@ pub(super) const KEYS: &[Key] = &[
     key!("direction", Ty::Direction, "\"h2d\"", Direction => direction),
     key!("mode", Ty::Mode, "\"direct\"", Mode => mode),
     key!("size", Ty::Size, "\"512MiB\"", Bytes => size),
-    Key {
-        name: "chunk",
-        ty: Ty::Size,
-        default: "none",
-        set: |c, g| {
-            if let Val::Bytes(b) = g.val {
-                c.chunk = Some(b);
-            }
-        },
-    },
+    key!("chunk", Ty::Size, "none", Bytes => Some chunk),
     key!("ring", Ty::Int { min: 1, max: ANY }, "3", Int => ring),
     key!("streams", Ty::Int { min: 1, max: 16 }, "1", Int => streams),
     key!("threads", Ty::Threads, "\"auto\"", Threads => threads),

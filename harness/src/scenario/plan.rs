@@ -282,21 +282,15 @@ pub fn plan_table_for(
                 }
             }
         };
+        // The device-resident engines have no host memory and no direction.
+        let host_side = |v: String| if c.engine.is_device() { "-".into() } else { v };
         let mut row = vec![
             c.index.to_string(),
             c.label.clone(),
-            if c.engine.is_device() {
-                "-".into()
-            } else {
-                c.host.to_string()
-            },
+            host_side(c.host.to_string()),
             c.flags.label(),
             c.engine.to_string(),
-            if c.engine.is_device() {
-                "-".into()
-            } else {
-                c.direction.to_string()
-            },
+            host_side(c.direction.to_string()),
             c.mode.to_string(),
             format_bytes_exact(c.size),
             chunk_ring(c),
