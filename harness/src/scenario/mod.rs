@@ -167,7 +167,8 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
     }
     let root = raw::parse(text).map_err(|p| fail(vec![p]))?;
     let mut problems = Vec::new();
-    let file = validate::validate(&root, &mut problems);
+    let mut file = validate::validate(&root, &mut problems);
+    validate_blocks::add_claims_and_derived(&root, &mut file, &mut problems);
     let cases = expand::expand(&file, &mut problems);
     expand::check_derived(&file, &mut problems);
     if !problems.is_empty() {

@@ -10,7 +10,6 @@
 use super::keys::Key;
 pub(super) use super::keys::{Given, KEYS, Ty, Val};
 use super::raw::{self, Entry, Kind, Pos};
-use super::validate_blocks::{self, Labels};
 use super::{Case, Engine, HostFlags, Threads};
 use super::{Claim, Derived};
 use crate::error::Problem;
@@ -766,7 +765,9 @@ pub(super) fn tables_of<'a>(
     }
 }
 
-/// Stage two for a whole file. Problems are appended; the returned `File` holds what was valid.
+/// Stage two for a whole file but its `[[claim]]` and `[[derived]]` blocks (which
+/// [`super::validate_blocks::add_claims_and_derived`] reads next). Problems are appended; the
+/// returned `File` holds what was valid.
 pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
     let mut file = File::default();
     let start = problems.len();
@@ -928,9 +929,5 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
         block.broken = problems.len() > before;
         file.cases.push(block);
     }
-
-    let labels = Labels::new(&file.cases);
-    file.claims = validate_blocks::claims(root, &labels, problems);
-    file.derived = validate_blocks::derived(root, &labels, problems);
     file
 }

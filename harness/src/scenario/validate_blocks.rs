@@ -5,7 +5,7 @@
 
 use super::raw::{self, Kind, Pos};
 use super::validate::{
-    CaseBlock, DerivedBlock, did_you_mean, did_you_mean_value, quoted_list, shown, string_of,
+    CaseBlock, DerivedBlock, File, did_you_mean, did_you_mean_value, quoted_list, shown, string_of,
     tables_of, unknown_keys,
 };
 use super::{Claim, Derived, Op};
@@ -18,7 +18,7 @@ pub(super) const PLATFORMS: &[&str] = &["linux", "wsl2", "windows", "windows-wdd
 
 /// The case labels of a file, for claims and derived results: membership in O(1); suggestions
 /// from the first [`Labels::SUGGEST_FROM`] labels only, so a file of many bad names stays linear.
-pub(super) struct Labels<'a> {
+struct Labels<'a> {
     set: HashSet<&'a str>,
     list: &'a [CaseBlock],
 }
@@ -26,7 +26,7 @@ pub(super) struct Labels<'a> {
 impl<'a> Labels<'a> {
     const SUGGEST_FROM: usize = 1000;
 
-    pub(super) fn new(cases: &'a [CaseBlock]) -> Self {
+    fn new(cases: &'a [CaseBlock]) -> Self {
         Labels {
             set: cases.iter().map(|c| c.label.as_str()).collect(),
             list: cases,
@@ -185,17 +185,27 @@ impl<'t, 'l> BlockReader<'t, 'l> {
     }
 }
 
-/// The file's `[[claim]]` blocks, those without problems.
-pub(super) fn claims(
+/// Reads the `[[claim]]` and `[[derived]]` blocks of `root` into `file`, whose case blocks are
+/// read already (the labels the blocks may name).
+pub(super) fn add_claims_and_derived(
     root: &raw::Table,
-    labels: &Labels<'_>,
+    file: &mut File,
     problems: &mut Vec<Problem>,
-) -> Vec<Claim> {
+) {
+    let labels = Labels::new(&file.cases);
+    let claims = claims(root, &labels, problems);
+    let derived = derived(root, &labels, problems);
+    file.claims = claims;
+    file.derived = derived;
+}
+
+/// The file's `[[claim]]` blocks, those without problems.
+fn claims(root: &raw::Table, labels: &Labels<'_>, problems: &mut Vec<Problem>) -> Vec<Claim> {
     blocks(root, "claim", CLAIM_KEYS, labels, problems, claim)
 }
 
 /// The file's `[[derived]]` blocks, those without problems.
-pub(super) fn derived(
+fn derived(
     root: &raw::Table,
     labels: &Labels<'_>,
     problems: &mut Vec<Problem>,

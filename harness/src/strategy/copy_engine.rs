@@ -5,32 +5,18 @@
 use super::timing::{Streams, Timer};
 use super::*;
 
+/// Copy-engine copies split over the streams; `managed`: the host pages are brought back to the
+/// host before each sample.
 pub struct CopyEngine {
-    io: OneWay,
-    streams: Vec<Stream>,
     managed: bool,
-    setup: SetupTimes,
 }
 
 impl CopyEngine {
-    pub fn allocate(case: &Case) -> Result<Self, CudaError> {
-        let size = case.size as usize;
-        let host = host_buffer(case, size)?;
+    pub fn allocate(case: &Case) -> Result<OneWayTransfer<Self>, CudaError> {
+        let host = host_buffer(case, case.size as usize)?;
         let setup = SetupTimes::of(&host);
-        let io = OneWay::new(case, host)?;
-        let streams = (0..case.streams.max(1))
-            .map(|_| Stream::new())
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self {
-            setup,
-            managed: case.host == HostKind::Managed,
-            io,
-            streams,
-        })
-    }
-
-    fn parts(&self) -> Vec<(usize, usize)> {
-        split(self.io.size, self.streams.len())
+        let managed = case.host == HostKind::Managed;
+        OneWayTransfer::new(case, host, case.streams, setup, CopyEngine { managed })
     }
 }
 
@@ -48,57 +34,28 @@ pub(crate) fn split(size: usize, n: usize) -> Vec<(usize, usize)> {
     v
 }
 
-impl Transfer for CopyEngine {
-    fn moves(&self) -> Moves {
-        self.io.moves()
-    }
-
-    fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        self.io.touch(gpu, &self.streams[0])
-    }
-
-    fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let parts = self.parts();
+impl Enqueue for CopyEngine {
+    fn sample(&mut self, rig: Rig<'_, '_>, batch: u32) -> Result<SampleTimes, CudaError> {
+        let Rig { io, streams, gpu } = rig;
+        let parts = split(io.size, streams.len());
         if self.managed {
             // Bring the pages back to the host, untimed, so every sample starts from host memory.
-            self.io.reset_host();
+            io.reset_host();
         }
-        let (host, dev) = (&self.io.host, &self.io.device);
+        let (host, dev) = (&io.host, &io.device);
         let gated = host.is_page_locked();
-        let timer = Timer::start(gpu, &self.streams, Streams::Forked, gated)?;
+        let timer = Timer::start(gpu, streams, Streams::Forked, gated)?;
         for _ in 0..batch {
             for (i, (off, len)) in parts.iter().enumerate() {
-                let s = &self.streams[i % self.streams.len()];
-                if self.io.h2d {
+                let s = &streams[i % streams.len()];
+                if io.h2d {
                     s.copy_h2d(dev, *off, host, *off, *len)?;
                 } else {
                     s.copy_d2h(host, *off, dev, *off, *len)?;
                 }
             }
         }
-        timer
-            .finish(&self.streams)?
-            .one_lane(self.lanes()[0], gated)
-    }
-
-    fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
-        self.io.verify(gpu, &self.streams)
-    }
-
-    fn setup(&self) -> SetupTimes {
-        self.setup.clone()
-    }
-
-    fn footprint(&self) -> Footprint {
-        let mut fp = Footprint::default();
-        footprint_of(&self.io.host, &mut fp);
-        fp.device = self.io.device.len() as u64;
-        fp
-    }
-
-    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let CopyEngine { io, setup, .. } = *self;
-        io.free([], setup)
+        timer.finish(streams)?.one_lane(io.lane(), gated)
     }
 }
 

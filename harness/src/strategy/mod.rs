@@ -10,6 +10,7 @@ pub mod churn;
 mod copy_engine;
 mod cpu_access;
 mod device_local;
+mod one_way;
 mod register_per_copy;
 mod staged;
 mod timing;
@@ -18,6 +19,7 @@ mod zero_copy;
 use crate::cuda::{CudaError, DeviceBuffer, Gate, HostBuffer, Kernels, Stream};
 use crate::scenario::Lane;
 use crate::scenario::{Case, Direction, Engine, HostKind, Route};
+pub(crate) use one_way::{Enqueue, OneWay, OneWayTransfer, Rig};
 
 /// What a strategy needs from the GPU.
 pub struct Gpu<'a> {
@@ -238,81 +240,6 @@ pub(crate) fn free_host(buf: HostBuffer, t: &mut SetupTimes) -> Result<(), CudaE
     }
     t.free_ms = Some(t.free_ms.unwrap_or(0.0) + free);
     Ok(())
-}
-
-/// The two ends of a one-way transfer: the host buffer (the source for H2D, the destination for
-/// D2H), a device buffer of the same size, the direction and the pattern's seed.
-pub(crate) struct OneWay {
-    pub host: HostBuffer,
-    pub device: DeviceBuffer,
-    pub h2d: bool,
-    pub seed: u32,
-    pub size: usize,
-}
-
-impl OneWay {
-    /// The ends of `case` around `host` (of `case.size` bytes): a device buffer is allocated.
-    pub(crate) fn new(case: &Case, host: HostBuffer) -> Result<Self, CudaError> {
-        let size = case.size as usize;
-        Ok(OneWay {
-            host,
-            device: DeviceBuffer::new(size)?,
-            h2d: case.direction == Direction::H2d,
-            seed: seed_for(case),
-            size,
-        })
-    }
-
-    pub(crate) fn moves(&self) -> Moves {
-        Moves::one_way(self.h2d, self.size)
-    }
-
-    /// Puts the host buffer back as first touch left it: the pattern when it is the source,
-    /// zeros when it is the destination (untimed; managed memory between samples).
-    pub(crate) fn reset_host(&mut self) {
-        if self.h2d {
-            crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
-        } else {
-            crate::cuda::fill_zero(self.host.as_mut_slice());
-        }
-    }
-
-    /// First touch: the source gets the pattern, the destination zeros.
-    pub(crate) fn touch(&mut self, gpu: &Gpu, stream: &Stream) -> Result<(), CudaError> {
-        self.reset_host();
-        if self.h2d {
-            self.device.memset(stream, 0)?;
-        } else {
-            gpu.kernels
-                .write(stream, &self.device, self.device.len(), self.seed)?;
-        }
-        stream.synchronize()
-    }
-
-    /// Waits for `streams` (the first one last) and checks the destination: the device buffer
-    /// after H2D, the host after D2H.
-    pub(crate) fn verify(&self, gpu: &Gpu, streams: &[Stream]) -> Result<Verified, CudaError> {
-        for s in &streams[1..] {
-            s.synchronize()?;
-        }
-        streams[0].synchronize()?;
-        if self.h2d {
-            verify_device(gpu, &streams[0], &self.device, self.seed, Lane::H2d)
-        } else {
-            Ok(verify_host(&self.host, self.seed, Lane::D2h))
-        }
-    }
-
-    /// Frees `others` and then the host buffer, folding their times into `setup`.
-    pub(crate) fn free(
-        self,
-        others: impl IntoIterator<Item = HostBuffer>,
-        setup: SetupTimes,
-    ) -> Result<SetupTimes, CudaError> {
-        let OneWay { host, device, .. } = self;
-        drop(device);
-        free_all(others.into_iter().chain([host]), setup)
-    }
 }
 
 /// Frees the host buffers of a transfer, folding their times into `setup`; the first error wins

@@ -16,15 +16,14 @@ use super::*;
 use crate::cuda::{CopyCrew, Event};
 use crate::scenario::HostFlags;
 
+/// The ring: `ring` pinned buffers of `chunk` bytes, an event per slot, and the copier that
+/// fills or drains them.
 pub struct Staged {
-    io: OneWay,
     ring: Vec<HostBuffer>,
     slot_events: Vec<Event>,
-    streams: Vec<Stream>,
     chunk: usize,
     copier: Copier,
     spin_events: bool,
-    setup: SetupTimes,
 }
 
 /// How the staging memcpy is spread over threads.
@@ -65,12 +64,16 @@ impl Copier {
 }
 
 impl Staged {
-    /// The ring of `ring` pinned buffers of `chunk` bytes, copied through by `threads` threads
+    /// The ring of `slots` pinned buffers of `chunk` bytes, copied through by `threads` threads
     /// (the settings of [`crate::scenario::Route::Staged`]).
-    pub fn allocate(case: &Case, chunk: u64, slots: u32, threads: u32) -> Result<Self, CudaError> {
-        let size = case.size as usize;
+    pub fn allocate(
+        case: &Case,
+        chunk: u64,
+        slots: u32,
+        threads: u32,
+    ) -> Result<OneWayTransfer<Self>, CudaError> {
         let chunk = chunk as usize;
-        let pageable = HostBuffer::pageable(size)?;
+        let pageable = HostBuffer::pageable(case.size as usize)?;
         let mut alloc_ms = pageable.alloc_ms;
         let mut ring = Vec::new();
         for _ in 0..slots {
@@ -82,32 +85,24 @@ impl Staged {
             .iter()
             .map(|_| Event::new())
             .collect::<Result<Vec<_>, _>>()?;
-        let streams = (0..case.streams.max(1))
-            .map(|_| Stream::new())
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self {
-            io: OneWay::new(case, pageable)?,
+        let how = Staged {
             ring,
             slot_events,
-            streams,
             chunk,
             copier: Copier::from_env(threads as usize)?,
             spin_events: std::env::var("PINSCOPE_EVENT_WAIT").as_deref() != Ok("block"),
-            setup: SetupTimes {
-                alloc_ms: Some(alloc_ms),
-                ..Default::default()
-            },
-        })
+        };
+        let setup = SetupTimes {
+            alloc_ms: Some(alloc_ms),
+            ..Default::default()
+        };
+        OneWayTransfer::new(case, pageable, case.streams, setup, how)
     }
 
-    fn chunks(&self) -> Vec<(usize, usize)> {
-        (0..self.io.size.div_ceil(self.chunk))
-            .map(|k| {
-                (
-                    k * self.chunk,
-                    self.chunk.min(self.io.size - k * self.chunk),
-                )
-            })
+    /// `(offset, length)` of each chunk of `size` bytes.
+    fn chunks(&self, size: usize) -> Vec<(usize, usize)> {
+        (0..size.div_ceil(self.chunk))
+            .map(|k| (k * self.chunk, self.chunk.min(size - k * self.chunk)))
             .collect()
     }
 
@@ -120,13 +115,13 @@ impl Staged {
         }
     }
 
-    fn upload(&mut self) -> Result<(), CudaError> {
-        let chunks = self.chunks();
-        let (src, dev) = (&self.io.host, &self.io.device);
+    fn upload(&mut self, io: &OneWay, streams: &[Stream]) -> Result<(), CudaError> {
+        let chunks = self.chunks(io.size);
+        let (src, dev) = (&io.host, &io.device);
         let n = self.ring.len();
         for (k, (off, len)) in chunks.into_iter().enumerate() {
             let slot = k % n;
-            let stream = &self.streams[k % self.streams.len()];
+            let stream = &streams[k % streams.len()];
             // The slot's previous DMA must be done before the CPU refills it.
             if k >= n {
                 self.wait_slot(slot)?;
@@ -142,13 +137,13 @@ impl Staged {
         Ok(())
     }
 
-    fn download(&mut self) -> Result<(), CudaError> {
-        let chunks = self.chunks();
+    fn download(&mut self, io: &mut OneWay, streams: &[Stream]) -> Result<(), CudaError> {
+        let chunks = self.chunks(io.size);
         let n = self.ring.len();
-        let dev = &self.io.device;
+        let dev = &io.device;
         let issue = |k: usize| -> Result<(), CudaError> {
             let (off, len) = chunks[k];
-            let stream = &self.streams[k % self.streams.len()];
+            let stream = &streams[k % streams.len()];
             stream.copy_d2h(&self.ring[k % n], 0, dev, off, len)?;
             self.slot_events[k % n].record(stream)
         };
@@ -158,7 +153,7 @@ impl Staged {
         for k in 0..chunks.len() {
             let (off, len) = chunks[k];
             self.wait_slot(k % n)?;
-            let out = &mut self.io.host.as_mut_slice()[off..off + len];
+            let out = &mut io.host.as_mut_slice()[off..off + len];
             self.copier.copy(out, &self.ring[k % n].as_slice()[..len]);
             if k + n < chunks.len() {
                 issue(k + n)?;
@@ -202,55 +197,33 @@ fn pool(threads: usize) -> Result<rayon::ThreadPool, CudaError> {
         .map_err(|e| CudaError::new("thread pool", e.to_string()))
 }
 
-impl Transfer for Staged {
-    fn moves(&self) -> Moves {
-        self.io.moves()
+impl Enqueue for Staged {
+    /// Not gated: the CPU takes part (it fills or drains the ring), so the wall clock is the
+    /// headline; the event time of the whole batch is kept.
+    fn sample(&mut self, rig: Rig<'_, '_>, batch: u32) -> Result<SampleTimes, CudaError> {
+        let Rig { io, streams, gpu } = rig;
+        let timer = Timer::start(gpu, streams, Streams::Forked, false)?;
+        for _ in 0..batch {
+            if io.h2d {
+                self.upload(io, streams)?;
+            } else {
+                self.download(io, streams)?;
+            }
+        }
+        timer.finish(streams)?.one_lane(io.lane(), false)
     }
 
-    fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
+    fn touch(&mut self) {
         for r in &mut self.ring {
             r.as_mut_slice().fill(0);
         }
-        self.io.touch(gpu, &self.streams[0])
     }
 
-    /// Not gated: the CPU takes part (it fills or drains the ring), so the wall clock is the
-    /// headline; the event time of the whole batch is kept.
-    fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let timer = Timer::start(gpu, &self.streams, Streams::Forked, false)?;
-        for _ in 0..batch {
-            if self.io.h2d {
-                self.upload()?;
-            } else {
-                self.download()?;
-            }
-        }
-        timer
-            .finish(&self.streams)?
-            .one_lane(self.lanes()[0], false)
+    fn footprint(&self, fp: &mut Footprint) {
+        fp.staging += (self.chunk * self.ring.len()) as u64;
     }
 
-    fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
-        self.io.verify(gpu, &self.streams)
-    }
-
-    fn setup(&self) -> SetupTimes {
-        self.setup.clone()
-    }
-
-    fn footprint(&self) -> Footprint {
-        Footprint {
-            pageable: self.io.size as u64,
-            staging: (self.chunk * self.ring.len()) as u64,
-            device: self.io.size as u64,
-            ..Default::default()
-        }
-    }
-
-    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let Staged {
-            io, ring, setup, ..
-        } = *self;
-        io.free(ring, setup)
+    fn into_buffers(self) -> Vec<HostBuffer> {
+        self.ring
     }
 }

@@ -1,0 +1,201 @@
+//! What every one-way strategy shares (copy engine, zero-copy kernels, register-per-copy, the
+//! staging ring): the two ends ([`OneWay`]), the streams, the setup times, first touch,
+//! verification, footprint and freeing, in [`OneWayTransfer`]. A strategy says only how a batch
+//! is enqueued and timed ([`Enqueue`]), and what it holds besides the ends.
+
+use super::*;
+
+/// The two ends of a one-way transfer: the host buffer (the source for H2D, the destination for
+/// D2H), a device buffer of the same size, the direction and the pattern's seed.
+pub(crate) struct OneWay {
+    pub host: HostBuffer,
+    pub device: DeviceBuffer,
+    pub h2d: bool,
+    pub seed: u32,
+    pub size: usize,
+}
+
+impl OneWay {
+    /// The ends of `case` around `host` (of `case.size` bytes): a device buffer is allocated.
+    pub(crate) fn new(case: &Case, host: HostBuffer) -> Result<Self, CudaError> {
+        let size = case.size as usize;
+        Ok(OneWay {
+            host,
+            device: DeviceBuffer::new(size)?,
+            h2d: case.direction == Direction::H2d,
+            seed: seed_for(case),
+            size,
+        })
+    }
+
+    pub(crate) fn moves(&self) -> Moves {
+        Moves::one_way(self.h2d, self.size)
+    }
+
+    /// The lane this transfer reports.
+    pub(crate) fn lane(&self) -> Lane {
+        if self.h2d { Lane::H2d } else { Lane::D2h }
+    }
+
+    /// Puts the host buffer back as first touch left it: the pattern when it is the source,
+    /// zeros when it is the destination (untimed; managed memory between samples).
+    pub(crate) fn reset_host(&mut self) {
+        if self.h2d {
+            crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
+        } else {
+            crate::cuda::fill_zero(self.host.as_mut_slice());
+        }
+    }
+
+    /// First touch: the source gets the pattern, the destination zeros.
+    pub(crate) fn touch(&mut self, gpu: &Gpu, stream: &Stream) -> Result<(), CudaError> {
+        self.reset_host();
+        if self.h2d {
+            self.device.memset(stream, 0)?;
+        } else {
+            gpu.kernels
+                .write(stream, &self.device, self.device.len(), self.seed)?;
+        }
+        stream.synchronize()
+    }
+
+    /// Waits for `streams` (the first one last) and checks the destination: the device buffer
+    /// after H2D, the host after D2H.
+    pub(crate) fn verify(&self, gpu: &Gpu, streams: &[Stream]) -> Result<Verified, CudaError> {
+        for s in &streams[1..] {
+            s.synchronize()?;
+        }
+        streams[0].synchronize()?;
+        if self.h2d {
+            verify_device(gpu, &streams[0], &self.device, self.seed, Lane::H2d)
+        } else {
+            Ok(verify_host(&self.host, self.seed, Lane::D2h))
+        }
+    }
+
+    /// Frees `others` and then the host buffer, folding their times into `setup`.
+    pub(crate) fn free(
+        self,
+        others: impl IntoIterator<Item = HostBuffer>,
+        setup: SetupTimes,
+    ) -> Result<SetupTimes, CudaError> {
+        let OneWay { host, device, .. } = self;
+        drop(device);
+        free_all(others.into_iter().chain([host]), setup)
+    }
+}
+
+/// What a batch runs on: the ends, the streams and the GPU's kernels and gate.
+pub(crate) struct Rig<'a, 'g> {
+    pub io: &'a mut OneWay,
+    pub streams: &'a [Stream],
+    pub gpu: &'a Gpu<'g>,
+}
+
+/// What a one-way strategy adds to the shared parts: how a batch is enqueued and timed, and the
+/// buffers it holds besides the ends.
+pub(crate) trait Enqueue {
+    /// Runs `batch` transfers between the ends on the streams and times them.
+    fn sample(&mut self, rig: Rig<'_, '_>, batch: u32) -> Result<SampleTimes, CudaError>;
+
+    /// Checks the destination (by default: the ends' check after every stream is done).
+    fn verify(&mut self, rig: Rig<'_, '_>) -> Result<Verified, CudaError> {
+        rig.io.verify(rig.gpu, rig.streams)
+    }
+
+    /// First touch of the strategy's own buffers (before the ends are touched).
+    fn touch(&mut self) {}
+
+    /// Adds the memory held besides the ends.
+    fn footprint(&self, _fp: &mut Footprint) {}
+
+    /// The host buffers held besides the ends, to be freed before the host end.
+    fn into_buffers(self) -> Vec<HostBuffer>
+    where
+        Self: Sized,
+    {
+        Vec::new()
+    }
+}
+
+/// A one-way transfer: the ends, `streams`, the setup times so far, and the strategy's part.
+pub(crate) struct OneWayTransfer<E> {
+    io: OneWay,
+    streams: Vec<Stream>,
+    setup: SetupTimes,
+    how: E,
+}
+
+impl<E: Enqueue> OneWayTransfer<E> {
+    /// The transfer of `case` around `host`, on `streams` streams, with `setup` the times spent
+    /// allocating its host memory so far.
+    pub(crate) fn new(
+        case: &Case,
+        host: HostBuffer,
+        streams: u32,
+        setup: SetupTimes,
+        how: E,
+    ) -> Result<Self, CudaError> {
+        let streams = (0..streams.max(1))
+            .map(|_| Stream::new())
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(OneWayTransfer {
+            io: OneWay::new(case, host)?,
+            streams,
+            setup,
+            how,
+        })
+    }
+}
+
+impl<E: Enqueue> Transfer for OneWayTransfer<E> {
+    fn moves(&self) -> Moves {
+        self.io.moves()
+    }
+
+    fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
+        self.how.touch();
+        self.io.touch(gpu, &self.streams[0])
+    }
+
+    fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
+        let rig = Rig {
+            io: &mut self.io,
+            streams: &self.streams,
+            gpu,
+        };
+        self.how.sample(rig, batch)
+    }
+
+    fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
+        let rig = Rig {
+            io: &mut self.io,
+            streams: &self.streams,
+            gpu,
+        };
+        self.how.verify(rig)
+    }
+
+    fn setup(&self) -> SetupTimes {
+        self.setup.clone()
+    }
+
+    fn footprint(&self) -> Footprint {
+        let mut fp = Footprint::default();
+        footprint_of(&self.io.host, &mut fp);
+        fp.device = self.io.size as u64;
+        self.how.footprint(&mut fp);
+        fp
+    }
+
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        let OneWayTransfer {
+            io,
+            streams,
+            setup,
+            how,
+        } = *self;
+        drop(streams);
+        io.free(how.into_buffers(), setup)
+    }
+}
