@@ -54,15 +54,35 @@ pub struct GpuInfo {
     pub can_map_host_memory: bool,
     /// Windows adapter LUID (hex), where the platform has one.
     pub luid: Option<String>,
-    pub pcie_gen_current: Option<u32>,
-    pub pcie_width_current: Option<u32>,
-    pub pcie_gen_max: Option<u32>,
-    pub pcie_width_max: Option<u32>,
+    /// Stored as the flat `pcie_*` fields of earlier files.
+    #[serde(flatten)]
+    pub pcie: PcieLink,
     pub multiprocessors: u32,
     pub async_engines: u32,
     /// NUMA node of the GPU's PCI device (Linux sysfs), where the host reports one.
     #[serde(default)]
     pub numa_node: Option<u32>,
+}
+
+/// A GPU's PCIe link as NVML reports it: generation and width, current and maximum; `None`
+/// where NVML is absent or does not say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PcieLink {
+    #[serde(rename = "pcie_gen_current")]
+    pub gen_current: Option<u32>,
+    #[serde(rename = "pcie_width_current")]
+    pub width_current: Option<u32>,
+    #[serde(rename = "pcie_gen_max")]
+    pub gen_max: Option<u32>,
+    #[serde(rename = "pcie_width_max")]
+    pub width_max: Option<u32>,
+}
+
+impl PcieLink {
+    /// The current link as `gen5x16`; `None` unless both generation and width are known.
+    pub fn current(&self) -> Option<String> {
+        Some(format!("gen{}x{}", self.gen_current?, self.width_current?))
+    }
 }
 
 /// This machine, as recorded in every results file.
@@ -93,14 +113,7 @@ impl Machine {
             driver_model: gpu.map(|g| g.driver_model.clone()).unwrap_or_default(),
             gpu: gpu.map(|g| g.name.clone()).unwrap_or_default(),
             driver_version: gpu.map(|g| g.driver_version.clone()).unwrap_or_default(),
-            pcie_link: gpu
-                .and_then(|g| {
-                    Some(format!(
-                        "gen{}x{}",
-                        g.pcie_gen_current?, g.pcie_width_current?
-                    ))
-                })
-                .unwrap_or_default(),
+            pcie_link: gpu.and_then(|g| g.pcie.current()).unwrap_or_default(),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! the memory); that is recorded as a note, never as a number.
 
 use super::{Observer, Reading};
+use crate::platform::PcieLink;
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 
@@ -18,10 +19,7 @@ pub struct NvmlFacts {
     pub cuda_version: String,
     /// `wddm` or `tcc` on Windows, `linux` elsewhere; empty when NVML cannot tell.
     pub driver_model: String,
-    pub pcie_gen_current: Option<u32>,
-    pub pcie_width_current: Option<u32>,
-    pub pcie_gen_max: Option<u32>,
-    pub pcie_width_max: Option<u32>,
+    pub pcie: PcieLink,
 }
 
 /// `GPU-` + the UUID, as NVML spells it.
@@ -85,10 +83,12 @@ pub fn nvml_facts(uuid: Option<&str>) -> Option<NvmlFacts> {
         driver_version: nvml.sys_driver_version().unwrap_or_default(),
         cuda_version,
         driver_model: driver_model(&dev),
-        pcie_gen_current: dev.current_pcie_link_gen().ok(),
-        pcie_width_current: dev.current_pcie_link_width().ok(),
-        pcie_gen_max: dev.max_pcie_link_gen().ok(),
-        pcie_width_max: dev.max_pcie_link_width().ok(),
+        pcie: PcieLink {
+            gen_current: dev.current_pcie_link_gen().ok(),
+            width_current: dev.current_pcie_link_width().ok(),
+            gen_max: dev.max_pcie_link_gen().ok(),
+            width_max: dev.max_pcie_link_width().ok(),
+        },
     })
 }
 
