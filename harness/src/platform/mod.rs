@@ -91,14 +91,14 @@ pub struct Machine {
     /// Host name, or `anon-<8 hex digits of FNV-1a>` with `--anonymize`.
     pub host_name: String,
     pub platform: String,
+    /// Why the platform was classified as it was (`osrelease contains microsoft-standard-WSL2`).
+    pub platform_evidence: Vec<String>,
     /// Distribution / edition and version, e.g. `Ubuntu 24.04.1 LTS`.
     pub os: String,
     pub kernel: String,
     pub cpu: String,
     pub cpu_threads: u32,
     pub ram_bytes: u64,
-    /// Why the platform was classified as it was (`osrelease contains microsoft-standard-WSL2`).
-    pub platform_evidence: Vec<String>,
     pub gpu: Option<GpuInfo>,
 }
 
