@@ -133,3 +133,43 @@ pub struct MachineKey {
     /// PCIe link as `gen5x16` (current), empty when unknown.
     pub pcie_link: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A published sidecar of a multi-GPU run (link known on every GPU).
+    const PUBLISHED: &str =
+        include_str!("../../../reports/h200-x2/20261130-092414-multi-gpu-vm.json");
+
+    #[test]
+    fn gpus_read_and_write_the_flat_pcie_fields_of_published_files() {
+        let file: serde_json::Value = serde_json::from_str(PUBLISHED).expect("published JSON");
+        let mut gpus = vec![&file["machine"]["gpu"]];
+        gpus.extend(file["gpus"].as_array().expect("gpus"));
+        for recorded in gpus {
+            let g: GpuInfo = serde_json::from_value(recorded.clone()).expect("a GpuInfo");
+            assert_eq!(g.pcie.current().as_deref(), Some("gen5x16"));
+            assert_eq!((g.pcie.gen_max, g.pcie.width_max), (Some(5), Some(16)));
+            let written = serde_json::to_value(&g).expect("serialize");
+            assert_eq!(&written, recorded, "written as it was read");
+        }
+    }
+
+    #[test]
+    fn an_unknown_link_is_empty_in_the_csv_key() {
+        let half = PcieLink {
+            gen_current: Some(4),
+            ..PcieLink::default()
+        };
+        assert_eq!(half.current(), None);
+        let machine = Machine {
+            gpu: Some(GpuInfo {
+                pcie: half,
+                ..GpuInfo::default()
+            }),
+            ..Machine::default()
+        };
+        assert_eq!(machine.key().pcie_link, "");
+    }
+}
