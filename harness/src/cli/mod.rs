@@ -56,11 +56,21 @@ pub enum Command {
     Report(ReportArgs),
 }
 
+/// What `run` and `plan` both take: the scenario files, and how much RAM their cases may pin.
 #[derive(Debug, Args, Clone)]
-pub struct RunArgs {
+pub struct ScenarioArgs {
     /// Scenario files (TOML).
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
+    /// Largest fraction of physical RAM a case may pin (up to 0.9).
+    #[arg(long, default_value_t = 0.5)]
+    pub allow_pinned: f64,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub input: ScenarioArgs,
     /// Directory for the results files (created if missing).
     #[arg(long, short, default_value = "results")]
     pub out: PathBuf,
@@ -72,9 +82,6 @@ pub struct RunArgs {
     /// Replace the host name with a stable hash in every output.
     #[arg(long)]
     pub anonymize: bool,
-    /// Largest fraction of physical RAM a case may pin (up to 0.9).
-    #[arg(long, default_value_t = 0.5)]
-    pub allow_pinned: f64,
     /// Cap for the pinned-ceiling probe (e.g. `16GiB`; default min(50% of RAM, 16 GiB)).
     #[arg(long)]
     pub pinned_cap: Option<String>,
@@ -101,12 +108,8 @@ pub struct RunArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct PlanArgs {
-    /// Scenario files (TOML) to validate and expand.
-    #[arg(required = true)]
-    pub scenarios: Vec<PathBuf>,
-    /// Largest fraction of physical RAM a case may pin (as for `run`).
-    #[arg(long, default_value_t = 0.5)]
-    pub allow_pinned: f64,
+    #[command(flatten)]
+    pub input: ScenarioArgs,
     /// Free device memory to plan against (e.g. `23GiB`); default: what NVML reports here.
     #[arg(long)]
     pub device_free: Option<String>,

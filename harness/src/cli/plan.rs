@@ -17,7 +17,7 @@ fn ram_bytes() -> Option<u64> {
 /// problems of each invalid one to stderr; the last invalid file's problems become the error.
 /// With `quiet`, one summary line per scenario ([`plan_summary`]) instead of the table.
 pub fn plan_command(args: &PlanArgs, quiet: bool) -> Result<i32, Error> {
-    let allow = args.allow_pinned;
+    let allow = args.input.allow_pinned;
     if !(allow > 0.0 && allow <= 0.9) {
         return Err(Error::Usage(format!(
             "--allow-pinned must be above 0 and at most 0.9, not {allow}"
@@ -27,7 +27,7 @@ pub fn plan_command(args: &PlanArgs, quiet: bool) -> Result<i32, Error> {
     let device_free = device_free_for_plan(args.device_free.as_deref())?;
     let mut failed: Option<Error> = None;
     let mut first = true;
-    for path in &args.scenarios {
+    for path in &args.input.scenarios {
         match load(path) {
             Ok(s) if quiet => println!("{}", plan_summary(&s, ram, allow)),
             Ok(s) => {

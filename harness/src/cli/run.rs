@@ -35,10 +35,10 @@ fn device_selection(arg: Option<&str>, scenarios: &[Scenario]) -> Result<DeviceS
 
 /// `pinscope run`.
 pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
-    if !(0.0..=0.9).contains(&args.allow_pinned) {
+    if !(0.0..=0.9).contains(&args.input.allow_pinned) {
         return Err(Error::Usage(format!(
             "--allow-pinned {} is out of range: give a fraction of physical RAM between 0 and 0.9",
-            args.allow_pinned
+            args.input.allow_pinned
         )));
     }
     let case_timeout = crate::units::parse_duration(&args.case_timeout)
@@ -50,7 +50,7 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
         )));
     }
     let mut scenarios = Vec::new();
-    for p in &args.scenarios {
+    for p in &args.input.scenarios {
         scenarios.push(crate::scenario::load(p)?);
     }
     let total: usize = scenarios.iter().map(|s| s.cases.len()).sum();
@@ -92,7 +92,7 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
         None
     };
     let opts = RunOptions {
-        allow_pinned: args.allow_pinned,
+        allow_pinned: args.input.allow_pinned,
         only: args.only.clone(),
         quiet,
         case_timeout,

@@ -16,8 +16,11 @@ pub const PAGE: usize = 4096;
 
 static DROP_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-fn record_drop_error(what: &str, e: CudaError) {
-    if let Ok(mut v) = DROP_ERRORS.lock() {
+/// Keeps the error of a release in `Drop` (which cannot return it) for [`take_drop_errors`].
+fn record_drop_error(what: &str, released: Result<(), CudaError>) {
+    if let Err(e) = released
+        && let Ok(mut v) = DROP_ERRORS.lock()
+    {
         v.push(format!("{what}: {e}"));
     }
 }
@@ -36,6 +39,18 @@ fn check(call: &'static str, r: sys::CUresult) -> Result<(), CudaError> {
     } else {
         Err(CudaError::new(call, format!("{r:?}")))
     }
+}
+
+/// Calls a driver function that writes its result through an out-pointer to `start`; the value
+/// it wrote, or the driver's error under `call`.
+fn written<T>(
+    call: &'static str,
+    start: T,
+    f: impl FnOnce(&mut T) -> sys::CUresult,
+) -> Result<T, CudaError> {
+    let mut v = start;
+    check(call, f(&mut v))?;
+    Ok(v)
 }
 
 fn ms_since(t: Instant) -> f64 {
@@ -105,10 +120,9 @@ pub fn device_count() -> Result<u32, OpenError> {
     if r != sys::CUresult::CUDA_SUCCESS {
         return Err(OpenError::NoDevice(format!("{r:?}")));
     }
-    let mut count = 0i32;
-    // SAFETY: `count` is a valid out-pointer.
-    check("cuDeviceGetCount", unsafe {
-        sys::cuDeviceGetCount(&mut count)
+    let count = written("cuDeviceGetCount", 0i32, |count| {
+        // SAFETY: `count` is a valid out-pointer.
+        unsafe { sys::cuDeviceGetCount(count) }
     })
     .map_err(OpenError::Cuda)?;
     Ok(u32::try_from(count).unwrap_or(0))
@@ -127,16 +141,14 @@ impl Gpu {
                 count,
             });
         }
-        let mut dev: sys::CUdevice = 0;
-        // SAFETY: valid out-pointer; ordinal < count.
-        check("cuDeviceGet", unsafe {
-            sys::cuDeviceGet(&mut dev, ordinal as i32)
+        let dev = written("cuDeviceGet", 0, |dev| {
+            // SAFETY: valid out-pointer; ordinal < count.
+            unsafe { sys::cuDeviceGet(dev, ordinal as i32) }
         })
         .map_err(OpenError::Cuda)?;
-        let mut ctx: sys::CUcontext = std::ptr::null_mut();
-        // SAFETY: valid out-pointer and device handle.
-        check("cuDevicePrimaryCtxRetain", unsafe {
-            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
+        let ctx = written("cuDevicePrimaryCtxRetain", std::ptr::null_mut(), |ctx| {
+            // SAFETY: valid out-pointer and device handle.
+            unsafe { sys::cuDevicePrimaryCtxRetain(ctx, dev) }
         })
         .map_err(OpenError::Cuda)?;
         let gpu = Gpu { dev, ctx, ordinal };
@@ -262,11 +274,11 @@ impl Gpu {
 impl Drop for Gpu {
     fn drop(&mut self) {
         // SAFETY: releases the reference `open` retained, exactly once.
-        if let Err(e) = check("cuDevicePrimaryCtxRelease", unsafe {
-            sys::cuDevicePrimaryCtxRelease_v2(self.dev)
-        }) {
-            record_drop_error("releasing the GPU context", e);
-        }
+        let r = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.dev) };
+        record_drop_error(
+            "releasing the GPU context",
+            check("cuDevicePrimaryCtxRelease", r),
+        );
     }
 }
 
@@ -302,38 +314,39 @@ fn page_layout(len: usize) -> Result<Layout, CudaError> {
         .map_err(|_| CudaError::new("malloc", "size too large for the host"))
 }
 
-fn alloc_flags(f: HostFlags) -> u32 {
-    let mut v = 0;
-    if f.portable {
-        v |= sys::CU_MEMHOSTALLOC_PORTABLE;
-    }
-    if f.mapped {
-        v |= sys::CU_MEMHOSTALLOC_DEVICEMAP;
-    }
-    if f.write_combined {
-        v |= sys::CU_MEMHOSTALLOC_WRITECOMBINED;
-    }
-    v
+/// The driver's bits for `f`, given the call's bits for portable, mapped and write-combined
+/// memory (0 where the call has none).
+fn flag_bits(f: HostFlags, [portable, mapped, write_combined]: [u32; 3]) -> u32 {
+    [
+        (f.portable, portable),
+        (f.mapped, mapped),
+        (f.write_combined, write_combined),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .fold(0, |v, (_, bit)| v | bit)
 }
 
+fn alloc_flags(f: HostFlags) -> u32 {
+    use sys::{
+        CU_MEMHOSTALLOC_DEVICEMAP as MAPPED, CU_MEMHOSTALLOC_PORTABLE as PORTABLE,
+        CU_MEMHOSTALLOC_WRITECOMBINED as WC,
+    };
+    flag_bits(f, [PORTABLE, MAPPED, WC])
+}
+
+/// `cuMemHostRegister` has no write-combined flag.
 fn register_flags(f: HostFlags) -> u32 {
-    let mut v = 0;
-    if f.portable {
-        v |= sys::CU_MEMHOSTREGISTER_PORTABLE;
-    }
-    if f.mapped {
-        v |= sys::CU_MEMHOSTREGISTER_DEVICEMAP;
-    }
-    v
+    use sys::{CU_MEMHOSTREGISTER_DEVICEMAP as MAPPED, CU_MEMHOSTREGISTER_PORTABLE as PORTABLE};
+    flag_bits(f, [PORTABLE, MAPPED, 0])
 }
 
 fn mapped_pointer(ptr: *mut u8) -> Result<u64, CudaError> {
-    let mut d: sys::CUdeviceptr = 0;
-    // SAFETY: `ptr` is page-locked host memory allocated/registered with DEVICEMAP; valid out-pointer.
-    check("cuMemHostGetDevicePointer", unsafe {
-        sys::cuMemHostGetDevicePointer_v2(&mut d, ptr.cast(), 0)
-    })?;
-    Ok(d)
+    written("cuMemHostGetDevicePointer", 0, |d| {
+        // SAFETY: `ptr` is page-locked host memory allocated/registered with DEVICEMAP; valid
+        // out-pointer.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(d, ptr.cast(), 0) }
+    })
 }
 
 impl HostBuffer {
@@ -359,11 +372,10 @@ impl HostBuffer {
     pub fn pinned(len: usize, flags: HostFlags) -> Result<HostBuffer, CudaError> {
         #[cfg(feature = "fault-injection")]
         super::fault::check(super::fault::Call::Alloc, "cuMemHostAlloc")?;
-        let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
         let t = Instant::now();
-        // SAFETY: valid out-pointer; the flags are CU_MEMHOSTALLOC_* bits.
-        check("cuMemHostAlloc", unsafe {
-            sys::cuMemHostAlloc(&mut p, len.max(1), alloc_flags(flags))
+        let p = written("cuMemHostAlloc", std::ptr::null_mut(), |p| {
+            // SAFETY: valid out-pointer; the flags are CU_MEMHOSTALLOC_* bits.
+            unsafe { sys::cuMemHostAlloc(p, len.max(1), alloc_flags(flags)) }
         })?;
         let alloc_ms = ms_since(t);
         let ptr = NonNull::new(p.cast::<u8>())
@@ -417,15 +429,11 @@ impl HostBuffer {
     pub fn managed(len: usize) -> Result<HostBuffer, CudaError> {
         #[cfg(feature = "fault-injection")]
         super::fault::check(super::fault::Call::Alloc, "cuMemAllocManaged")?;
-        let mut d: sys::CUdeviceptr = 0;
         let t = Instant::now();
-        // SAFETY: valid out-pointer; ATTACH_GLOBAL is a valid flag.
-        check("cuMemAllocManaged", unsafe {
-            sys::cuMemAllocManaged(
-                &mut d,
-                len.max(1),
-                sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32,
-            )
+        let global = sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32;
+        let d = written("cuMemAllocManaged", 0, |d| {
+            // SAFETY: valid out-pointer; ATTACH_GLOBAL is a valid flag.
+            unsafe { sys::cuMemAllocManaged(d, len.max(1), global) }
         })?;
         let ptr = NonNull::new(d as usize as *mut u8)
             .ok_or_else(|| CudaError::new("cuMemAllocManaged", "returned a null pointer"))?;
@@ -470,6 +478,12 @@ impl HostBuffer {
 
     fn raw_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
+    }
+
+    /// The address `off` bytes in, as an async copy takes its host end (bounds checked by the
+    /// caller before the driver uses it).
+    fn copy_end(&self, off: usize) -> *mut std::ffi::c_void {
+        self.raw_ptr().wrapping_add(off).cast()
     }
 
     /// Unregisters (if registered) and frees, returning (unregister ms, free ms).
@@ -550,9 +564,7 @@ impl HostBuffer {
 
 impl Drop for HostBuffer {
     fn drop(&mut self) {
-        if let Err(e) = self.release() {
-            record_drop_error("freeing host memory", e);
-        }
+        record_drop_error("freeing host memory", self.release().map(|_| ()));
     }
 }
 
@@ -588,11 +600,8 @@ impl Drop for Registration<'_> {
     fn drop(&mut self) {
         if self.active {
             // SAFETY: still registered (active), unregistered once.
-            if let Err(e) = check("cuMemHostUnregister", unsafe {
-                sys::cuMemHostUnregister(self.ptr.cast())
-            }) {
-                record_drop_error("unregistering host memory", e);
-            }
+            let r = unsafe { sys::cuMemHostUnregister(self.ptr.cast()) };
+            record_drop_error("unregistering host memory", check("cuMemHostUnregister", r));
         }
     }
 }
@@ -608,14 +617,13 @@ impl DeviceBuffer {
     pub fn new(len: usize) -> Result<DeviceBuffer, CudaError> {
         #[cfg(feature = "fault-injection")]
         super::fault::check(super::fault::Call::DeviceAlloc, "cuMemAlloc")?;
-        let mut d: sys::CUdeviceptr = 0;
         let t = Instant::now();
         // SAFETY: valid out-pointer.
-        check("cuMemAlloc", unsafe {
-            sys::cuMemAlloc_v2(&mut d, len.max(1))
+        let ptr = written("cuMemAlloc", 0, |d| unsafe {
+            sys::cuMemAlloc_v2(d, len.max(1))
         })?;
         Ok(DeviceBuffer {
-            ptr: d,
+            ptr,
             len,
             alloc_ms: ms_since(t),
         })
@@ -628,6 +636,10 @@ impl DeviceBuffer {
     }
     pub fn device_ptr(&self) -> u64 {
         self.ptr
+    }
+    /// The address `off` bytes in, as an async copy takes its device end.
+    fn copy_end(&self, off: usize) -> sys::CUdeviceptr {
+        self.ptr + off as u64
     }
     /// Sets every byte to `value` (asynchronously on `stream`).
     pub fn memset(&self, stream: &Stream, value: u8) -> Result<(), CudaError> {
@@ -661,9 +673,8 @@ impl DeviceBuffer {
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         // SAFETY: allocated by cuMemAlloc, freed once.
-        if let Err(e) = check("cuMemFree", unsafe { sys::cuMemFree_v2(self.ptr) }) {
-            record_drop_error("freeing device memory", e);
-        }
+        let r = unsafe { sys::cuMemFree_v2(self.ptr) };
+        record_drop_error("freeing device memory", check("cuMemFree", r));
     }
 }
 
@@ -679,84 +690,107 @@ pub fn try_device_alloc(len: usize) -> Result<bool, CudaError> {
     }
 }
 
-/// A non-blocking CUDA stream.
-pub struct Stream {
-    raw: sys::CUstream,
+/// A driver object that its Rust value owns: `new` creates it (`$create` with `$flags`), drop
+/// destroys it (`$destroy`; an error there is kept for [`take_drop_errors`]).
+macro_rules! driver_object {
+    (
+        $(#[$doc:meta])*
+        $name:ident($raw:ty),
+        $create_name:literal: $create:ident($flags:expr),
+        $destroy_name:literal: $destroy:ident,
+        $what:literal
+    ) => {
+        $(#[$doc])*
+        pub struct $name {
+            raw: $raw,
+        }
+
+        impl $name {
+            pub fn new() -> Result<$name, CudaError> {
+                let flags = $flags as u32;
+                // SAFETY: valid out-pointer; `flags` are valid flags of this call.
+                let raw = written($create_name, std::ptr::null_mut(), |r| unsafe {
+                    sys::$create(r, flags)
+                })?;
+                Ok($name { raw })
+            }
+        }
+
+        impl Drop for $name {
+            fn drop(&mut self) {
+                // SAFETY: created by `new`, destroyed once.
+                let r = unsafe { sys::$destroy(self.raw) };
+                record_drop_error($what, check($destroy_name, r));
+            }
+        }
+    };
 }
+
+driver_object!(
+    /// A non-blocking CUDA stream.
+    Stream(sys::CUstream),
+    "cuStreamCreate": cuStreamCreate(sys::CUstream_flags::CU_STREAM_NON_BLOCKING),
+    "cuStreamDestroy": cuStreamDestroy_v2,
+    "destroying a stream"
+);
+
+driver_object!(
+    /// A timing event (created with default flags, so it can time).
+    Event(sys::CUevent),
+    "cuEventCreate": cuEventCreate(sys::CUevent_flags::CU_EVENT_DEFAULT),
+    "cuEventDestroy": cuEventDestroy_v2,
+    "destroying an event"
+);
 
 /// Bounds check for an async copy.
 fn in_bounds(off: usize, len: usize, total: usize) -> bool {
     off.checked_add(len).is_some_and(|e| e <= total)
 }
 
+/// An async copy method of [`Stream`] from `$src` memory to `$dst` memory: the injected fault (if
+/// any), both ranges checked against their buffers, then the driver's `$driver` on the stream.
+macro_rules! async_copy {
+    ($(#[$doc:meta])* $method:ident($call:literal, $driver:ident): $src:ty => $dst:ty) => {
+        $(#[$doc])*
+        pub fn $method(
+            &self,
+            dst: &$dst,
+            dst_off: usize,
+            src: &$src,
+            src_off: usize,
+            len: usize,
+        ) -> Result<(), CudaError> {
+            #[cfg(feature = "fault-injection")]
+            super::fault::check(super::fault::Call::Copy, $call)?;
+            if !in_bounds(dst_off, len, dst.len) || !in_bounds(src_off, len, src.len) {
+                return Err(CudaError::new($call, "range outside a buffer"));
+            }
+            // SAFETY: both ranges are inside live allocations (checked above); the caller keeps the
+            // host buffer alive and does not touch its range until the stream has passed this copy
+            // (it synchronises first).
+            check($call, unsafe {
+                sys::$driver(
+                    dst.copy_end(dst_off),
+                    src.copy_end(src_off),
+                    len,
+                    self.raw,
+                )
+            })
+        }
+    };
+}
+
 impl Stream {
-    pub fn new() -> Result<Stream, CudaError> {
-        let mut s: sys::CUstream = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; NON_BLOCKING is a valid flag.
-        check("cuStreamCreate", unsafe {
-            sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
-        })?;
-        Ok(Stream { raw: s })
-    }
+    async_copy!(
+        /// Queues a host→device copy (`cuMemcpyHtoDAsync`). From pageable memory the driver stages
+        /// it and the call may return only after the data left the buffer.
+        copy_h2d("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2): HostBuffer => DeviceBuffer
+    );
 
-    /// Queues a host→device copy (`cuMemcpyHtoDAsync`). From pageable memory the driver stages it
-    /// and the call may return only after the data left the buffer.
-    pub fn copy_h2d(
-        &self,
-        dst: &DeviceBuffer,
-        dst_off: usize,
-        src: &HostBuffer,
-        src_off: usize,
-        len: usize,
-    ) -> Result<(), CudaError> {
-        #[cfg(feature = "fault-injection")]
-        super::fault::check(super::fault::Call::Copy, "cuMemcpyHtoDAsync")?;
-        if !in_bounds(dst_off, len, dst.len) || !in_bounds(src_off, len, src.len) {
-            return Err(CudaError::new(
-                "cuMemcpyHtoDAsync",
-                "range outside a buffer",
-            ));
-        }
-        // SAFETY: both ranges are inside live allocations (checked above); the caller keeps the
-        // host buffer alive and unmodified until the stream has passed this copy.
-        check("cuMemcpyHtoDAsync", unsafe {
-            sys::cuMemcpyHtoDAsync_v2(
-                dst.ptr + dst_off as u64,
-                src.raw_ptr().add(src_off).cast(),
-                len,
-                self.raw,
-            )
-        })
-    }
-
-    /// Queues a device→host copy (`cuMemcpyDtoHAsync`).
-    pub fn copy_d2h(
-        &self,
-        dst: &HostBuffer,
-        dst_off: usize,
-        src: &DeviceBuffer,
-        src_off: usize,
-        len: usize,
-    ) -> Result<(), CudaError> {
-        #[cfg(feature = "fault-injection")]
-        super::fault::check(super::fault::Call::Copy, "cuMemcpyDtoHAsync")?;
-        if !in_bounds(dst_off, len, dst.len) || !in_bounds(src_off, len, src.len) {
-            return Err(CudaError::new(
-                "cuMemcpyDtoHAsync",
-                "range outside a buffer",
-            ));
-        }
-        // SAFETY: both ranges are inside live allocations; the caller does not read the host range
-        // until the stream has passed this copy (it synchronises first).
-        check("cuMemcpyDtoHAsync", unsafe {
-            sys::cuMemcpyDtoHAsync_v2(
-                dst.raw_ptr().add(dst_off).cast(),
-                src.ptr + src_off as u64,
-                len,
-                self.raw,
-            )
-        })
-    }
+    async_copy!(
+        /// Queues a device→host copy (`cuMemcpyDtoHAsync`).
+        copy_d2h("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2): DeviceBuffer => HostBuffer
+    );
 
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: live stream.
@@ -774,31 +808,7 @@ impl Stream {
     }
 }
 
-impl Drop for Stream {
-    fn drop(&mut self) {
-        // SAFETY: created by cuStreamCreate, destroyed once.
-        if let Err(e) = check("cuStreamDestroy", unsafe {
-            sys::cuStreamDestroy_v2(self.raw)
-        }) {
-            record_drop_error("destroying a stream", e);
-        }
-    }
-}
-
-/// A timing event (created with default flags, so it can time).
-pub struct Event {
-    raw: sys::CUevent,
-}
-
 impl Event {
-    pub fn new() -> Result<Event, CudaError> {
-        let mut e: sys::CUevent = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; DEFAULT flags keep timing enabled.
-        check("cuEventCreate", unsafe {
-            sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as u32)
-        })?;
-        Ok(Event { raw: e })
-    }
     pub fn record(&self, stream: &Stream) -> Result<(), CudaError> {
         // SAFETY: live event and stream.
         check("cuEventRecord", unsafe {
@@ -827,23 +837,11 @@ impl Event {
     }
     /// Milliseconds from `self` to `end` (both recorded and complete).
     pub fn elapsed_ms(&self, end: &Event) -> Result<f64, CudaError> {
-        let mut ms = 0f32;
         // SAFETY: live events, valid out-pointer.
-        check("cuEventElapsedTime", unsafe {
-            sys::cuEventElapsedTime(&mut ms, self.raw, end.raw)
+        let ms = written("cuEventElapsedTime", 0f32, |ms| unsafe {
+            sys::cuEventElapsedTime(ms, self.raw, end.raw)
         })?;
         Ok(f64::from(ms))
-    }
-}
-
-impl Drop for Event {
-    fn drop(&mut self) {
-        // SAFETY: created by cuEventCreate, destroyed once.
-        if let Err(e) = check("cuEventDestroy", unsafe {
-            sys::cuEventDestroy_v2(self.raw)
-        }) {
-            record_drop_error("destroying an event", e);
-        }
     }
 }
 
@@ -927,31 +925,27 @@ impl Module {
     pub(super) fn load(ptx: &str) -> Result<Module, CudaError> {
         let text = std::ffi::CString::new(ptx)
             .map_err(|_| CudaError::new("cuModuleLoadData", "PTX contains a NUL byte"))?;
-        let mut m: sys::CUmodule = std::ptr::null_mut();
         // SAFETY: NUL-terminated PTX text, valid out-pointer; the context is current.
-        check("cuModuleLoadData", unsafe {
-            sys::cuModuleLoadData(&mut m, text.as_ptr().cast())
+        let raw = written("cuModuleLoadData", std::ptr::null_mut(), |m| unsafe {
+            sys::cuModuleLoadData(m, text.as_ptr().cast())
         })?;
-        Ok(Module { raw: m })
+        Ok(Module { raw })
     }
     pub(super) fn function(&self, name: &str) -> Result<sys::CUfunction, CudaError> {
         let c = std::ffi::CString::new(name)
             .map_err(|_| CudaError::new("cuModuleGetFunction", "bad name"))?;
-        let mut f: sys::CUfunction = std::ptr::null_mut();
         // SAFETY: live module, NUL-terminated name, valid out-pointer.
-        check("cuModuleGetFunction", unsafe {
-            sys::cuModuleGetFunction(&mut f, self.raw, c.as_ptr())
-        })?;
-        Ok(f)
+        written("cuModuleGetFunction", std::ptr::null_mut(), |f| unsafe {
+            sys::cuModuleGetFunction(f, self.raw, c.as_ptr())
+        })
     }
 }
 
 impl Drop for Module {
     fn drop(&mut self) {
         // SAFETY: loaded by cuModuleLoadData, unloaded once.
-        if let Err(e) = check("cuModuleUnload", unsafe { sys::cuModuleUnload(self.raw) }) {
-            record_drop_error("unloading the PTX module", e);
-        }
+        let r = unsafe { sys::cuModuleUnload(self.raw) };
+        record_drop_error("unloading the PTX module", check("cuModuleUnload", r));
     }
 }
 

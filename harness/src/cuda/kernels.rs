@@ -5,6 +5,7 @@ use super::ffi::{
     DeviceAccessible, HostBuffer, Module, Stream, launch, volatile_load, volatile_store,
 };
 use super::{CudaError, Gpu};
+use Param::{U32, U64};
 use cudarc::driver::sys;
 use std::ffi::c_void;
 
@@ -55,6 +56,19 @@ fn arg<T>(v: &mut T) -> *mut c_void {
     (v as *mut T).cast()
 }
 
+/// A kernel parameter by value: the entry points take `.u64` addresses and counts and a `.u32`
+/// seed.
+#[derive(Debug, Clone, Copy)]
+enum Param {
+    U64(u64),
+    U32(u32),
+}
+
+/// The entry points' word count: 16-byte words in `len` bytes.
+fn words(len: usize) -> Param {
+    Param::U64((len / 16) as u64)
+}
+
 impl Kernels {
     /// Loads the PTX module (JIT-compiled by the driver for this GPU).
     pub fn load(gpu: &Gpu) -> Result<Kernels, CudaError> {
@@ -73,6 +87,21 @@ impl Kernels {
         })
     }
 
+    /// Launches `f` over the whole GPU (every SM's resident threads) on `stream`, with `params`
+    /// in the order of the entry point's parameter list.
+    fn launch<const N: usize>(
+        &self,
+        f: sys::CUfunction,
+        stream: &Stream,
+        mut params: [Param; N],
+    ) -> Result<(), CudaError> {
+        let mut ptrs = params.each_mut().map(|p| match p {
+            Param::U64(v) => arg(v),
+            Param::U32(v) => arg(v),
+        });
+        launch(f, self.blocks, THREADS, stream, &mut ptrs)
+    }
+
     /// SM copy of `len` bytes (a multiple of 16).
     #[allow(clippy::too_many_arguments)]
     pub fn copy(
@@ -84,16 +113,9 @@ impl Kernels {
         dst_off: usize,
         len: usize,
     ) -> Result<(), CudaError> {
-        let mut s = range_ptr(src, src_off, len, "copy kernel")?;
-        let mut d = range_ptr(dst, dst_off, len, "copy kernel")?;
-        let mut n = (len / 16) as u64;
-        launch(
-            self.copy,
-            self.blocks,
-            THREADS,
-            stream,
-            &mut [arg(&mut s), arg(&mut d), arg(&mut n)],
-        )
+        let s = range_ptr(src, src_off, len, "copy kernel")?;
+        let d = range_ptr(dst, dst_off, len, "copy kernel")?;
+        self.launch(self.copy, stream, [U64(s), U64(d), words(len)])
     }
 
     /// Reads `len` bytes (zero-copy read bandwidth); `sink` receives at most one word.
@@ -104,16 +126,9 @@ impl Kernels {
         len: usize,
         sink: &dyn DeviceAccessible,
     ) -> Result<(), CudaError> {
-        let mut s = range_ptr(src, 0, len, "read kernel")?;
-        let mut k = range_ptr(sink, 0, 16, "read kernel")?;
-        let mut n = (len / 16) as u64;
-        launch(
-            self.read,
-            self.blocks,
-            THREADS,
-            stream,
-            &mut [arg(&mut s), arg(&mut n), arg(&mut k)],
-        )
+        let s = range_ptr(src, 0, len, "read kernel")?;
+        let k = range_ptr(sink, 0, 16, "read kernel")?;
+        self.launch(self.read, stream, [U64(s), words(len), U64(k)])
     }
 
     /// Writes the verification pattern over `len` bytes.
@@ -124,16 +139,8 @@ impl Kernels {
         len: usize,
         seed: u32,
     ) -> Result<(), CudaError> {
-        let mut d = range_ptr(dst, 0, len, "write kernel")?;
-        let mut n = (len / 16) as u64;
-        let mut seed = seed;
-        launch(
-            self.write,
-            self.blocks,
-            THREADS,
-            stream,
-            &mut [arg(&mut d), arg(&mut n), arg(&mut seed)],
-        )
+        let d = range_ptr(dst, 0, len, "write kernel")?;
+        self.launch(self.write, stream, [U64(d), words(len), U32(seed)])
     }
 
     /// Counts words of `buf[..len]` that differ from the pattern; result buffer must hold 16 bytes.
@@ -146,19 +153,12 @@ impl Kernels {
         seed: u32,
         result: &super::DeviceBuffer,
     ) -> Result<(u64, Option<u64>), CudaError> {
-        let mut b = range_ptr(buf, 0, len, "verify kernel")?;
-        let mut r = range_ptr(result, 0, 16, "verify kernel")?;
+        let b = range_ptr(buf, 0, len, "verify kernel")?;
+        let r = range_ptr(result, 0, 16, "verify kernel")?;
         let init: [u8; 8] = [0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
         result.write(0, &init)?;
-        let mut n = (len / 16) as u64;
-        let mut seed = seed;
-        launch(
-            self.verify,
-            self.blocks,
-            THREADS,
-            stream,
-            &mut [arg(&mut b), arg(&mut n), arg(&mut seed), arg(&mut r)],
-        )?;
+        let params = [U64(b), words(len), U32(seed), U64(r)];
+        self.launch(self.verify, stream, params)?;
         stream.synchronize()?;
         let mut out = [0u8; 8];
         result.read(0, &mut out)?;

@@ -24,32 +24,37 @@ impl Measured {
     /// Bandwidth samples (GB/s) of a lane, in sample order.
     pub fn bandwidth(&self, lane: Lane, bytes_per_transfer: u64) -> Vec<f64> {
         let bytes = bytes_per_transfer as f64 * f64::from(self.batch);
-        self.samples
-            .iter()
-            .filter_map(|s| s.lanes.iter().find(|(l, _)| *l == lane))
-            .map(|(_, ms)| bytes / (ms / 1e3) / crate::units::GB)
+        self.lane_ms(lane, |s| &s.lanes)
+            .map(|ms| bytes / (ms / 1e3) / crate::units::GB)
             .collect()
     }
     /// Per-transfer times (ms) of a lane: the time bandwidth is computed from.
     pub fn times(&self, lane: Lane) -> Vec<f64> {
-        let per = f64::from(self.batch.max(1));
-        self.samples
-            .iter()
-            .filter_map(|s| s.lanes.iter().find(|(l, _)| *l == lane))
-            .map(|(_, ms)| ms / per)
-            .collect()
+        self.per_transfer(self.lane_ms(lane, |s| &s.lanes))
     }
     pub fn event_times(&self, lane: Lane) -> Vec<f64> {
-        let per = f64::from(self.batch.max(1));
-        self.samples
-            .iter()
-            .filter_map(|s| s.event_ms.iter().find(|(l, _)| *l == lane))
-            .map(|(_, ms)| ms / per)
-            .collect()
+        self.per_transfer(self.lane_ms(lane, |s| &s.event_ms))
     }
     pub fn wall_times(&self) -> Vec<f64> {
+        self.per_transfer(self.samples.iter().map(|s| s.wall_ms))
+    }
+
+    /// The sample times (ms) of `lane` in sample order, from the per-lane `series` of each sample.
+    fn lane_ms(
+        &self,
+        lane: Lane,
+        series: fn(&SampleTimes) -> &[(Lane, f64)],
+    ) -> impl Iterator<Item = f64> {
+        self.samples
+            .iter()
+            .filter_map(move |s| series(s).iter().find(|(l, _)| *l == lane))
+            .map(|(_, ms)| *ms)
+    }
+
+    /// Sample times divided by the transfers each sample timed.
+    fn per_transfer(&self, sample_ms: impl Iterator<Item = f64>) -> Vec<f64> {
         let per = f64::from(self.batch.max(1));
-        self.samples.iter().map(|s| s.wall_ms / per).collect()
+        sample_ms.map(|ms| ms / per).collect()
     }
 }
 

@@ -41,12 +41,12 @@ pub fn this_machine(anonymize: bool) -> Machine {
     Machine {
         host_name,
         platform: platform.name().into(),
+        platform_evidence,
         os: os_name(),
         kernel: kernel_release(),
         cpu,
         cpu_threads: u32::try_from(cpu_threads).unwrap_or(u32::MAX),
         ram_bytes: sys.total_memory(),
-        platform_evidence,
         gpu: None,
     }
 }

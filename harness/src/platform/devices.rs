@@ -151,29 +151,17 @@ mod tests {
 
     #[test]
     fn bad_selections_are_one_sentence() {
-        assert_eq!(
-            DeviceSelection::parse("gpu0"),
-            Err(
-                "`gpu0` is not a GPU: write a CUDA device index like 0, a list like 0,1, or all"
-                    .into()
-            )
-        );
-        assert_eq!(
-            DeviceSelection::parse("0,,1"),
-            Err(
-                "`` is not a GPU: write a CUDA device index like 0, a list like 0,1, or all".into()
-            )
-        );
+        for (given, item) in [("gpu0", "gpu0"), ("0,,1", ""), ("-1", "-1")] {
+            assert_eq!(
+                DeviceSelection::parse(given),
+                Err(format!(
+                    "`{item}` is not a GPU: write a CUDA device index like 0, a list like 0,1, or all"
+                ))
+            );
+        }
         assert_eq!(
             DeviceSelection::parse("1,1"),
             Err("GPU 1 is listed twice in `1,1`".into())
-        );
-        assert_eq!(
-            DeviceSelection::parse("-1"),
-            Err(
-                "`-1` is not a GPU: write a CUDA device index like 0, a list like 0,1, or all"
-                    .into()
-            )
         );
         assert!(DeviceSelection::parse("").is_err());
     }

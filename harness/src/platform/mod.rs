@@ -54,15 +54,35 @@ pub struct GpuInfo {
     pub can_map_host_memory: bool,
     /// Windows adapter LUID (hex), where the platform has one.
     pub luid: Option<String>,
-    pub pcie_gen_current: Option<u32>,
-    pub pcie_width_current: Option<u32>,
-    pub pcie_gen_max: Option<u32>,
-    pub pcie_width_max: Option<u32>,
+    /// Stored as the flat `pcie_*` fields of earlier files.
+    #[serde(flatten)]
+    pub pcie: PcieLink,
     pub multiprocessors: u32,
     pub async_engines: u32,
     /// NUMA node of the GPU's PCI device (Linux sysfs), where the host reports one.
     #[serde(default)]
     pub numa_node: Option<u32>,
+}
+
+/// A GPU's PCIe link as NVML reports it: generation and width, current and maximum; `None`
+/// where NVML is absent or does not say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PcieLink {
+    #[serde(rename = "pcie_gen_current")]
+    pub gen_current: Option<u32>,
+    #[serde(rename = "pcie_width_current")]
+    pub width_current: Option<u32>,
+    #[serde(rename = "pcie_gen_max")]
+    pub gen_max: Option<u32>,
+    #[serde(rename = "pcie_width_max")]
+    pub width_max: Option<u32>,
+}
+
+impl PcieLink {
+    /// The current link as `gen5x16`; `None` unless both generation and width are known.
+    pub fn current(&self) -> Option<String> {
+        Some(format!("gen{}x{}", self.gen_current?, self.width_current?))
+    }
 }
 
 /// This machine, as recorded in every results file.
@@ -71,14 +91,14 @@ pub struct Machine {
     /// Host name, or `anon-<8 hex digits of FNV-1a>` with `--anonymize`.
     pub host_name: String,
     pub platform: String,
+    /// Why the platform was classified as it was (`osrelease contains microsoft-standard-WSL2`).
+    pub platform_evidence: Vec<String>,
     /// Distribution / edition and version, e.g. `Ubuntu 24.04.1 LTS`.
     pub os: String,
     pub kernel: String,
     pub cpu: String,
     pub cpu_threads: u32,
     pub ram_bytes: u64,
-    /// Why the platform was classified as it was (`osrelease contains microsoft-standard-WSL2`).
-    pub platform_evidence: Vec<String>,
     pub gpu: Option<GpuInfo>,
 }
 
@@ -93,14 +113,7 @@ impl Machine {
             driver_model: gpu.map(|g| g.driver_model.clone()).unwrap_or_default(),
             gpu: gpu.map(|g| g.name.clone()).unwrap_or_default(),
             driver_version: gpu.map(|g| g.driver_version.clone()).unwrap_or_default(),
-            pcie_link: gpu
-                .and_then(|g| {
-                    Some(format!(
-                        "gen{}x{}",
-                        g.pcie_gen_current?, g.pcie_width_current?
-                    ))
-                })
-                .unwrap_or_default(),
+            pcie_link: gpu.and_then(|g| g.pcie.current()).unwrap_or_default(),
         }
     }
 }
@@ -119,4 +132,44 @@ pub struct MachineKey {
     pub driver_version: String,
     /// PCIe link as `gen5x16` (current), empty when unknown.
     pub pcie_link: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A published sidecar of a multi-GPU run (link known on every GPU).
+    const PUBLISHED: &str =
+        include_str!("../../../reports/h200-x2/20261130-092414-multi-gpu-vm.json");
+
+    #[test]
+    fn gpus_read_and_write_the_flat_pcie_fields_of_published_files() {
+        let file: serde_json::Value = serde_json::from_str(PUBLISHED).expect("published JSON");
+        let mut gpus = vec![&file["machine"]["gpu"]];
+        gpus.extend(file["gpus"].as_array().expect("gpus"));
+        for recorded in gpus {
+            let g: GpuInfo = serde_json::from_value(recorded.clone()).expect("a GpuInfo");
+            assert_eq!(g.pcie.current().as_deref(), Some("gen5x16"));
+            assert_eq!((g.pcie.gen_max, g.pcie.width_max), (Some(5), Some(16)));
+            let written = serde_json::to_value(&g).expect("serialize");
+            assert_eq!(&written, recorded, "written as it was read");
+        }
+    }
+
+    #[test]
+    fn an_unknown_link_is_empty_in_the_csv_key() {
+        let half = PcieLink {
+            gen_current: Some(4),
+            ..PcieLink::default()
+        };
+        assert_eq!(half.current(), None);
+        let machine = Machine {
+            gpu: Some(GpuInfo {
+                pcie: half,
+                ..GpuInfo::default()
+            }),
+            ..Machine::default()
+        };
+        assert_eq!(machine.key().pcie_link, "");
+    }
 }

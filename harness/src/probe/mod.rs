@@ -197,7 +197,7 @@ impl Observers {
     pub fn for_this_machine(ctx: GpuContext) -> Observers {
         let mut list: Vec<Box<dyn Observer>> = vec![
             Box::new(CudaObserver::new(ctx.cuda_mem)),
-            Box::new(NvmlObserver::new(ctx.uuid.as_deref())),
+            NvmlObserver::open(ctx.uuid.as_deref()),
             Box::new(ProcfsObserver::new()),
         ];
         list.extend(os::observers(ctx.luid));
@@ -340,7 +340,8 @@ pub fn describe(obs: &Observers) -> String {
         .collect()
 }
 
-/// An observer that cannot exist on this OS (the DXGI observer on Linux, ...).
+/// An observer that cannot run here: it does not exist on this OS (the DXGI observer on Linux,
+/// ...), or it could not open what it watches (see [`opened`]).
 pub struct Unsupported {
     name: &'static str,
     reason: String,
@@ -352,6 +353,20 @@ impl Unsupported {
             name,
             reason: reason.into(),
         }
+    }
+}
+
+/// An observer of something it opens first (an NVML device, a DXGI adapter, a PDH query): the
+/// observer `make` builds from what was opened, or, when opening failed, the observer `name`
+/// unavailable with the reason (every read fails with it too).
+pub(crate) fn opened<T, O: Observer + 'static>(
+    name: &'static str,
+    opened: Result<T, String>,
+    make: impl FnOnce(T) -> O,
+) -> Box<dyn Observer> {
+    match opened {
+        Ok(v) => Box::new(make(v)),
+        Err(why) => Box::new(Unsupported::new(name, why)),
     }
 }
 

@@ -5,6 +5,7 @@
 //! the memory); that is recorded as a note, never as a number.
 
 use super::{Observer, Reading};
+use crate::platform::PcieLink;
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 
@@ -18,10 +19,7 @@ pub struct NvmlFacts {
     pub cuda_version: String,
     /// `wddm` or `tcc` on Windows, `linux` elsewhere; empty when NVML cannot tell.
     pub driver_model: String,
-    pub pcie_gen_current: Option<u32>,
-    pub pcie_width_current: Option<u32>,
-    pub pcie_gen_max: Option<u32>,
-    pub pcie_width_max: Option<u32>,
+    pub pcie: PcieLink,
 }
 
 /// `GPU-` + the UUID, as NVML spells it.
@@ -85,10 +83,12 @@ pub fn nvml_facts(uuid: Option<&str>) -> Option<NvmlFacts> {
         driver_version: nvml.sys_driver_version().unwrap_or_default(),
         cuda_version,
         driver_model: driver_model(&dev),
-        pcie_gen_current: dev.current_pcie_link_gen().ok(),
-        pcie_width_current: dev.current_pcie_link_width().ok(),
-        pcie_gen_max: dev.max_pcie_link_gen().ok(),
-        pcie_width_max: dev.max_pcie_link_width().ok(),
+        pcie: PcieLink {
+            gen_current: dev.current_pcie_link_gen().ok(),
+            width_current: dev.current_pcie_link_width().ok(),
+            gen_max: dev.max_pcie_link_gen().ok(),
+            width_max: dev.max_pcie_link_width().ok(),
+        },
     })
 }
 
@@ -100,17 +100,20 @@ pub fn nvml_memory() -> Option<(u64, u64)> {
 }
 
 pub struct NvmlObserver {
-    state: Result<(Nvml, u32), String>,
+    nvml: Nvml,
+    index: u32,
     notes: Vec<String>,
 }
 
 impl NvmlObserver {
-    /// Loads NVML and finds the device by UUID (index 0 only when `uuid` is `None`).
-    pub fn new(uuid: Option<&str>) -> NvmlObserver {
-        NvmlObserver {
-            state: open(uuid),
+    /// Loads NVML and finds the device by UUID (index 0 only when `uuid` is `None`); unavailable,
+    /// with the reason, when either fails.
+    pub fn open(uuid: Option<&str>) -> Box<dyn Observer> {
+        super::opened("nvml", open(uuid), |(nvml, index)| NvmlObserver {
+            nvml,
+            index,
             notes: Vec::new(),
-        }
+        })
     }
 }
 
@@ -119,20 +122,16 @@ impl Observer for NvmlObserver {
         "nvml"
     }
 
-    fn unavailable(&self) -> Option<String> {
-        self.state.as_ref().err().cloned()
-    }
-
     fn detail(&self) -> Option<String> {
-        let (nvml, index) = self.state.as_ref().ok()?;
-        let name = nvml.device_by_index(*index).ok()?.name().ok()?;
-        Some(format!("device {index}: {name}"))
+        let name = self.nvml.device_by_index(self.index).ok()?.name().ok()?;
+        Some(format!("device {}: {name}", self.index))
     }
 
     fn read(&mut self) -> Result<Vec<Reading>, String> {
-        let (nvml, index) = self.state.as_ref().map_err(|e| e.clone())?;
-        let dev = nvml
-            .device_by_index(*index)
+        let index = self.index;
+        let dev = self
+            .nvml
+            .device_by_index(index)
             .map_err(|e| format!("device {index}: {e}"))?;
         let mem = dev.memory_info().map_err(|e| format!("memory info: {e}"))?;
         let mut out = vec![
@@ -191,12 +190,12 @@ mod tests {
 
     #[test]
     fn never_panics_with_or_without_nvml() {
-        let mut o = NvmlObserver::new(Some("GPU-00000000-0000-0000-0000-000000000000"));
+        let mut o = NvmlObserver::open(Some("GPU-00000000-0000-0000-0000-000000000000"));
         // No such device anywhere: unavailable with a reason, and read says the same.
         let why = o.unavailable().expect("no device has the all-zero UUID");
         assert!(!why.is_empty());
         assert!(o.read().is_err());
-        let mut any = NvmlObserver::new(None);
+        let mut any = NvmlObserver::open(None);
         match any.unavailable() {
             Some(r) => assert!(!r.is_empty()),
             None => {

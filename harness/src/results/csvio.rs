@@ -35,92 +35,76 @@ pub struct Column {
     field: for<'a> fn(&'a mut Row) -> Field<'a>,
 }
 
-const fn col(
-    name: &'static str,
-    unit: &'static str,
-    field: for<'a> fn(&'a mut Row) -> Field<'a>,
-) -> Column {
-    Column { name, unit, field }
+/// `col!(name, unit, Kind, field)`: the column `name` (values in `unit`, empty when it has none)
+/// holding `Field::Kind` of the [`Row`] field `field` (a path such as `machine.os`).
+macro_rules! col {
+    ($name:literal, $unit:literal, $kind:ident, $($field:ident).+) => {
+        Column {
+            name: $name,
+            unit: $unit,
+            field: |r| Field::$kind(&mut r.$($field).+),
+        }
+    };
 }
 
 /// The leading columns, in order (after `schema_version`, which every file starts with and which
 /// is checked on its own). Every file has them.
 const HEAD: &[Column] = &[
-    col("run_id", "", |r| Field::Text(&mut r.run_id)),
-    col("started_at", "", |r| Field::Text(&mut r.started_at)),
-    col("host_name", "", |r| Field::Text(&mut r.machine.host_name)),
-    col("platform", "", |r| Field::Text(&mut r.machine.platform)),
-    col("os", "", |r| Field::Text(&mut r.machine.os)),
-    col("driver_model", "", |r| {
-        Field::Text(&mut r.machine.driver_model)
-    }),
-    col("gpu", "", |r| Field::Text(&mut r.machine.gpu)),
-    col("driver_version", "", |r| {
-        Field::Text(&mut r.machine.driver_version)
-    }),
-    col("pcie_link", "", |r| Field::Text(&mut r.machine.pcie_link)),
-    col("scenario", "", |r| Field::Text(&mut r.scenario)),
-    col("case_label", "", |r| Field::Text(&mut r.case_label)),
-    col("case_index", "", |r| Field::Index(&mut r.case_index)),
-    col("case_key", "", |r| Field::Text(&mut r.case_key)),
-    col("lane", "", |r| Field::Lane(&mut r.lane)),
-    col("host", "", |r| Field::Text(&mut r.host)),
-    col("flags", "", |r| Field::Text(&mut r.flags)),
-    col("engine", "", |r| Field::Text(&mut r.engine)),
-    col("direction", "", |r| Field::Text(&mut r.direction)),
-    col("mode", "", |r| Field::Text(&mut r.mode)),
-    col("size_bytes", "B", |r| Field::Whole(&mut r.size_bytes)),
-    col("chunk_bytes", "B", |r| Field::Whole(&mut r.chunk_bytes)),
-    col("ring", "", |r| Field::Small(&mut r.ring)),
-    col("streams", "", |r| Field::Small(&mut r.streams)),
-    col("threads", "", |r| Field::Small(&mut r.threads)),
-    col("batch", "", |r| Field::Small(&mut r.batch)),
-    col("axes", "", |r| Field::Text(&mut r.axes)),
-    col("status", "", |r| Field::Status(&mut r.status)),
-    col("samples", "", |r| Field::Small(&mut r.samples)),
-    col("outliers", "", |r| Field::Small(&mut r.outliers)),
-    col("bw_median_gbs", "GB/s", |r| {
-        Field::Measured(&mut r.bw_median_gbs)
-    }),
-    col("bw_min_gbs", "GB/s", |r| Field::Measured(&mut r.bw_min_gbs)),
-    col("bw_max_gbs", "GB/s", |r| Field::Measured(&mut r.bw_max_gbs)),
-    col("bw_spread_pct", "%", |r| {
-        Field::Measured(&mut r.bw_spread_pct)
-    }),
-    col("time_median_ms", "ms", |r| {
-        Field::Measured(&mut r.time_median_ms)
-    }),
-    col("time_min_ms", "ms", |r| Field::Measured(&mut r.time_min_ms)),
-    col("time_max_ms", "ms", |r| Field::Measured(&mut r.time_max_ms)),
-    col("wall_median_ms", "ms", |r| {
-        Field::Measured(&mut r.wall_median_ms)
-    }),
-    col("verified", "", |r| Field::Text(&mut r.verified)),
-    col("alloc_ms", "ms", |r| Field::Measured(&mut r.alloc_ms)),
-    col("register_ms", "ms", |r| Field::Measured(&mut r.register_ms)),
-    col("unregister_ms", "ms", |r| {
-        Field::Measured(&mut r.unregister_ms)
-    }),
-    col("free_ms", "ms", |r| Field::Measured(&mut r.free_ms)),
-    col("pinned_bytes", "B", |r| Field::Whole(&mut r.pinned_bytes)),
-    col("device_bytes", "B", |r| Field::Whole(&mut r.device_bytes)),
+    col!("run_id", "", Text, run_id),
+    col!("started_at", "", Text, started_at),
+    col!("host_name", "", Text, machine.host_name),
+    col!("platform", "", Text, machine.platform),
+    col!("os", "", Text, machine.os),
+    col!("driver_model", "", Text, machine.driver_model),
+    col!("gpu", "", Text, machine.gpu),
+    col!("driver_version", "", Text, machine.driver_version),
+    col!("pcie_link", "", Text, machine.pcie_link),
+    col!("scenario", "", Text, scenario),
+    col!("case_label", "", Text, case_label),
+    col!("case_index", "", Index, case_index),
+    col!("case_key", "", Text, case_key),
+    col!("lane", "", Lane, lane),
+    col!("host", "", Text, host),
+    col!("flags", "", Text, flags),
+    col!("engine", "", Text, engine),
+    col!("direction", "", Text, direction),
+    col!("mode", "", Text, mode),
+    col!("size_bytes", "B", Whole, size_bytes),
+    col!("chunk_bytes", "B", Whole, chunk_bytes),
+    col!("ring", "", Small, ring),
+    col!("streams", "", Small, streams),
+    col!("threads", "", Small, threads),
+    col!("batch", "", Small, batch),
+    col!("axes", "", Text, axes),
+    col!("status", "", Status, status),
+    col!("samples", "", Small, samples),
+    col!("outliers", "", Small, outliers),
+    col!("bw_median_gbs", "GB/s", Measured, bw_median_gbs),
+    col!("bw_min_gbs", "GB/s", Measured, bw_min_gbs),
+    col!("bw_max_gbs", "GB/s", Measured, bw_max_gbs),
+    col!("bw_spread_pct", "%", Measured, bw_spread_pct),
+    col!("time_median_ms", "ms", Measured, time_median_ms),
+    col!("time_min_ms", "ms", Measured, time_min_ms),
+    col!("time_max_ms", "ms", Measured, time_max_ms),
+    col!("wall_median_ms", "ms", Measured, wall_median_ms),
+    col!("verified", "", Text, verified),
+    col!("alloc_ms", "ms", Measured, alloc_ms),
+    col!("register_ms", "ms", Measured, register_ms),
+    col!("unregister_ms", "ms", Measured, unregister_ms),
+    col!("free_ms", "ms", Measured, free_ms),
+    col!("pinned_bytes", "B", Whole, pinned_bytes),
+    col!("device_bytes", "B", Whole, device_bytes),
 ];
 
 /// The columns after the accounting family, in order. Files written before a column existed
 /// lack it: it reads as empty (`gpus_at_once` as 1).
 const TAIL: &[Column] = &[
-    col("max_alloc_held_mib", "MiB", |r| {
-        Field::Mib(&mut r.max_alloc_held_mib)
-    }),
-    col("max_alloc_free_mib", "MiB", |r| {
-        Field::Mib(&mut r.max_alloc_free_mib)
-    }),
-    col("pinned_ceiling_mib", "MiB", |r| {
-        Field::Mib(&mut r.pinned_ceiling_mib)
-    }),
-    col("stopped_by", "", |r| Field::Text(&mut r.stopped_by)),
-    col("device", "", |r| Field::Text(&mut r.device)),
-    col("gpus_at_once", "", |r| Field::Small(&mut r.gpus_at_once)),
+    col!("max_alloc_held_mib", "MiB", Mib, max_alloc_held_mib),
+    col!("max_alloc_free_mib", "MiB", Mib, max_alloc_free_mib),
+    col!("pinned_ceiling_mib", "MiB", Mib, pinned_ceiling_mib),
+    col!("stopped_by", "", Text, stopped_by),
+    col!("device", "", Text, device),
+    col!("gpus_at_once", "", Small, gpus_at_once),
 ];
 
 /// The fixed leading columns of the results CSV, in order: `schema_version` and [`HEAD`].

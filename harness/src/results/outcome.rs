@@ -6,7 +6,7 @@ use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
 use crate::scenario::Case;
 use crate::stats::{median, summarize};
-use crate::strategy::{Footprint, SetupTimes};
+use crate::strategy::{Footprint, SampleTimes, SetupTimes};
 use crate::units::MIB;
 
 /// What happened to one case.
@@ -19,9 +19,16 @@ pub struct CaseOutcome {
     pub footprint: Footprint,
     pub snapshots: Vec<Snapshot>,
     pub timeline: Vec<Snapshot>,
-    pub max_alloc_held: Option<u64>,
-    pub max_alloc_free: Option<u64>,
+    pub max_alloc: MaxAlloc,
     pub pinned_ceiling: Option<Ceiling>,
+}
+
+/// The largest device allocation (bytes) the max-alloc probe obtained: with the case's host
+/// memory held, and after it was freed; `None` where the probe did not run or failed.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MaxAlloc {
+    pub held: Option<u64>,
+    pub free: Option<u64>,
 }
 
 /// What the pinned-ceiling probe obtained.
@@ -58,8 +65,7 @@ impl CaseOutcome {
             footprint: Default::default(),
             snapshots: vec![],
             timeline: vec![],
-            max_alloc_held: None,
-            max_alloc_free: None,
+            max_alloc: MaxAlloc::default(),
             pinned_ceiling: None,
         }
     }
@@ -98,24 +104,24 @@ impl Row {
                 }
             }
         }
+        let mib = |bytes: u64| bytes as f64 / MIB as f64;
         for (lane, bytes) in &outcome.lanes {
             let bw = outcome.measured.bandwidth(*lane, *bytes);
             let times = outcome.measured.times(*lane);
             let bws = summarize(&bw);
             let ts = summarize(&times);
             let wall = outcome.measured.wall_times();
-            let reg = outcome
-                .measured
-                .samples
-                .iter()
-                .filter_map(|s| s.register_ms)
-                .collect::<Vec<_>>();
-            let unreg = outcome
-                .measured
-                .samples
-                .iter()
-                .filter_map(|s| s.unregister_ms)
-                .collect::<Vec<_>>();
+            // Registration costs measured per copy (register-per-copy cases): their median.
+            let per_copy = |ms: fn(&SampleTimes) -> Option<f64>| {
+                median(
+                    &outcome
+                        .measured
+                        .samples
+                        .iter()
+                        .filter_map(ms)
+                        .collect::<Vec<_>>(),
+                )
+            };
             rows.push(Row {
                 run_id: ctx.run_id.into(),
                 started_at: ctx.started_at.into(),
@@ -155,20 +161,17 @@ impl Row {
                 wall_median_ms: median(&wall),
                 verified: outcome.verified.clone(),
                 alloc_ms: outcome.setup.alloc_ms,
-                register_ms: median(&reg).or(outcome.setup.register_ms),
-                unregister_ms: median(&unreg).or(outcome.setup.unregister_ms),
+                register_ms: per_copy(|s| s.register_ms).or(outcome.setup.register_ms),
+                unregister_ms: per_copy(|s| s.unregister_ms).or(outcome.setup.unregister_ms),
                 free_ms: outcome.setup.free_ms,
                 pinned_bytes: outcome.footprint.pinned_alloc
                     + outcome.footprint.registered
                     + outcome.footprint.staging,
                 device_bytes: outcome.footprint.device,
                 accounting: accounting.clone(),
-                max_alloc_held_mib: outcome.max_alloc_held.map(|v| v as f64 / MIB as f64),
-                max_alloc_free_mib: outcome.max_alloc_free.map(|v| v as f64 / MIB as f64),
-                pinned_ceiling_mib: outcome
-                    .pinned_ceiling
-                    .as_ref()
-                    .map(|c| c.bytes as f64 / MIB as f64),
+                max_alloc_held_mib: outcome.max_alloc.held.map(mib),
+                max_alloc_free_mib: outcome.max_alloc.free.map(mib),
+                pinned_ceiling_mib: outcome.pinned_ceiling.as_ref().map(|c| mib(c.bytes)),
                 stopped_by: outcome.measured.stopped_by.clone(),
                 device: ctx
                     .machine

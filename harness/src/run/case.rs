@@ -129,7 +129,7 @@ pub fn run_case_in_step(
     snap(obs, &mut out, "touch");
     if status.is_none() && case.probes.max_alloc {
         match max_allocatable(&session.gpu) {
-            Ok(v) => out.max_alloc_held = Some(v),
+            Ok(v) => out.max_alloc.held = Some(v),
             Err(e) => status = Some(failed(&e, "max-alloc probe")),
         }
     }
@@ -213,7 +213,7 @@ pub fn run_case_in_step(
     if case.probes.max_alloc
         && let Ok(v) = max_allocatable(&session.gpu)
     {
-        out.max_alloc_free = Some(v);
+        out.max_alloc.free = Some(v);
     }
     if case.probes.pinned_ceiling && !stop.load(Ordering::SeqCst) {
         out.pinned_ceiling = Some(pinned_ceiling(

@@ -88,10 +88,7 @@ fn gpu_info(gpu: &CudaGpu) -> GpuInfo {
         if cfg!(windows) && !nv.driver_model.is_empty() {
             g.driver_model = nv.driver_model;
         }
-        g.pcie_gen_current = nv.pcie_gen_current;
-        g.pcie_width_current = nv.pcie_width_current;
-        g.pcie_gen_max = nv.pcie_gen_max;
-        g.pcie_width_max = nv.pcie_width_max;
+        g.pcie = nv.pcie;
     }
     g
 }

@@ -104,13 +104,18 @@ fn open(luid: Option<[u8; 8]>) -> Result<(Adapter3, DxgiAdapter), String> {
 }
 
 pub struct DxgiObserver {
-    state: Result<(Adapter3, DxgiAdapter), String>,
+    adapter: Adapter3,
+    desc: DxgiAdapter,
 }
 
 impl DxgiObserver {
-    /// Finds the adapter by LUID (`cuDeviceGetLuid` bytes), or the first hardware adapter.
-    pub fn new(luid: Option<[u8; 8]>) -> DxgiObserver {
-        DxgiObserver { state: open(luid) }
+    /// Finds the adapter by LUID (`cuDeviceGetLuid` bytes), or the first hardware adapter;
+    /// unavailable, with the reason, when there is none.
+    pub fn open(luid: Option<[u8; 8]>) -> Box<dyn Observer> {
+        super::super::opened("dxgi", open(luid), |(adapter, desc)| DxgiObserver {
+            adapter,
+            desc,
+        })
     }
 }
 
@@ -119,12 +124,8 @@ impl Observer for DxgiObserver {
         "dxgi"
     }
 
-    fn unavailable(&self) -> Option<String> {
-        self.state.as_ref().err().cloned()
-    }
-
     fn detail(&self) -> Option<String> {
-        let (_, d) = self.state.as_ref().ok()?;
+        let d = &self.desc;
         Some(format!(
             "{} (LUID {}, {} MiB dedicated, {} MiB shared)",
             d.description,
@@ -138,7 +139,7 @@ impl Observer for DxgiObserver {
     }
 
     fn read(&mut self) -> Result<Vec<Reading>, String> {
-        let (adapter, _) = self.state.as_ref().map_err(|e| e.clone())?;
+        let adapter = &self.adapter;
         let mut out = Vec::with_capacity(8);
         for (prefix, group) in [
             ("local", DXGI_MEMORY_SEGMENT_GROUP_LOCAL),
@@ -168,7 +169,7 @@ mod tests {
         let adapters = dxgi_adapters().expect("DXGI factory");
         println!("DXGI adapters: {adapters:#?}");
         assert!(!adapters.is_empty(), "at least one adapter");
-        let mut o = DxgiObserver::new(None);
+        let mut o = DxgiObserver::open(None);
         if let Some(why) = o.unavailable() {
             panic!("DXGI observer unavailable: {why}");
         }
@@ -191,7 +192,7 @@ mod tests {
 
     #[test]
     fn unknown_luid_is_unavailable_with_reason() {
-        let o = DxgiObserver::new(Some([0xfe, 0xca, 0xad, 0xde, 0x77, 0x66, 0x55, 0x44]));
+        let o = DxgiObserver::open(Some([0xfe, 0xca, 0xad, 0xde, 0x77, 0x66, 0x55, 0x44]));
         let why = o.unavailable().expect("no adapter has that LUID");
         assert!(why.contains("feca"), "{why}");
     }

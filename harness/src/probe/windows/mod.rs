@@ -15,8 +15,8 @@ pub use dxgi::dxgi_adapters;
 
 pub(super) fn observers(luid: Option<[u8; 8]>) -> Vec<Box<dyn Observer>> {
     vec![
-        Box::new(dxgi::DxgiObserver::new(luid)),
-        Box::new(pdh::PdhObserver::new(luid)),
+        dxgi::DxgiObserver::open(luid),
+        pdh::PdhObserver::open(luid),
         Box::new(process::ProcessObserver),
     ]
 }

@@ -173,16 +173,19 @@ fn ffi_counter_array(counter: PDH_HCOUNTER) -> Result<Vec<(String, i64)>, String
 }
 
 pub struct PdhObserver {
-    state: Result<Query, String>,
+    query: Query,
     luid_tag: Option<String>,
 }
 
 impl PdhObserver {
-    pub fn new(luid: Option<[u8; 8]>) -> PdhObserver {
-        PdhObserver {
-            state: ffi_open(std::process::id()),
-            luid_tag: luid.map(luid_instance_tag),
-        }
+    /// This process's GPU memory counters (of the adapter with `luid`, or summed over all);
+    /// unavailable, with the reason, when the query cannot be opened.
+    pub fn open(luid: Option<[u8; 8]>) -> Box<dyn Observer> {
+        let luid_tag = luid.map(luid_instance_tag);
+        super::super::opened("pdh", ffi_open(std::process::id()), |query| PdhObserver {
+            query,
+            luid_tag,
+        })
     }
 }
 
@@ -191,12 +194,8 @@ impl Observer for PdhObserver {
         "pdh"
     }
 
-    fn unavailable(&self) -> Option<String> {
-        self.state.as_ref().err().cloned()
-    }
-
     fn read(&mut self) -> Result<Vec<Reading>, String> {
-        let q = self.state.as_ref().map_err(|e| e.clone())?;
+        let q = &self.query;
         // SAFETY: `q.query` is an open query with counters added (a `Query` exists only then).
         let st = unsafe { PdhCollectQueryData(q.query) };
         if st != 0 {
@@ -226,7 +225,7 @@ mod tests {
 
     #[test]
     fn available_or_says_why_never_panics() {
-        let mut o = PdhObserver::new(None);
+        let mut o = PdhObserver::open(None);
         match o.unavailable() {
             Some(why) => {
                 println!("pdh unavailable: {why}");
