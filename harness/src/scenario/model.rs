@@ -2,6 +2,10 @@
 //!
 //! `raw.rs` reads TOML into loosely typed tables with source spans, `validate.rs` turns that into a
 //! [`Scenario`], and `expand.rs` takes the cartesian product of its sweeps into [`Case`]s.
+//!
+//! Size: over 500 lines: every type of the case model (host kind, engine, direction, mode, the
+//! typed [`Route`], threads, measurement and probe settings, [`Case`], [`Scenario`]) with the
+//! small quantities derived from it, so a reader finds the whole model in one file.
 
 pub use crate::cuda::HostFlags;
 use serde::{Deserialize, Serialize};
