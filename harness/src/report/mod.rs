@@ -69,7 +69,9 @@ pub fn strategy_label(r: &Row) -> String {
     if r.streams > 1 {
         s.push_str(&format!(" {} streams", r.streams));
     }
-    if r.threads > 1 {
+    // Host threads only do work in the staging ring and the CPU engines; the CSV keeps the
+    // setting on every row, the label names it only where it was used.
+    if r.threads > 1 && (r.mode == "staged" || r.engine.starts_with("cpu-")) {
         s.push_str(&format!(" {} threads", r.threads));
     }
     s
@@ -738,4 +740,38 @@ pub fn write_report(sets: &[ResultSet], out_path: &Path, title: &str) -> Result<
 /// Writes a page atomically; refuses anything at `out_path` that is not a regular file.
 pub fn write_page(out_path: &Path, page: &str) -> Result<(), Error> {
     crate::results::write_atomic(out_path, page.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strategy_label;
+    use crate::results::Row;
+
+    /// The threads setting is on every CSV row; the label names it only where threads work.
+    #[test]
+    fn threads_are_named_only_for_the_ring_and_the_cpu_engines() {
+        let row = |engine: &str, mode: &str, chunk: u64| Row {
+            host: "pageable".into(),
+            flags: "none".into(),
+            engine: engine.into(),
+            mode: mode.into(),
+            chunk_bytes: chunk,
+            ring: 3,
+            streams: 1,
+            threads: 16,
+            ..Row::default()
+        };
+        assert_eq!(
+            strategy_label(&row("copy", "direct", 0)),
+            "pageable/copy/direct"
+        );
+        assert_eq!(
+            strategy_label(&row("copy", "staged", 16 << 20)),
+            "pageable/copy/staged chunk 16 MiB×3 16 threads"
+        );
+        assert_eq!(
+            strategy_label(&row("cpu-read", "direct", 0)),
+            "pageable/cpu-read/direct 16 threads"
+        );
+    }
 }
