@@ -544,6 +544,10 @@ pub enum Lane {
 }
 
 impl Lane {
+    /// The lane of a one-way transfer: host-to-device when `h2d`, else device-to-host.
+    pub fn one_way(h2d: bool) -> Lane {
+        if h2d { Lane::H2d } else { Lane::D2h }
+    }
     pub fn name(self) -> &'static str {
         match self {
             Lane::H2d => "h2d",

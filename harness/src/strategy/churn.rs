@@ -175,7 +175,7 @@ impl Churn {
         })
     }
     fn lane(&self) -> Lane {
-        if self.h2d { Lane::H2d } else { Lane::D2h }
+        Lane::one_way(self.h2d)
     }
 }
 

@@ -116,7 +116,7 @@ pub enum Moves {
 impl Moves {
     /// `size` bytes host-to-device (`h2d`) or device-to-host.
     pub fn one_way(h2d: bool, size: usize) -> Self {
-        Moves::OneWay(if h2d { Lane::H2d } else { Lane::D2h }, size as u64)
+        Moves::OneWay(Lane::one_way(h2d), size as u64)
     }
     /// The lanes reported: the one lane, or h2d + d2h + sum.
     pub fn lanes(self) -> Vec<Lane> {

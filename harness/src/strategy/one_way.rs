@@ -34,7 +34,7 @@ impl OneWay {
 
     /// The lane this transfer reports.
     pub(crate) fn lane(&self) -> Lane {
-        if self.h2d { Lane::H2d } else { Lane::D2h }
+        Lane::one_way(self.h2d)
     }
 
     /// Puts the host buffer back as first touch left it: the pattern when it is the source,
