@@ -1,4 +1,4 @@
-//! The device-memory budget experiments (issue 13), on the runner's side: device memory held while
+//! The device-memory experiments, on the runner's side: device memory held while
 //! a case runs (`device_hold`), the overflow guard (past the card only with `guard = false` in the
 //! scenario *and* `--allow-vram-overflow` on the command line, never with managed memory), the
 //! pinned-ceiling probe that keeps going after the first failure, and the sentences the summary
@@ -186,7 +186,7 @@ pub fn pinned_ceiling_stepped(chunk: u64, cap: u64, ledger: &Ledger) -> Ceiling 
             Some(e) => format!("ended by {e}"),
             None => format!("reached the cap of {}", format_size(cap)),
         };
-        // A sticky error (WSL2, FreeToken#233) fails even a small pin afterwards.
+        // A sticky error (seen on WSL2) fails even a small pin afterwards.
         let sticky = match cuda::HostBuffer::pinned(MIB as usize, Default::default()) {
             Ok(_) => "a 1 MiB pin afterwards succeeded".to_string(),
             Err(e) => format!("a 1 MiB pin afterwards failed too ({e})"),

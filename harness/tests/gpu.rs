@@ -182,7 +182,7 @@ fn failures_are_rows_and_the_run_goes_on() {
     assert!(e.is_out_of_memory(), "{e}");
 }
 
-// ---- issue 13: device-resident engines, device_hold, pinned ceiling with VRAM held, churn -------
+// ---- device-resident engines, device_hold, pinned ceiling with VRAM held, churn -------
 
 fn run_text(text: &str, allow_vram_overflow: bool, pinned_cap: Option<u64>) -> Vec<Row> {
     let s = pinscope::scenario::parse("gpu-test.toml", text).expect("valid scenario");

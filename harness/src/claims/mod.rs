@@ -16,7 +16,7 @@ pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
     if metric == "max_alloc_drop_mib" {
         return Some(row.max_alloc_free_mib? - row.max_alloc_held_mib?);
     }
-    // issue 13: read from the status (budget.rs)
+    // Read from the row's status: a failure is the answer these metrics are about.
     if matches!(metric, "out_of_memory" | "mismatched_copies") {
         return crate::budget::status_metric(row, metric);
     }

@@ -135,7 +135,7 @@ pub fn run_case_in_step(
     }
     if status.is_none() {
         let batch = strategy::batch_for(case);
-        // issue 13: a churn case is `cycles` single copies, no warm-up (strategy/churn.rs).
+        // A churn case is `cycles` single copies, no warm-up (strategy/churn.rs).
         let (measure, batch) = if let Route::Churn { cycles: n, .. } = case.route() {
             let m = Measure {
                 warmup: 0,

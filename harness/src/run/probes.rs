@@ -7,10 +7,9 @@ use crate::probe::Ledger;
 use crate::results::Ceiling;
 use crate::units::{MIB, format_size};
 
-/// Allocates pinned chunks of `chunk` bytes until the driver refuses or `cap` is reached, then
-/// frees them all. Never exceeds `cap`.
+/// The pinned ceiling: pins chunks of `chunk` bytes until the driver refuses or `cap` is reached,
+/// goes on in steps of 256 MiB after the first refusal, then frees everything. Never exceeds `cap`.
 pub fn pinned_ceiling(chunk: u64, cap: u64, ledger: &Ledger) -> Ceiling {
-    // issue 13: the probe goes on in 256 MiB steps after the first failure (budget.rs).
     crate::budget::pinned_ceiling_stepped(chunk, cap, ledger)
 }
 

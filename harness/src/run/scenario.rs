@@ -164,7 +164,7 @@ pub fn run_scenario(
                 )
             }
             None => {
-                // issue 13: device memory held for the case (budget.rs), then the usual guard.
+                // Device memory held for the case (budget.rs), then the usual guard.
                 let prepared = crate::budget::prepare(
                     case,
                     &session.gpu,

@@ -183,8 +183,8 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
     plan_table_for(s, ram_bytes, allow_pinned, None)
 }
 
-/// [`plan_table`] against `device_free` bytes of free device memory when known (issue 13:
-/// `device_hold` resolved, steps past the card named).
+/// [`plan_table`] against `device_free` bytes of free device memory when known (`device_hold`
+/// resolved, steps past the card named).
 pub fn plan_table_for(
     s: &Scenario,
     ram_bytes: Option<u64>,
@@ -380,7 +380,7 @@ pub fn plan_table_for(
     out
 }
 
-// issue 13: free device memory, device_hold and the past-the-card steps in the plan.
+// Free device memory, device_hold and the past-the-card steps in the plan.
 
 /// Free device memory a plan is made against, and where the number came from.
 #[derive(Debug, Clone, PartialEq)]

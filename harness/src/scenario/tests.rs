@@ -721,7 +721,7 @@ fn claim_metrics_follow_the_accounting_metrics() {
     }
     assert_eq!(
         CLAIM_METRICS.len(),
-        // 11 row metrics, 2 read from the status (issue 13: out_of_memory, mismatched_copies)
+        // 11 row metrics, 2 read from the status (out_of_memory, mismatched_copies)
         13 + 2 * crate::results::ACCOUNTING_METRICS.len()
     );
 }

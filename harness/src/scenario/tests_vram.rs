@@ -1,4 +1,4 @@
-//! Unit tests of the issue-13 keys and engines: `device_hold`, `cycles`, `pause`, the
+//! Unit tests of the device-memory keys and engines: `device_hold`, `cycles`, `pause`, the
 //! `device-read` / `device-write` / `device-copy` engines and `mode = "churn"`, each rule with its
 //! exact message and position, and what `plan` shows for them.
 

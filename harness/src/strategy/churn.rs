@@ -2,7 +2,7 @@
 //! buffer of `size`, wait `pause`, copy it (H2D into a cleared device buffer, or D2H into the
 //! cleared host buffer), check every word, free the buffer. WSL2 users reported copies that
 //! returned success after heavy pinned alloc/free churn and left the device buffer zero
-//! (FlashML-org/FreeToken#291: 19 of 20 copies with a 5 ms pause); the row counts such copies:
+//! (19 of 20 copies with a 5 ms pause); the row counts such copies:
 //! `failed: data mismatch in k of N copies`.
 //!
 //! The copy is timed with events around `cuMemcpyAsync` through [`Timer`] (not gated: one copy per
