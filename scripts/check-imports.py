@@ -46,19 +46,13 @@ ALLOWED = {
     "report": BOTTOM | {"platform", "scenario", "results", "stats", "compare", "claims"},
     # The runner: everything but the command line.
     "run": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
-                     "results", "claims", "report", "budget"},
-    "budget": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "results"},
+                     "results", "claims", "report"},
     "cli": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
-                     "results", "claims", "compare", "report", "run", "budget"},
+                     "results", "claims", "compare", "report", "run"},
 }
 
 # Known wrong-way imports, each with why it is still there. Remove an entry with its import.
 EXCEPTIONS = {
-    ("claims", "budget"): "the out_of_memory / mismatched_copies claim metrics live in budget.rs",
-    ("report", "budget"): "the device-memory plain-words lines live in budget.rs",
-    ("results", "measure"): "Row::from_outcome (results/outcome.rs) reads the runner's Measured",
-    ("results", "strategy"): "Row::from_outcome (results/outcome.rs) reads the strategies' times",
-    ("scenario", "probe"): "plan asks NVML for the GPU's free memory to estimate",
 }
 
 

@@ -304,13 +304,11 @@ fn pinned_ceiling_with_device_memory_held() {
         assert!(r.pinned_ceiling_mib.is_some());
     }
     let gpu = Gpu::open(0).expect("a GPU");
-    let line =
-        pinscope::budget::ceiling_with_device_held(&gpu, cap, &pinscope::probe::Ledger::new());
+    let line = pinscope::run::ceiling_with_device_held(&gpu, cap, &pinscope::probe::Ledger::new());
     println!("pinned ceiling, 90% of free device memory held: {line}");
     assert!(!line.starts_with("not measured"), "{line}");
     // The probe goes on after the first failure and says which error ended it.
-    let c =
-        pinscope::budget::pinned_ceiling_stepped(256 << 20, cap, &pinscope::probe::Ledger::new());
+    let c = pinscope::run::pinned_ceiling(256 << 20, cap, &pinscope::probe::Ledger::new());
     println!("stepped ceiling: {} bytes, {:?}", c.bytes, c.error);
     assert!(c.bytes <= cap);
 }

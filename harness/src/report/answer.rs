@@ -124,7 +124,7 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
         out.push(m);
     }
     // Device bandwidth, past the card, pinned ceilings with device memory held, churn.
-    for line in crate::budget::answer_lines(&owned) {
+    for line in super::device_memory::answer_lines(&owned) {
         let (topic, text) = line.split_once(": ").unwrap_or(("Device memory", &line));
         let mut topic = topic.to_string();
         if let Some(first) = topic.get(..1) {

@@ -390,20 +390,23 @@ pub struct DeviceFree {
     pub source: String,
 }
 
-/// `plan --device-free SIZE`, else what NVML says is free on device 0 now, else unknown.
-pub fn device_free_for_plan(arg: Option<&str>) -> Result<Option<DeviceFree>, crate::Error> {
-    if let Some(text) = arg {
+impl DeviceFree {
+    /// `plan --device-free SIZE`.
+    pub fn given(text: &str) -> Result<DeviceFree, crate::Error> {
         let bytes = crate::units::parse_size(text)
             .map_err(|e| crate::Error::Usage(format!("--device-free: {e}")))?;
-        return Ok(Some(DeviceFree {
+        Ok(DeviceFree {
             bytes,
             source: "given with --device-free".into(),
-        }));
+        })
     }
-    Ok(crate::probe::nvml_memory().map(|(free, total)| DeviceFree {
-        bytes: free,
-        source: format!("free now per NVML, of {} in all", format_size(total)),
-    }))
+    /// What NVML says is free on a device now, of `total`.
+    pub fn reported(free: u64, total: u64) -> DeviceFree {
+        DeviceFree {
+            bytes: free,
+            source: format!("free now per NVML, of {} in all", format_size(total)),
+        }
+    }
 }
 
 /// The plan's `device` cell: the case's own device memory, plus its hold (resolved when the free
