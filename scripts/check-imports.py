@@ -38,11 +38,11 @@ ALLOWED = {
     "scenario": BOTTOM | {"platform", "cuda"},
     # How one transfer moves bytes, and how samples are taken of it.
     "strategy": BOTTOM | {"scenario", "cuda", "stats"},
-    "measure": BOTTOM | {"scenario", "cuda", "stats", "strategy"},
+    "measure": BOTTOM | {"scenario", "cuda", "stats", "strategy", "results"},
     # Results files and what is computed from them, offline: no CUDA, no runner.
     "results": BOTTOM | {"platform", "scenario", "probe", "stats"},
     "claims": BOTTOM | {"platform", "scenario", "results", "stats"},
-    "compare": BOTTOM | {"platform", "results", "stats"},
+    "compare": BOTTOM | {"platform", "scenario", "results", "stats"},
     "report": BOTTOM | {"platform", "scenario", "results", "stats", "compare", "claims"},
     # The runner: everything but the command line.
     "run": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",

@@ -239,8 +239,8 @@ fn a_small_ring_comes_within_five_percent_of_fully_pinned_h2d() {
     let mut rows: Vec<Row> = staging_tune()
         .into_iter()
         .filter(|r| r.chunk_bytes == 16 << 20 && r.ring == 3)
-        .filter(|r| match r.direction.as_str() {
-            "h2d" => r.threads == 12,
+        .filter(|r| match r.direction {
+            pinscope::scenario::Direction::H2d => r.threads == 12,
             _ => r.threads == 12 || r.threads == 16,
         })
         .map(|mut r| {

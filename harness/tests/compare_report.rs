@@ -94,7 +94,11 @@ fn compare_verdicts_follow_the_data() {
     // Failed in A, skipped in B: statuses shown, no verdict.
     let failed = entry(&c, "mapped 64 MiB", Lane::H2d);
     let a = failed.cells[0].as_ref().expect("present");
-    assert!(a.status.starts_with("failed: CUDA_ERROR_OUT_OF_MEMORY"));
+    assert!(
+        a.status
+            .to_field()
+            .starts_with("failed: CUDA_ERROR_OUT_OF_MEMORY")
+    );
     assert!(failed.cells[1].as_ref().expect("present").change.is_none());
     let skipped = entry(&c, "pageable 64 MiB", Lane::H2d);
     assert!(
@@ -102,6 +106,7 @@ fn compare_verdicts_follow_the_data() {
             .as_ref()
             .expect("b")
             .status
+            .to_field()
             .starts_with("skipped: ")
     );
     // Accounting columns any run has, side by side.

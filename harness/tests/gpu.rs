@@ -5,7 +5,7 @@ mod common;
 
 use common::{gpu_case as case, quiet_run, scenario_of};
 use pinscope::cuda::{self, DeviceBuffer, Gpu, HostBuffer, Kernels, Stream};
-use pinscope::results::{Lane, Row, Status};
+use pinscope::results::{Lane, Row, Status, Verification};
 use pinscope::run::{open_session, run_scenario};
 use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Mode, Scenario};
 use std::sync::atomic::AtomicBool;
@@ -120,7 +120,7 @@ fn every_strategy_produces_verified_rows() {
             r.lane.name(),
             r.status
         );
-        assert_eq!(r.verified, "yes", "{}", r.case_label);
+        assert_eq!(r.verified, Verification::Yes, "{}", r.case_label);
         assert!(
             r.bw_median_gbs.unwrap() > 0.1,
             "{} {:?}",
@@ -234,12 +234,12 @@ fn device_engines_measure_device_memory() {
     );
     for r in &rows {
         assert_eq!(r.lane, Lane::Device);
-        assert_eq!(r.host, "device");
+        assert_eq!(r.host, None, "device engines have no host buffer");
         assert_eq!(r.pinned_bytes, 0);
         let want = if r.case_label == "read" || r.case_label == "read-held" {
-            "n/a"
+            Verification::NotApplicable
         } else {
-            "yes"
+            Verification::Yes
         };
         assert_eq!(r.verified, want, "{}", r.case_label);
         // Device memory, not PCIe: far above any host link.
@@ -328,8 +328,8 @@ fn churn_verifies_every_copy() {
     );
     for r in &rows {
         assert_eq!(r.samples, 10, "one sample per cycle");
-        assert_eq!(r.verified, "yes");
-        assert_eq!(r.mode, "churn");
+        assert_eq!(r.verified, Verification::Yes);
+        assert_eq!(r.mode, Mode::Churn);
     }
 }
 
@@ -354,7 +354,7 @@ fn latency_modes_time_single_copies_and_verify_them() {
         )
     });
     for r in &rows {
-        assert_eq!(r.verified, "yes", "{}", r.title());
+        assert_eq!(r.verified, Verification::Yes, "{}", r.title());
         assert_eq!(r.samples, 200, "{}", r.title());
         let (min, p50, p99) = (
             r.lat_min_us.expect("min"),
@@ -365,7 +365,7 @@ fn latency_modes_time_single_copies_and_verify_them() {
         // Events exist only around the async copy + synchronisation.
         assert_eq!(
             r.lat_event_p50_us.is_some(),
-            r.mode == "latency",
+            r.mode == Mode::Latency,
             "{}",
             r.title()
         );

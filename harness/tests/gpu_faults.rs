@@ -13,7 +13,7 @@ mod common;
 
 use common::{gpu_case, quiet_run, scenario_of};
 use pinscope::cuda::{self, fault};
-use pinscope::results::{Row, Status};
+use pinscope::results::{Row, Status, Verification};
 use pinscope::run::{open_session, run_scenario};
 use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Mode};
 use std::sync::atomic::AtomicBool;
@@ -89,7 +89,7 @@ fn assert_injected(r: &Row, call: &str) {
 
 fn assert_ok(r: &Row) {
     assert_eq!(r.status, Status::Ok, "{}", r.case_label);
-    assert_eq!(r.verified, "yes", "{}", r.case_label);
+    assert_eq!(r.verified, Verification::Yes, "{}", r.case_label);
 }
 
 fn rows_of<'a>(rows: &'a [Row], label: &str) -> Vec<&'a Row> {

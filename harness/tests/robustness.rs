@@ -301,13 +301,21 @@ fn row() -> impl Strategy<Value = Row> {
             },
         );
     let ids = (field(), field(), field(), field(), any::<u32>(), field());
+    use pinscope::scenario::{Direction, Engine, HostFlags, HostKind, Mode};
+    let mut hosts: Vec<Option<HostKind>> = HostKind::ALL.into_iter().map(Some).collect();
+    hosts.push(None);
+    let flags = (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(p, m, w)| HostFlags {
+        portable: p,
+        mapped: m,
+        write_combined: w,
+    });
     let kind = (
-        prop::sample::select(vec![Lane::H2d, Lane::D2h, Lane::Sum]),
-        field(),
-        field(),
-        field(),
-        field(),
-        field(),
+        prop::sample::select(vec![Lane::H2d, Lane::D2h, Lane::Sum, Lane::Device]),
+        prop::sample::select(hosts),
+        flags,
+        prop::sample::select(Engine::ALL.to_vec()),
+        prop::sample::select(Direction::ALL.to_vec()),
+        prop::sample::select(Mode::ALL.to_vec()),
     );
     let sizes = (
         any::<u64>(),
@@ -317,7 +325,13 @@ fn row() -> impl Strategy<Value = Row> {
         any::<u32>(),
         any::<u32>(),
     );
-    let outcome = (status(), any::<u32>(), any::<u32>(), field(), field());
+    let verified = prop::sample::select(vec![
+        results::Verification::Yes,
+        results::Verification::No,
+        results::Verification::Off,
+        results::Verification::NotApplicable,
+    ]);
+    let outcome = (status(), any::<u32>(), any::<u32>(), field(), verified);
     // Bandwidth and time columns, then the latency percentiles (µs).
     let bw = prop::collection::vec(opt_nonneg_f64(), 13);
     let setup = (
@@ -389,8 +403,8 @@ fn row() -> impl Strategy<Value = Row> {
                 max_alloc_held_mib: probes[0],
                 max_alloc_free_mib: probes[1],
                 pinned_ceiling_mib: probes[2],
-                stopped_by: String::new(),
-                device: "0".into(),
+                stopped_by: None,
+                device: Some(pinscope::results::Device::Gpu(0)),
                 gpus_at_once: 1,
                 lat_min_us: bw[8],
                 lat_p50_us: bw[9],

@@ -2,6 +2,7 @@
 //! judged on failed rows too: a failure is the answer they are about.
 
 use crate::results::{Row, Status};
+use crate::scenario::Mode;
 
 /// `out_of_memory` and `mismatched_copies`: claim metrics read from a row's status, so they are
 /// judged on failed rows too (a failure is the answer they are about).
@@ -13,7 +14,7 @@ pub fn status_metric(r: &Row, metric: &str) -> Option<f64> {
             Status::Skipped(_) => None,
             _ => Some(0.0),
         },
-        "mismatched_copies" if r.mode == "churn" => match &r.status {
+        "mismatched_copies" if r.mode == Mode::Churn => match &r.status {
             Status::Ok => Some(0.0),
             Status::Failed(_) => r.status.mismatched_copies().map(f64::from),
             Status::Skipped(_) => None,
@@ -57,7 +58,7 @@ mod tests {
             "not a churn row"
         );
         let mut churn = row("churn", "", Lane::H2d, Status::Ok, Some(20.0));
-        churn.mode = "churn".into();
+        churn.mode = Mode::Churn;
         assert_eq!(status_metric(&churn, "mismatched_copies"), Some(0.0));
         churn.status = Status::Failed("data mismatch in 19 of 20 copies".into());
         assert_eq!(status_metric(&churn, "mismatched_copies"), Some(19.0));

@@ -52,7 +52,7 @@ impl Exporter for CsvExporter {
                     Some(c) => {
                         let ch = c.change.as_ref();
                         rec.extend([
-                            c.status.clone(),
+                            c.status.to_field(),
                             num(c.median_gbs),
                             c.samples.to_string(),
                             num(ch.map(|c| c.ratio)),

@@ -16,7 +16,8 @@ pub use model::*;
 pub use table::TableExporter;
 
 use crate::Error;
-use crate::results::ResultSet;
+use crate::results::{ResultSet, Status};
+use crate::scenario::Direction;
 
 /// The text formats `compare` prints (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -132,8 +133,14 @@ pub(crate) fn fmt_ci(c: &crate::stats::Comparison) -> String {
 pub(crate) fn cell_value(c: Option<&Cell>) -> String {
     match c {
         None => "(absent)".into(),
-        Some(c) if c.status.starts_with("failed") => "failed".into(),
-        Some(c) if c.status.starts_with("skipped") => "skipped".into(),
+        Some(Cell {
+            status: Status::Failed(_),
+            ..
+        }) => "failed".into(),
+        Some(Cell {
+            status: Status::Skipped(_),
+            ..
+        }) => "skipped".into(),
         Some(c) => fmt_gbs(c.median_gbs),
     }
 }
@@ -143,13 +150,13 @@ pub(crate) fn unfinished_lines(cmp: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     for e in &cmp.entries {
         for (c, r) in e.cells.iter().zip(&cmp.runs) {
-            if let Some(c) = c.as_ref().filter(|c| c.status != "ok") {
+            if let Some(c) = c.as_ref().filter(|c| !c.status.is_ok()) {
                 out.push(format!(
                     "{} {} ({}): {}",
                     r.label,
                     e.case_label,
                     e.lane.name(),
-                    c.status
+                    c.status.to_field()
                 ));
             }
         }
@@ -215,7 +222,7 @@ pub(crate) fn metric_header(metric: &str) -> &str {
 /// The lane column of an accounting row: a case's memory belongs to the case, so one-way cases
 /// show their direction and bidirectional ones `bidir`.
 pub(crate) fn case_lane(e: &Entry) -> &'static str {
-    if e.case_key.contains("direction=bidirectional") {
+    if e.direction == Direction::Bidirectional {
         "bidir"
     } else {
         e.lane.name()
@@ -225,7 +232,7 @@ pub(crate) fn case_lane(e: &Entry) -> &'static str {
 /// The lane column of a bandwidth row: `h2d`, `d2h`, or `bidir h2d` / `bidir d2h` / `bidir sum`
 /// for the lanes of a bidirectional case (so its H2D lane is never taken for the one-way copy).
 pub(crate) fn lane_cell(e: &Entry) -> String {
-    if e.case_key.contains("direction=bidirectional") {
+    if e.direction == Direction::Bidirectional {
         format!("bidir {}", e.lane.name())
     } else {
         e.lane.name().to_string()

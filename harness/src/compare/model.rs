@@ -2,7 +2,10 @@
 //! (case, lane) with each run's median, ratio to the baseline, CI and verdict. Exporters only
 //! format this.
 
-use crate::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, Lane, ResultSet, Row, Sidecar};
+use crate::results::{
+    ACCOUNTING_METRICS, ACCOUNTING_PHASES, Lane, ResultSet, Row, Sidecar, Status,
+};
+use crate::scenario::Direction;
 use crate::stats::{self, Sample, Verdict, VerdictRule};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -31,8 +34,9 @@ pub struct MachineDiff {
 /// One run's result for one case and lane.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cell {
-    /// `ok`, `failed: …` or `skipped: …`.
-    pub status: String,
+    /// How the case ended (JSON: `ok`, `failed: …` or `skipped: …`, as the CSV writes it).
+    #[serde(serialize_with = "status_field")]
+    pub status: Status,
     /// Median bandwidth, GB/s (1e9 B/s): from the raw samples when present, else the CSV median.
     pub median_gbs: Option<f64>,
     /// Raw bandwidth samples the median and CI were computed from (0 = CSV median only).
@@ -51,6 +55,9 @@ pub struct Entry {
     pub case_label: String,
     pub scenario: String,
     pub lane: Lane,
+    /// The case's direction (a bidirectional case has three lanes).
+    #[serde(skip)]
+    pub direction: Direction,
     pub size_bytes: u64,
     /// One per run, in run order; `None` where the run does not have this case.
     pub cells: Vec<Option<Cell>>,
@@ -293,7 +300,7 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
                             _ => None,
                         };
                         Cell {
-                            status: row.status.to_field(),
+                            status: row.status.clone(),
                             median_gbs: s.as_ref().map(Sample::median),
                             samples: raw,
                             change,
@@ -310,6 +317,7 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
                 case_label: first.title(),
                 scenario: first.scenario.clone(),
                 lane: first.lane,
+                direction: first.direction,
                 size_bytes: first.size_bytes,
                 cells,
             }
@@ -329,4 +337,8 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
 /// Short form of a verdict for tables, with the ratio's direction.
 pub fn verdict_word(v: Verdict) -> &'static str {
     v.name()
+}
+
+fn status_field<S: serde::Serializer>(status: &Status, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&status.to_field())
 }

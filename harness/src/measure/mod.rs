@@ -5,6 +5,7 @@ mod lockstep;
 pub use lockstep::{Lockstep, Vote};
 
 use crate::cuda::CudaError;
+use crate::results::StopReason;
 use crate::scenario::Lane;
 use crate::scenario::Measure;
 use crate::strategy::{Gpu, SampleTimes, Transfer};
@@ -16,8 +17,8 @@ use std::time::Instant;
 pub struct Measured {
     pub batch: u32,
     pub samples: Vec<SampleTimes>,
-    /// Why sampling stopped: `spread`, `max_samples`, `time_limit`, `interrupted`.
-    pub stopped_by: String,
+    /// Why sampling stopped; `None` before the first sample.
+    pub stopped_by: Option<StopReason>,
 }
 
 impl Measured {
@@ -81,7 +82,7 @@ pub fn run(
     let started = Instant::now();
     loop {
         if stop.load(Ordering::SeqCst) {
-            out.stopped_by = "interrupted".into();
+            out.stopped_by = Some(StopReason::Interrupted);
             break;
         }
         match transfer.sample(gpu, batch) {
@@ -90,7 +91,7 @@ pub fn run(
         }
         let (vote, reason) = stopping_rule(&out, m, lane, bytes, started);
         if vote != Vote::More {
-            out.stopped_by = reason.into();
+            out.stopped_by = reason;
             break;
         }
     }
@@ -99,28 +100,28 @@ pub fn run(
 
 /// The stopping rule after a sample: more samples below `min_samples`; stop at `max_samples`;
 /// enough once the spread target is met (a target of 0 is none: fixed-count sampling); stop at
-/// the time limit. Returns the vote and its reason.
+/// the time limit. Returns the vote and, when it ends sampling, why.
 fn stopping_rule(
     out: &Measured,
     m: &Measure,
     lane: Lane,
     bytes: u64,
     started: Instant,
-) -> (Vote, &'static str) {
+) -> (Vote, Option<StopReason>) {
     let n = out.samples.len() as u32;
     if n < m.min_samples {
-        (Vote::More, "")
+        (Vote::More, None)
     } else if n >= m.max_samples {
-        (Vote::Stop, "max_samples")
+        (Vote::Stop, Some(StopReason::MaxSamples))
     } else if m.target_spread > 0.0
         && crate::stats::relative_spread(&out.bandwidth(lane, bytes))
             .is_some_and(|s| s <= m.target_spread)
     {
-        (Vote::Enough, "spread")
+        (Vote::Enough, Some(StopReason::Spread))
     } else if started.elapsed() >= m.time_limit {
-        (Vote::Stop, "time_limit")
+        (Vote::Stop, Some(StopReason::TimeLimit))
     } else {
-        (Vote::More, "")
+        (Vote::More, None)
     }
 }
 
@@ -145,18 +146,14 @@ pub fn run_in_step(
     let mut warm = 0;
     let mut started: Option<Instant> = None;
     let mut vote = Vote::More;
-    let mut reason = "";
+    let mut reason = None;
     loop {
         if stop.load(Ordering::SeqCst) {
             vote = Vote::Stop;
-            reason = "interrupted";
+            reason = Some(StopReason::Interrupted);
         }
         if !step.round(vote) {
-            out.stopped_by = if reason.is_empty() {
-                "another GPU stopped".into()
-            } else {
-                reason.into()
-            };
+            out.stopped_by = reason.or(Some(StopReason::AnotherGpuStopped));
             break;
         }
         let s = match transfer.sample(gpu, batch) {

@@ -5,6 +5,7 @@
 
 use super::labels::strategy_words;
 use crate::results::{Lane, Row, Sidecar};
+use crate::scenario::{Direction, HostKind, Mode};
 use crate::units::format_size;
 
 /// One sentence of the answer, with the word that starts it (`Host → GPU`, `Memory`, `Claims`).
@@ -54,15 +55,11 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
             .iter()
             .copied()
             .filter(|r| r.lane == lane && r.status.is_ok() && r.bw_median_gbs.is_some())
-            .filter(|r| r.direction != "bidirectional")
+            .filter(|r| r.direction != Direction::Bidirectional)
             .collect();
         // CPU-side access (cpu-read/cpu-write) is a different question; answer it only when it is
         // all the scenario measured in this direction.
-        let transfers: Vec<&Row> = ok
-            .iter()
-            .copied()
-            .filter(|r| r.engine != "cpu-read" && r.engine != "cpu-write")
-            .collect();
+        let transfers: Vec<&Row> = ok.iter().copied().filter(|r| !r.engine.is_cpu()).collect();
         let pool = if transfers.is_empty() { ok } else { transfers };
         let Some(best) = pool.iter().copied().max_by(|a, b| bw(a).total_cmp(&bw(b))) else {
             continue;
@@ -102,7 +99,7 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
         if let Some(p) = pool
             .iter()
             .copied()
-            .filter(|r| r.host == "pageable" && r.mode == "direct")
+            .filter(|r| r.host == Some(HostKind::Pageable) && r.mode == Mode::Direct)
             .max_by(|a, b| bw(a).total_cmp(&bw(b)))
         {
             out.push(sentence(

@@ -2,7 +2,7 @@
 //! ceilings with device memory held and pinned churn (the console summary and the report say them).
 
 use crate::results::{Lane, Row, Status};
-use crate::scenario::DeviceHold;
+use crate::scenario::{DeviceHold, Mode};
 use crate::units::{MIB, format_size};
 
 /// The `device_hold=` value of a row's axes, if it was swept.
@@ -81,7 +81,7 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
             ));
         }
     }
-    for r in rows.iter().filter(|r| r.mode == "churn") {
+    for r in rows.iter().filter(|r| r.mode == Mode::Churn) {
         match &r.status {
             Status::Ok => out.push(format!(
                 "pinned churn: {}: all {} copies verified.",
@@ -141,7 +141,7 @@ mod tests {
     #[test]
     fn plain_words_count_churn_copies() {
         let mut ok = row("churn", "", Lane::H2d, Status::Ok, Some(20.0));
-        ok.mode = "churn".into();
+        ok.mode = Mode::Churn;
         let mut bad = ok.clone();
         bad.case_label = "churn-register".into();
         bad.status = Status::Failed("data mismatch in 19 of 20 copies".into());

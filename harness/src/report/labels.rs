@@ -3,12 +3,13 @@
 //! bar never mixes the one-way copy with a lane of a bidirectional one.
 
 use crate::results::{Lane, Row};
+use crate::scenario::{Direction, Engine, HostKind, Mode};
 use crate::units::format_size;
 
 /// The direction and lane in words: `H2D`, `D2H`, `bidirectional, H2D lane`, `bidirectional, both
 /// lanes summed`.
 pub fn direction_words(r: &Row) -> &'static str {
-    match (r.direction == "bidirectional", r.lane) {
+    match (r.direction == Direction::Bidirectional, r.lane) {
         (true, Lane::H2d) => "bidirectional, H2D lane",
         (true, Lane::D2h) => "bidirectional, D2H lane",
         (true, Lane::Sum) | (false, Lane::Sum) => "bidirectional, both lanes summed",
@@ -20,7 +21,7 @@ pub fn direction_words(r: &Row) -> &'static str {
 
 /// The short direction key a series is checked against (`h2d`, `d2h`, `bidir-h2d`, …).
 pub fn direction_key(r: &Row) -> String {
-    if r.direction == "bidirectional" {
+    if r.direction == Direction::Bidirectional {
         format!("bidir-{}", r.lane.name())
     } else {
         r.lane.name().to_string()
@@ -28,27 +29,28 @@ pub fn direction_key(r: &Row) -> String {
 }
 
 fn host_words(r: &Row) -> String {
-    let base = match r.host.as_str() {
-        "alloc" => "pinned",
-        "register" => "registered",
-        "managed" => "managed",
-        "pageable" => "pageable",
-        "device" => "device memory",
-        other => other,
+    let base = match r.host {
+        Some(HostKind::Alloc) => "pinned",
+        Some(HostKind::Register) => "registered",
+        Some(HostKind::Managed) => "managed",
+        Some(HostKind::Pageable) => "pageable",
+        None => "device memory",
     };
-    let flags: Vec<&str> = r
-        .flags
-        .split(['+', ',', '|'])
-        .map(str::trim)
-        .filter(|f| !f.is_empty() && *f != "none" && *f != "-")
-        .collect();
+    let flags: Vec<&str> = [
+        (r.flags.portable, "portable"),
+        (r.flags.mapped, "mapped"),
+        (r.flags.write_combined, "write-combined"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect();
     let mut s = if flags.is_empty() {
         base.to_string()
     } else {
         format!("{base} ({})", flags.join(", "))
     };
-    match r.mode.as_str() {
-        "staged" if r.chunk_bytes > 0 => {
+    match r.mode {
+        Mode::Staged if r.chunk_bytes > 0 => {
             let ring = r.ring.max(1);
             if ring == 1 {
                 s.push_str(&format!(
@@ -65,26 +67,25 @@ fn host_words(r: &Row) -> String {
                 s.push_str(&format!(", {} threads", r.threads));
             }
         }
-        "staged" => s.push_str(" via a pinned ring"),
-        "register-per-copy" => s = "registered per copy".into(),
-        "churn" => s.push_str(" allocated per copy (churn)"),
-        _ => {}
+        Mode::Staged => s.push_str(" via a pinned ring"),
+        Mode::RegisterPerCopy => s = "registered per copy".into(),
+        Mode::Churn => s.push_str(" allocated per copy (churn)"),
+        Mode::Direct | Mode::Latency | Mode::LatencySync | Mode::Enqueue => {}
     }
     s
 }
 
-fn engine_words(engine: &str) -> &str {
+fn engine_words(engine: Engine) -> &'static str {
     match engine {
-        "copy" => "copy engine",
-        "kernel" => "SM copy kernel",
-        "kernel-read" => "GPU kernel reads host",
-        "kernel-write" => "GPU kernel writes host",
-        "cpu-read" => "CPU reads",
-        "cpu-write" => "CPU writes",
-        "device-read" => "GPU kernel reads",
-        "device-write" => "GPU kernel writes",
-        "device-copy" => "GPU kernel copies",
-        other => other,
+        Engine::Copy => "copy engine",
+        Engine::Kernel => "SM copy kernel",
+        Engine::KernelRead => "GPU kernel reads host",
+        Engine::KernelWrite => "GPU kernel writes host",
+        Engine::CpuRead => "CPU reads",
+        Engine::CpuWrite => "CPU writes",
+        Engine::DeviceRead => "GPU kernel reads",
+        Engine::DeviceWrite => "GPU kernel writes",
+        Engine::DeviceCopy => "GPU kernel copies",
     }
 }
 
@@ -115,7 +116,7 @@ fn extra_axes(r: &Row) -> Vec<String> {
 /// "pinned, copy engine, H2D": the strategy, engine and direction/lane, plus any sweep axis that
 /// tells otherwise identical cases apart. The size is not part of it (a series spans sizes).
 pub fn strategy_words(r: &Row) -> String {
-    let mut parts = vec![host_words(r), engine_words(&r.engine).to_string()];
+    let mut parts = vec![host_words(r), engine_words(r.engine).to_string()];
     if r.streams > 1 {
         parts.push(format!("{} streams", r.streams));
     }
@@ -138,8 +139,8 @@ pub fn case_words(r: &Row) -> String {
 /// The case named for memory plots (memory belongs to the case, not the lane): name, size,
 /// strategy without the lane.
 pub fn case_memory_words(r: &Row) -> String {
-    let mut parts = vec![host_words(r), engine_words(&r.engine).to_string()];
-    parts.push(if r.direction == "bidirectional" {
+    let mut parts = vec![host_words(r), engine_words(r.engine).to_string()];
+    parts.push(if r.direction == Direction::Bidirectional {
         "bidirectional".to_string()
     } else {
         r.lane.name().to_uppercase()
@@ -165,18 +166,18 @@ mod tests {
             case_label: "c".into(),
             case_key: "k".into(),
             lane,
-            host: host.into(),
-            flags: flags.into(),
-            engine: engine.into(),
-            direction: direction.into(),
-            mode: "direct".into(),
+            host: Some(host.parse().unwrap()),
+            flags: crate::scenario::HostFlags::from_label(flags).unwrap(),
+            engine: engine.parse().unwrap(),
+            direction: direction.parse().unwrap(),
+            mode: Mode::Direct,
             size_bytes: 1 << 29,
             ring: 3,
             streams: 1,
             threads: 8,
             batch: 1,
             status: crate::results::Status::Ok,
-            device: "0".into(),
+            device: Some(crate::results::Device::Gpu(0)),
             gpus_at_once: 1,
             ..Row::default()
         }
@@ -193,7 +194,7 @@ mod tests {
         );
         assert_ne!(strategy_words(&r), strategy_words(&b));
         let mut s = row("pageable", "none", "copy", "h2d", Lane::H2d);
-        s.mode = "staged".into();
+        s.mode = Mode::Staged;
         s.chunk_bytes = 16 << 20;
         s.threads = 12;
         s.axes = "direction=h2d;measure.warmup=2".into();

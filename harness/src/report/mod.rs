@@ -45,19 +45,14 @@ pub(crate) type CaseRow<'a> = (usize, &'a Row);
 /// The strategy a row measured: host memory kind / flags / engine / mode, plus the staging
 /// parameters when they are not the defaults.
 pub fn strategy_label(r: &Row) -> String {
-    let mut parts: Vec<&str> = vec![r.host.as_str()];
-    if !r.flags.is_empty() && r.flags != "none" && r.flags != "-" {
-        parts.push(&r.flags);
+    let flags = r.flags.label();
+    let mut parts: Vec<&str> = vec![crate::results::host_name(r.host)];
+    if !r.flags.is_empty() {
+        parts.push(&flags);
     }
-    parts.push(&r.engine);
-    if !r.mode.is_empty() {
-        parts.push(&r.mode);
-    }
-    let mut s = parts
-        .into_iter()
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("/");
+    parts.push(r.engine.name());
+    parts.push(r.mode.name());
+    let mut s = parts.join("/");
     if r.chunk_bytes > 0 {
         s.push_str(&format!(
             " chunk {}",
@@ -72,7 +67,7 @@ pub fn strategy_label(r: &Row) -> String {
     }
     // Host threads only do work in the staging ring and the CPU engines; the CSV keeps the
     // setting on every row, the label names it only where it was used.
-    if r.threads > 1 && (r.mode == "staged" || r.engine.starts_with("cpu-")) {
+    if r.threads > 1 && (r.mode == crate::scenario::Mode::Staged || r.engine.is_cpu()) {
         s.push_str(&format!(" {} threads", r.threads));
     }
     s
@@ -335,7 +330,7 @@ fn summary_rows(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<Vec<String>> {
                 opt(r.bw_spread_pct, 1),
                 r.samples.to_string(),
                 r.outliers.to_string(),
-                r.verified.clone(),
+                r.verified.to_string(),
                 r.status.to_field(),
                 strategy_label(r),
                 r.axes.replace(';', ", "),
@@ -752,10 +747,9 @@ mod tests {
     #[test]
     fn threads_are_named_only_for_the_ring_and_the_cpu_engines() {
         let row = |engine: &str, mode: &str, chunk: u64| Row {
-            host: "pageable".into(),
-            flags: "none".into(),
-            engine: engine.into(),
-            mode: mode.into(),
+            host: Some(crate::scenario::HostKind::Pageable),
+            engine: engine.parse().unwrap(),
+            mode: mode.parse().unwrap(),
             chunk_bytes: chunk,
             ring: 3,
             streams: 1,

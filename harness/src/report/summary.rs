@@ -1,8 +1,9 @@
 //! The console summary `pinscope run` prints per scenario: the table, the answer in plain words,
 //! derived results and claims.
 
-use crate::results::{Lane, Row, Sidecar, Status};
+use crate::results::{Device, Lane, Row, Sidecar, Status};
 use crate::scenario::Scenario;
+use crate::scenario::{Direction, HostKind, Mode};
 use crate::units::format_size;
 
 pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> String {
@@ -18,10 +19,11 @@ pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> Str
             format!("{} {}", r.case_label, r.axes.replace(';', " "))
         };
         if r.placement().is_some() {
-            let code = match (r.device.as_str(), r.gpus_at_once) {
-                ("all", n) => format!("[all/{n}] "),
-                (d, n) if n <= 1 => format!("[gpu{d}] "),
-                (d, n) => format!("[gpu{d}/{n}] "),
+            let d = r.device.map(|d| d.to_string()).unwrap_or_default();
+            let code = match (r.device, r.gpus_at_once) {
+                (Some(Device::All), n) => format!("[all/{n}] "),
+                (_, n) if n <= 1 => format!("[gpu{d}] "),
+                (_, n) => format!("[gpu{d}/{n}] "),
             };
             title = code + &title;
         }
@@ -78,8 +80,8 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
         let ok: Vec<&Row> = rows
             .iter()
             .filter(|r| r.lane == lane && r.status.is_ok() && r.bw_median_gbs.is_some())
-            .filter(|r| r.engine != "cpu-read" && r.engine != "cpu-write")
-            .filter(|r| r.direction != "bidirectional")
+            .filter(|r| !r.engine.is_cpu())
+            .filter(|r| r.direction != Direction::Bidirectional)
             .collect();
         let bw = |r: &Row| r.bw_median_gbs.unwrap_or(0.0);
         let Some(best) = ok.iter().copied().max_by(|a, b| bw(a).total_cmp(&bw(b))) else {
@@ -114,7 +116,7 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
         if let Some(pageable) = ok
             .iter()
             .copied()
-            .filter(|r| r.host == "pageable" && r.mode == "direct")
+            .filter(|r| r.host == Some(HostKind::Pageable) && r.mode == Mode::Direct)
             .max_by(|a, b| bw(a).total_cmp(&bw(b)))
         {
             out.push(format!(
@@ -167,13 +169,18 @@ pub fn multi_gpu_lines(rows: &[Row]) -> Vec<String> {
     let mut out = Vec::new();
     for all in rows
         .iter()
-        .filter(|r| r.device == "all" && r.placement().is_some())
+        .filter(|r| r.device == Some(Device::All) && r.placement().is_some())
     {
         let key = base(all);
         let lane = all.lane;
         let parts: Vec<String> = rows
             .iter()
-            .filter(|r| base(r) == key && r.lane == lane && r.device != "all" && r.gpus_at_once > 1)
+            .filter(|r| {
+                base(r) == key
+                    && r.lane == lane
+                    && r.device != Some(Device::All)
+                    && r.gpus_at_once > 1
+            })
             .filter_map(|t| {
                 let alone = rows.iter().find(|a| {
                     base(a) == key && a.lane == lane && a.device == t.device && a.gpus_at_once <= 1
@@ -181,7 +188,7 @@ pub fn multi_gpu_lines(rows: &[Row]) -> Vec<String> {
                 let (tb, ab) = (t.bw_median_gbs?, alone.bw_median_gbs?);
                 Some(format!(
                     "GPU {} {:.1} of {:.1} GB/s alone ({:.0}%)",
-                    t.device,
+                    t.device.map(|d| d.to_string()).unwrap_or_default(),
                     tb,
                     ab,
                     100.0 * tb / ab

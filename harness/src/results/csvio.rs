@@ -6,6 +6,7 @@
 use super::schema::*;
 use super::sidecar::{samples_path, sidecar_path};
 use crate::Error;
+use crate::scenario::{HostFlags, HostKind};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,89 @@ enum Field<'a> {
     Mib(&'a mut Option<f64>),
     Lane(&'a mut Lane),
     Status(&'a mut Status),
+    /// A typed value written as a name ([`Cell`]).
+    Cell(&'a mut dyn Cell),
+}
+
+/// A typed field written as text and read back from it.
+trait Cell {
+    fn text(&self) -> String;
+    /// The value of `s`, or the values the column may hold.
+    fn set(&mut self, s: &str) -> Result<(), String>;
+}
+
+fn one_of<T: Named>() -> String {
+    T::ALL
+        .iter()
+        .map(|v| v.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl<T: Named> Cell for T {
+    fn text(&self) -> String {
+        self.name().into()
+    }
+    fn set(&mut self, s: &str) -> Result<(), String> {
+        *self = T::from_name(s).ok_or_else(one_of::<T>)?;
+        Ok(())
+    }
+}
+
+/// Empty for `None`.
+impl<T: Named> Cell for Option<T> {
+    fn text(&self) -> String {
+        self.map(|v| v.name()).unwrap_or_default().into()
+    }
+    fn set(&mut self, s: &str) -> Result<(), String> {
+        *self = match s {
+            "" => None,
+            s => Some(T::from_name(s).ok_or_else(one_of::<T>)?),
+        };
+        Ok(())
+    }
+}
+
+/// `device` for `None` (device engines have no host buffer).
+impl Cell for Option<HostKind> {
+    fn text(&self) -> String {
+        host_name(*self).into()
+    }
+    fn set(&mut self, s: &str) -> Result<(), String> {
+        *self = match s {
+            "device" => None,
+            s => Some(s.parse::<HostKind>().map_err(|_| {
+                let names: Vec<&str> = HostKind::ALL.iter().map(|h| h.name()).collect();
+                format!("{}, device", names.join(", "))
+            })?),
+        };
+        Ok(())
+    }
+}
+
+impl Cell for HostFlags {
+    fn text(&self) -> String {
+        self.label()
+    }
+    fn set(&mut self, s: &str) -> Result<(), String> {
+        *self = HostFlags::from_label(s)
+            .ok_or_else(|| format!("none or {} joined by +", HostFlags::NAMES.join(", ")))?;
+        Ok(())
+    }
+}
+
+/// Empty for `None`.
+impl Cell for Option<Device> {
+    fn text(&self) -> String {
+        self.map(|d| d.to_string()).unwrap_or_default()
+    }
+    fn set(&mut self, s: &str) -> Result<(), String> {
+        *self = match s {
+            "" => None,
+            s => Some(Device::parse(s).ok_or("a GPU's ordinal or all")?),
+        };
+        Ok(())
+    }
 }
 
 /// One column of the results CSV: its name, the unit of its values (empty when it has none) and
@@ -64,11 +148,11 @@ const HEAD: &[Column] = &[
     col!("case_index", "", Index, case_index),
     col!("case_key", "", Text, case_key),
     col!("lane", "", Lane, lane),
-    col!("host", "", Text, host),
-    col!("flags", "", Text, flags),
-    col!("engine", "", Text, engine),
-    col!("direction", "", Text, direction),
-    col!("mode", "", Text, mode),
+    col!("host", "", Cell, host),
+    col!("flags", "", Cell, flags),
+    col!("engine", "", Cell, engine),
+    col!("direction", "", Cell, direction),
+    col!("mode", "", Cell, mode),
     col!("size_bytes", "B", Whole, size_bytes),
     col!("chunk_bytes", "B", Whole, chunk_bytes),
     col!("ring", "", Small, ring),
@@ -87,7 +171,7 @@ const HEAD: &[Column] = &[
     col!("time_min_ms", "ms", Measured, time_min_ms),
     col!("time_max_ms", "ms", Measured, time_max_ms),
     col!("wall_median_ms", "ms", Measured, wall_median_ms),
-    col!("verified", "", Text, verified),
+    col!("verified", "", Cell, verified),
     col!("alloc_ms", "ms", Measured, alloc_ms),
     col!("register_ms", "ms", Measured, register_ms),
     col!("unregister_ms", "ms", Measured, unregister_ms),
@@ -102,8 +186,8 @@ const TAIL: &[Column] = &[
     col!("max_alloc_held_mib", "MiB", Mib, max_alloc_held_mib),
     col!("max_alloc_free_mib", "MiB", Mib, max_alloc_free_mib),
     col!("pinned_ceiling_mib", "MiB", Mib, pinned_ceiling_mib),
-    col!("stopped_by", "", Text, stopped_by),
-    col!("device", "", Text, device),
+    col!("stopped_by", "", Cell, stopped_by),
+    col!("device", "", Cell, device),
     col!("gpus_at_once", "", Small, gpus_at_once),
     col!("lat_min_us", "µs", Measured, lat_min_us),
     col!("lat_p50_us", "µs", Measured, lat_p50_us),
@@ -147,7 +231,7 @@ impl Column {
             Field::Whole(v) => Some(*v as f64),
             Field::Small(v) => Some(f64::from(*v)),
             Field::Index(v) => Some(*v as f64),
-            Field::Text(_) | Field::Lane(_) | Field::Status(_) => None,
+            Field::Text(_) | Field::Lane(_) | Field::Status(_) | Field::Cell(_) => None,
         }
     }
 
@@ -161,6 +245,7 @@ impl Column {
             Field::Measured(v) | Field::Mib(v) => opt(*v),
             Field::Lane(l) => l.name().into(),
             Field::Status(s) => s.to_field(),
+            Field::Cell(c) => c.text(),
         }
     }
 
@@ -208,11 +293,15 @@ impl Column {
             }
             Field::Lane(l) => {
                 *l = Lane::parse(s)
-                    .ok_or_else(|| format!("`lane` is `{s}`, not h2d, d2h or sum"))?;
+                    .ok_or_else(|| format!("`lane` is `{s}`, not h2d, d2h, sum or device"))?;
             }
             Field::Status(st) => {
                 *st = Status::from_field(s)
                     .ok_or_else(|| format!("`status` is `{s}`, not ok / failed: … / skipped: …"))?;
+            }
+            Field::Cell(c) => {
+                c.set(s)
+                    .map_err(|names| format!("`{name}` is `{s}`, not one of {names}"))?;
             }
         }
         Ok(())
@@ -603,4 +692,72 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
         .open(path)
         .map_err(|e| Error::io(path, e))?;
     writeln!(f, "{line}").map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every results CSV under `reports/` (the published runs and their comparisons).
+    fn published() -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports")];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).expect("reports/").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "csv")
+                    && !p.to_string_lossy().ends_with(".samples.csv")
+                {
+                    out.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The rows written back under the file's own header (older files lack later columns).
+    fn rewritten(header: &csv::StringRecord, rows: &[Row]) -> Vec<u8> {
+        let all = columns();
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(header).unwrap();
+        for r in rows {
+            let fields = row_fields(r);
+            let cells: Vec<&str> = header
+                .iter()
+                .map(|name| {
+                    let i = all.iter().position(|c| c == name).expect("known column");
+                    fields[i].as_str()
+                })
+                .collect();
+            w.write_record(cells).unwrap();
+        }
+        w.into_inner().unwrap()
+    }
+
+    #[test]
+    fn published_results_are_read_and_written_back_byte_for_byte() {
+        let files = published();
+        assert!(files.len() >= 20, "{files:?}");
+        for p in files {
+            let bytes = std::fs::read(&p).unwrap();
+            let rows = read_rows_from(&p, &bytes).unwrap_or_else(|e| panic!("{e}"));
+            let mut rdr = csv::Reader::from_reader(bytes.as_slice());
+            let header = rdr.headers().unwrap().clone();
+            let again = rewritten(&header, &rows);
+            assert!(
+                again == bytes,
+                "{} differs when written back:\n{}",
+                p.display(),
+                String::from_utf8_lossy(&again)
+                    .lines()
+                    .zip(String::from_utf8_lossy(&bytes).lines())
+                    .find(|(a, b)| a != b)
+                    .map(|(a, b)| format!("written {a}\n   file {b}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! Result rows for unit tests.
 
-use super::{Lane, Row, Status};
+use super::{Device, Lane, Row, Status};
+use crate::scenario::Engine;
 
 /// A row of a device-engine case named `label` with sweep axes `axes`.
 pub fn device_row(label: &str, axes: &str, lane: Lane, status: Status, bw: Option<f64>) -> Row {
@@ -10,11 +11,8 @@ pub fn device_row(label: &str, axes: &str, lane: Lane, status: Status, bw: Optio
         case_label: label.into(),
         case_key: "k".into(),
         lane,
-        host: "device".into(),
-        flags: "none".into(),
-        engine: "device-read".into(),
-        direction: "h2d".into(),
-        mode: "direct".into(),
+        host: None,
+        engine: Engine::DeviceRead,
         size_bytes: 1 << 30,
         ring: 3,
         streams: 1,
@@ -24,7 +22,7 @@ pub fn device_row(label: &str, axes: &str, lane: Lane, status: Status, bw: Optio
         status,
         samples: 20,
         bw_median_gbs: bw,
-        device: "0".into(),
+        device: Some(Device::Gpu(0)),
         gpus_at_once: 1,
         ..Row::default()
     }

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 pub use crate::platform::MachineKey;
 pub use crate::probe::ACCOUNTING_METRICS;
 pub use crate::scenario::Lane;
+use crate::scenario::{Direction, Engine, HostFlags, HostKind, Mode};
+use std::fmt;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -66,6 +68,140 @@ impl Status {
     }
 }
 
+/// What checking the moved data found (the `verified` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Verification {
+    /// Every word was right.
+    Yes,
+    /// Some word was wrong (the status says how many).
+    No,
+    /// Not checked (`verify = false`, or the case did not get that far).
+    #[default]
+    Off,
+    /// Nothing lands anywhere that could be checked (read-only kernels).
+    NotApplicable,
+}
+
+/// Why sampling stopped (the `stopped_by` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StopReason {
+    /// The spread target was reached.
+    Spread,
+    MaxSamples,
+    TimeLimit,
+    Interrupted,
+    /// Several GPUs sampled in lockstep and another one ended the round.
+    AnotherGpuStopped,
+}
+
+/// The GPU a row was measured on (the `device` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Device {
+    /// The GPU of this CUDA ordinal.
+    Gpu(u32),
+    /// The sum over every GPU of a multi-GPU case.
+    All,
+}
+
+/// A value of a CSV column that is one of a few names: its text, and back.
+pub trait Named: Sized + Copy + 'static {
+    /// Every value, in the order messages list them.
+    const ALL: &'static [Self];
+    fn name(self) -> &'static str;
+    fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.name() == s)
+    }
+}
+
+impl Named for Verification {
+    const ALL: &'static [Self] = &[Self::Yes, Self::No, Self::Off, Self::NotApplicable];
+    fn name(self) -> &'static str {
+        match self {
+            Self::Yes => "yes",
+            Self::No => "no",
+            Self::Off => "off",
+            Self::NotApplicable => "n/a",
+        }
+    }
+}
+
+impl Named for StopReason {
+    const ALL: &'static [Self] = &[
+        Self::Spread,
+        Self::MaxSamples,
+        Self::TimeLimit,
+        Self::Interrupted,
+        Self::AnotherGpuStopped,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Self::Spread => "spread",
+            Self::MaxSamples => "max_samples",
+            Self::TimeLimit => "time_limit",
+            Self::Interrupted => "interrupted",
+            Self::AnotherGpuStopped => "another GPU stopped",
+        }
+    }
+}
+
+impl Named for Engine {
+    const ALL: &'static [Self] = &Engine::ALL;
+    fn name(self) -> &'static str {
+        Engine::name(self)
+    }
+}
+
+impl Named for Direction {
+    const ALL: &'static [Self] = &Direction::ALL;
+    fn name(self) -> &'static str {
+        Direction::name(self)
+    }
+}
+
+impl Named for Mode {
+    const ALL: &'static [Self] = &Mode::ALL;
+    fn name(self) -> &'static str {
+        Mode::name(self)
+    }
+}
+
+impl fmt::Display for Verification {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Gpu(i) => f.pad(&i.to_string()),
+            Self::All => f.pad("all"),
+        }
+    }
+}
+
+impl Device {
+    /// `0`, `1`, … or `all`.
+    pub fn parse(s: &str) -> Option<Device> {
+        if s == "all" {
+            Some(Device::All)
+        } else {
+            s.parse().ok().map(Device::Gpu)
+        }
+    }
+}
+
+/// The `host` column: the host memory's kind, or `device` for device engines (no host buffer).
+pub fn host_name(host: Option<HostKind>) -> &'static str {
+    host.map_or("device", HostKind::name)
+}
+
 /// Phases at which the CSV carries deltas: after allocation+first touch, and at the end of the
 /// hold after free.
 pub const ACCOUNTING_PHASES: &[&str] = &["alloc", "free"];
@@ -82,11 +218,12 @@ pub struct Row {
     /// [`crate::scenario::Case::key`]: the identity used to match runs.
     pub case_key: String,
     pub lane: Lane,
-    pub host: String,
-    pub flags: String,
-    pub engine: String,
-    pub direction: String,
-    pub mode: String,
+    /// The host memory's kind; `None` for device engines (written `device`).
+    pub host: Option<HostKind>,
+    pub flags: HostFlags,
+    pub engine: Engine,
+    pub direction: Direction,
+    pub mode: Mode,
     pub size_bytes: u64,
     pub chunk_bytes: u64,
     pub ring: u32,
@@ -112,8 +249,7 @@ pub struct Row {
     pub time_max_ms: Option<f64>,
     /// Host wall time per transfer (ms), including CPU work such as staging memcpy.
     pub wall_median_ms: Option<f64>,
-    /// `yes`, `no`, or `off`.
-    pub verified: String,
+    pub verified: Verification,
     /// Setup costs (ms): allocation, registration, unregistration and free of the host memory.
     pub alloc_ms: Option<f64>,
     pub register_ms: Option<f64>,
@@ -130,12 +266,11 @@ pub struct Row {
     pub max_alloc_free_mib: Option<f64>,
     /// Pinned memory (MiB) the pinned-ceiling probe obtained before failing or reaching its cap.
     pub pinned_ceiling_mib: Option<f64>,
-    /// Why sampling stopped: `spread` (target reached), `max_samples`, `time_limit`,
-    /// `interrupted`; empty when no sample was taken (and in files written before this column).
-    pub stopped_by: String,
-    /// The GPU the row was measured on: its CUDA ordinal, or `all` for the sum over every GPU of
-    /// a multi-GPU case; empty in files written before this column.
-    pub device: String,
+    /// Why sampling stopped; `None` (empty) when no sample was taken, and in files written
+    /// before this column.
+    pub stopped_by: Option<StopReason>,
+    /// The GPU the row was measured on; `None` (empty) in files written before this column.
+    pub device: Option<Device>,
     /// How many GPUs were moving data at the same time (1: alone).
     pub gpus_at_once: u32,
     /// Latency cases (`mode = "latency"`, `"latency-sync"`, `"enqueue"`): order statistics of
@@ -157,12 +292,9 @@ impl Row {
             .clone()
             .into_iter()
             .find(|r| r.placement().is_some())
-            .map(|r| r.device.clone());
+            .map(|r| r.device);
         rows.into_iter()
-            .filter(|r| {
-                r.placement().is_none()
-                    || (Some(&r.device) == first.as_ref() && r.gpus_at_once <= 1)
-            })
+            .filter(|r| r.placement().is_none() || (Some(r.device) == first && r.gpus_at_once <= 1))
             .collect()
     }
 
@@ -172,10 +304,11 @@ impl Row {
         if !self.case_key.contains(MULTI_GPU_MARK) {
             return None;
         }
-        Some(match (self.device.as_str(), self.gpus_at_once) {
-            ("all", n) => format!("all {n} GPUs at once"),
-            (d, n) if n <= 1 => format!("GPU {d} alone"),
-            (d, n) => format!("GPU {d} of {n} at once"),
+        let d = self.device.map(|d| d.to_string()).unwrap_or_default();
+        Some(match (self.device, self.gpus_at_once) {
+            (Some(Device::All), n) => format!("all {n} GPUs at once"),
+            (_, n) if n <= 1 => format!("GPU {d} alone"),
+            (_, n) => format!("GPU {d} of {n} at once"),
         })
     }
 

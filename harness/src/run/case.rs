@@ -7,7 +7,7 @@ use super::session::Session;
 use crate::cuda::{CudaError, Gpu as CudaGpu};
 use crate::measure::Lockstep;
 use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
-use crate::results::Status;
+use crate::results::{Status, StopReason, Verification};
 use crate::scenario::{Case, Measure, Route};
 use crate::strategy::{self, Footprint, Verified};
 use crate::units::format_size;
@@ -178,14 +178,14 @@ pub fn run_case_in_step(
     snap(obs, &mut out, "transfer");
     if status.is_none() && case.measure.verify {
         match transfer.verify(&gpu) {
-            Ok(Verified::Yes) => out.verified = "yes".into(),
-            Ok(Verified::NotApplicable) => out.verified = "n/a".into(),
+            Ok(Verified::Yes) => out.verified = Verification::Yes,
+            Ok(Verified::NotApplicable) => out.verified = Verification::NotApplicable,
             Ok(Verified::Mismatch {
                 lane,
                 bad_words,
                 first,
             }) => {
-                out.verified = "no".into();
+                out.verified = Verification::No;
                 status = Some(Status::Failed(format!(
                     "data mismatch: {bad_words} of {} words wrong after {} (first at word {})",
                     case.size / 4,
@@ -196,7 +196,7 @@ pub fn run_case_in_step(
             Ok(Verified::Copies {
                 bad_copies, copies, ..
             }) => {
-                out.verified = "no".into();
+                out.verified = Verification::No;
                 status = Some(Status::copies_mismatch(bad_copies, copies));
             }
             Err(e) => status = Some(failed(&e, "verification")),
@@ -233,7 +233,9 @@ pub fn run_case_in_step(
     }
     if let Some(s) = status {
         out.status = s;
-    } else if out.measured.stopped_by == "interrupted" && out.measured.samples.is_empty() {
+    } else if out.measured.stopped_by == Some(StopReason::Interrupted)
+        && out.measured.samples.is_empty()
+    {
         out.status = Status::Skipped("interrupted".into());
     }
     out

@@ -11,7 +11,7 @@ use super::{CaseOutcome, RowContext};
 use crate::Error;
 use crate::measure::Lockstep;
 use crate::platform::GpuInfo;
-use crate::results::{MULTI_GPU_MARK, Row, SampleRow, Status};
+use crate::results::{Device, MULTI_GPU_MARK, Row, SampleRow, Status, Verification};
 use crate::scenario::Case;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, mpsc};
@@ -209,7 +209,7 @@ pub fn multi_gpu_rows(
         };
         for row in &mut r {
             row.case_key.push_str(&mark);
-            row.device = gpu.index.to_string();
+            row.device = Some(Device::Gpu(gpu.index));
             row.gpus_at_once = at_once;
             row.machine.gpu = gpu.name.clone();
         }
@@ -233,6 +233,11 @@ pub fn multi_gpu_rows(
     rows.extend(sum_rows);
     samples.extend(sum_samples);
     (rows, samples)
+}
+
+/// The GPU a row was measured on, as the `device` column writes it.
+fn gpu_of(r: &Row) -> String {
+    r.device.map(|d| d.to_string()).unwrap_or_default()
 }
 
 /// The `all` rows: per lane, the sum of the GPUs' bandwidths (median, min and max summed; the
@@ -259,7 +264,7 @@ fn sum_over_gpus(together: &[Row], samples: &[SampleRow], n: u32) -> (Vec<Row>, 
         let per: Vec<&Row> = together.iter().filter(|r| r.lane == lane).collect();
         let mut r = per[0].clone();
         r.case_key = key.clone();
-        r.device = "all".into();
+        r.device = Some(Device::All);
         r.gpus_at_once = n;
         let all_ok = per.iter().all(|x| x.status.is_ok());
         r.status = if all_ok {
@@ -268,8 +273,8 @@ fn sum_over_gpus(together: &[Row], samples: &[SampleRow], n: u32) -> (Vec<Row>, 
             per.iter()
                 .find(|x| !x.status.is_ok())
                 .map(|x| match &x.status {
-                    Status::Failed(e) => Status::Failed(format!("GPU {}: {e}", x.device)),
-                    Status::Skipped(e) => Status::Skipped(format!("GPU {}: {e}", x.device)),
+                    Status::Failed(e) => Status::Failed(format!("GPU {}: {e}", gpu_of(x))),
+                    Status::Skipped(e) => Status::Skipped(format!("GPU {}: {e}", gpu_of(x))),
                     Status::Ok => Status::Ok,
                 })
                 .unwrap_or(Status::Ok)
@@ -301,15 +306,11 @@ fn sum_over_gpus(together: &[Row], samples: &[SampleRow], n: u32) -> (Vec<Row>, 
         r.max_alloc_held_mib = None;
         r.max_alloc_free_mib = None;
         r.pinned_ceiling_mib = None;
-        r.verified = if per.iter().all(|x| x.verified == "yes") {
-            "yes".into()
-        } else {
-            per.iter()
-                .map(|x| x.verified.as_str())
-                .find(|v| *v != "yes")
-                .unwrap_or("")
-                .to_string()
-        };
+        r.verified = per
+            .iter()
+            .map(|x| x.verified)
+            .find(|v| *v != Verification::Yes)
+            .unwrap_or(Verification::Yes);
         // Time and spread of a sum have no single meaning: the per-GPU rows keep them.
         r.time_median_ms = None;
         r.time_min_ms = None;
@@ -361,7 +362,7 @@ mod tests {
     /// An outcome whose samples move `size` bytes at the given GB/s.
     fn outcome(case: &Case, gbs: &[f64]) -> CaseOutcome {
         let mut o = CaseOutcome::empty(case, Status::Ok);
-        o.verified = "yes".into();
+        o.verified = Verification::Yes;
         o.measured = Measured {
             batch: 1,
             samples: gbs
@@ -377,7 +378,7 @@ mod tests {
                     }
                 })
                 .collect(),
-            stopped_by: "max_samples".into(),
+            stopped_by: Some(crate::results::StopReason::MaxSamples),
         };
         o
     }
@@ -412,7 +413,7 @@ mod tests {
         let (rows, samples) = multi_gpu_rows(&case, &ctx, &[gpu(0), gpu(1)], &alone, &together);
         let shape: Vec<(String, u32, bool)> = rows
             .iter()
-            .map(|r| (r.device.clone(), r.gpus_at_once, r.status.is_ok()))
+            .map(|r| (gpu_of(r), r.gpus_at_once, r.status.is_ok()))
             .collect();
         assert_eq!(
             shape,
@@ -479,7 +480,10 @@ mod tests {
             &[outcome(&case, &[50.0]), outcome(&case, &[50.0])],
             &[ok, bad],
         );
-        let all = rows.iter().find(|r| r.device == "all").expect("sum row");
+        let all = rows
+            .iter()
+            .find(|r| r.device == Some(Device::All))
+            .expect("sum row");
         assert_eq!(
             all.status.to_field(),
             "failed: GPU 1: cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)"

@@ -3,7 +3,7 @@
 
 use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
-use crate::results::{Lane, Row, SampleRow, Status};
+use crate::results::{Device, Lane, Row, SampleRow, Status, Verification};
 use crate::scenario::Case;
 use crate::stats::{Percentiles, median, percentiles, summarize};
 use crate::strategy::{Footprint, SampleTimes, SetupTimes};
@@ -14,7 +14,7 @@ pub struct CaseOutcome {
     pub status: Status,
     pub lanes: Vec<(Lane, u64)>,
     pub measured: crate::measure::Measured,
-    pub verified: String,
+    pub verified: Verification,
     pub setup: SetupTimes,
     pub footprint: Footprint,
     pub snapshots: Vec<Snapshot>,
@@ -60,7 +60,7 @@ impl CaseOutcome {
             status,
             lanes,
             measured: Default::default(),
-            verified: "off".into(),
+            verified: Verification::Off,
             setup: Default::default(),
             footprint: Default::default(),
             snapshots: vec![],
@@ -152,11 +152,12 @@ impl Row {
                 case_index: case.index,
                 case_key: key.clone(),
                 lane: *lane,
-                host: case.host_column(),
-                flags: case.flags.label(),
-                engine: case.engine.to_string(),
-                direction: case.direction.to_string(),
-                mode: case.mode.to_string(),
+                // Device engines have no host buffer.
+                host: (!case.engine.is_device()).then_some(case.host),
+                flags: case.flags,
+                engine: case.engine,
+                direction: case.direction,
+                mode: case.mode,
                 size_bytes: case.size,
                 chunk_bytes: case.route().chunk_bytes(),
                 ring: case.ring,
@@ -180,7 +181,7 @@ impl Row {
                 time_min_ms: ts.map(|s| s.min),
                 time_max_ms: ts.map(|s| s.max),
                 wall_median_ms: median(&wall),
-                verified: outcome.verified.clone(),
+                verified: outcome.verified,
                 alloc_ms: outcome.setup.alloc_ms,
                 register_ms: per_copy(|s| s.register_ms).or(outcome.setup.register_ms),
                 unregister_ms: per_copy(|s| s.unregister_ms).or(outcome.setup.unregister_ms),
@@ -193,13 +194,8 @@ impl Row {
                 max_alloc_held_mib: outcome.max_alloc.held.map(mib),
                 max_alloc_free_mib: outcome.max_alloc.free.map(mib),
                 pinned_ceiling_mib: outcome.pinned_ceiling.as_ref().map(|c| mib(c.bytes)),
-                stopped_by: outcome.measured.stopped_by.clone(),
-                device: ctx
-                    .machine
-                    .gpu
-                    .as_ref()
-                    .map(|g| g.index.to_string())
-                    .unwrap_or_default(),
+                stopped_by: outcome.measured.stopped_by,
+                device: ctx.machine.gpu.as_ref().map(|g| Device::Gpu(g.index)),
                 gpus_at_once: 1,
                 lat_min_us: lat.host.map(|p| p.min),
                 lat_p50_us: lat.host.map(|p| p.p50),
@@ -297,7 +293,7 @@ mod tests {
                     }
                 })
                 .collect(),
-            stopped_by: "max_samples".into(),
+            stopped_by: Some(crate::results::StopReason::MaxSamples),
         };
         o
     }

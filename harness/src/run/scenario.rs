@@ -188,10 +188,8 @@ pub fn run_scenario(
         };
         writer.write_case(&rows, &samples)?;
         sidecar.probes.extend(outcome_probes(case, &outcome, &rows));
-        if !outcome.measured.stopped_by.is_empty() {
-            sidecar
-                .stopped_by
-                .insert(case.key(), outcome.measured.stopped_by.clone());
+        if let Some(why) = outcome.measured.stopped_by {
+            sidecar.stopped_by.insert(case.key(), why.to_string());
         }
         watchdog.case_finished(&sidecar);
         all_rows.extend(rows);

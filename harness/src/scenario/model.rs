@@ -127,6 +127,7 @@ pub enum Direction {
 }
 
 impl Direction {
+    pub const ALL: [Direction; 3] = [Self::H2d, Self::D2h, Self::Bidirectional];
     pub fn name(self) -> &'static str {
         match self {
             Self::H2d => "h2d",
@@ -204,7 +205,7 @@ macro_rules! parse_by_name {
         }
         impl fmt::Display for $t {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.name())
+                f.pad(self.name())
             }
         }
     };
@@ -529,15 +530,6 @@ impl Case {
             _ => 0,
         };
         self.size * dirs + staging
-    }
-
-    /// The results' `host` column: `device` for the device-resident engines (no host buffer).
-    pub fn host_column(&self) -> String {
-        if self.engine.is_device() {
-            "device".into()
-        } else {
-            self.host.to_string()
-        }
     }
 
     /// Device bytes this case allocates (managed memory counts as host here).

@@ -10,7 +10,7 @@
 use super::keys::Key;
 pub(super) use super::keys::{Given, KEYS, Ty, Val};
 use super::raw::{self, Entry, Kind, Pos};
-use super::{Case, Engine, HostFlags, Mode, Threads};
+use super::{Case, Direction, Engine, HostFlags, HostKind, Mode, Threads};
 use super::{Claim, Derived};
 use crate::error::Problem;
 use crate::units;
@@ -337,14 +337,18 @@ pub(super) fn parse_value(
     in_sweep: bool,
 ) -> Result<Given, Problem> {
     let (val, written) = match ty {
-        Ty::Host => enum_value(key, &["pageable", "alloc", "register", "managed"], v)
-            .map(|(x, w)| (Val::Host(x), w))?,
+        Ty::Host => {
+            let names = HostKind::ALL.map(HostKind::name);
+            enum_value(key, &names, v).map(|(x, w)| (Val::Host(x), w))?
+        }
         Ty::Engine => {
             let names = Engine::ALL.map(Engine::name);
             enum_value(key, &names, v).map(|(x, w)| (Val::Engine(x), w))?
         }
-        Ty::Direction => enum_value(key, &["h2d", "d2h", "bidirectional"], v)
-            .map(|(x, w)| (Val::Direction(x), w))?,
+        Ty::Direction => {
+            let names = Direction::ALL.map(Direction::name);
+            enum_value(key, &names, v).map(|(x, w)| (Val::Direction(x), w))?
+        }
         Ty::Mode => {
             let names = Mode::ALL.map(Mode::name);
             enum_value(key, &names, v).map(|(x, w)| (Val::Mode(x), w))?
