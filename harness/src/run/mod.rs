@@ -10,6 +10,7 @@ pub mod fleet;
 pub mod probes;
 pub mod scenario;
 pub mod session;
+pub mod settings;
 pub mod watchdog;
 
 pub use crate::results::Ceiling;
@@ -20,3 +21,4 @@ pub use scenario::{
     RunOptions, SWEEP_LIMIT, ScenarioOutcome, install_interrupt_handler, run_scenario,
 };
 pub use session::{Session, open_session};
+pub use settings::{record_settings, record_settings_without_gpu};
