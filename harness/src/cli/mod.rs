@@ -1,6 +1,7 @@
 //! Command-line interface (clap derive). `main_with_args` is the whole program: parse, dispatch,
 //! print an error as one sentence, return the exit code.
 
+pub mod check;
 pub mod compare;
 pub mod info;
 pub mod plan;
@@ -54,6 +55,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Render a self-contained HTML report from results files.
     Report(ReportArgs),
+    /// A health verdict for one GPU in seconds: link, bandwidth, data, NUMA, clocks (exit 1 on a failed check).
+    Check(check::CheckArgs),
 }
 
 /// What `run` and `plan` both take: the scenario files, and how much RAM their cases may pin.
@@ -167,7 +170,7 @@ pub struct ReportArgs {
     pub title: Option<String>,
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "plan", "info", "compare", "report", "help"];
+const SUBCOMMANDS: &[&str] = &["run", "plan", "info", "compare", "report", "check", "help"];
 
 /// `pinscope scenarios/x.toml` means `pinscope run scenarios/x.toml`.
 fn insert_implicit_run(mut args: Vec<OsString>) -> Vec<OsString> {
@@ -212,6 +215,7 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
         Command::Info(a) => info_command(a),
         Command::Compare(a) => compare_command(a, cli.quiet),
         Command::Report(a) => report_command(a, cli.quiet),
+        Command::Check(a) => check::check_command(a),
     }
 }
 

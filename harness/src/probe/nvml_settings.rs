@@ -87,11 +87,7 @@ impl NvmlSettings {
             "nvmlDeviceGetMaxClockInfo(MEM)",
             Megahertz,
         );
-        s.persistence_mode = read(
-            dev.is_in_persistent_mode(),
-            "nvmlDeviceGetPersistenceMode",
-            |v| v,
-        );
+        s.persistence_mode = persistence_mode(&dev);
     }
 
     /// Fills the fields read while copies are in flight: link, clocks, P-state, throttle reasons.
@@ -181,6 +177,20 @@ fn pstate(p: PerformanceState) -> PState {
         P::Fifteen => 15,
         P::Unknown => 255,
     })
+}
+
+#[cfg(not(windows))]
+fn persistence_mode(dev: &Device<'_>) -> Setting<bool> {
+    read(
+        dev.is_in_persistent_mode(),
+        "nvmlDeviceGetPersistenceMode",
+        |v| v,
+    )
+}
+
+#[cfg(windows)]
+fn persistence_mode(_dev: &Device<'_>) -> Setting<bool> {
+    Setting::unavailable("Linux only (NVML persistence mode does not exist under Windows)")
 }
 
 /// The driver model now and after a reboot (`nvmlDeviceGetDriverModel`; Windows only).

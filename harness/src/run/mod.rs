@@ -6,6 +6,7 @@
 //! is [`crate::report::summary`]; the `run` and `info` commands are in `cli/`.
 
 pub mod case;
+pub mod check;
 pub mod device_memory;
 pub mod fleet;
 pub mod outcome;
@@ -16,6 +17,7 @@ pub mod settings;
 pub mod watchdog;
 
 pub use case::{guard, run_case};
+pub use check::measure_check;
 pub use fleet::Fleet;
 pub use outcome::{CaseOutcome, Ceiling, MaxAlloc, RowContext};
 pub use probes::{ceiling_cap, ceiling_with_device_held, max_allocatable, pinned_ceiling};

@@ -10,14 +10,10 @@ use windows::core::{HSTRING, PCSTR};
 mod dxgi;
 mod pdh;
 mod process;
+mod settings;
 
 pub use dxgi::dxgi_adapters;
-
-/// The Windows settings (HAGS, TDR, build, power plan, sysmem fallback).
-pub fn fill_windows_settings(s: &mut crate::platform::Settings, _luid: Option<[u8; 8]>) {
-    crate::platform::set_unavailable!(s, "not read by this pinscope build"; hags, hw_sch_mode, tdr_delay, tdr_level,
-        tdr_ddi_delay, windows_build, windows_display_version, power_plan, sysmem_fallback);
-}
+pub use settings::fill_windows_settings;
 
 pub(super) fn observers(luid: Option<[u8; 8]>) -> Vec<Box<dyn Observer>> {
     vec![
