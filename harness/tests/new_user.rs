@@ -608,7 +608,7 @@ fn plan_quiet_prints_one_line_per_scenario() {
 
 #[test]
 fn quick_toml_header_matches_its_sizes() {
-    let text = std::fs::read_to_string(repo().join("scenarios/quick.toml")).expect("read");
+    let text = std::fs::read_to_string(repo().join("harness/scenarios/quick.toml")).expect("read");
     let out = pinscope()
         .args(["plan", "scenarios/quick.toml"])
         .output()
