@@ -334,3 +334,42 @@ fn churn_verifies_every_copy() {
         assert_eq!(r.mode, "churn");
     }
 }
+
+// ---- latency modes: one copy per sample, 4 B and 64 KiB, every call -----------------------------
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn latency_modes_time_single_copies_and_verify_them() {
+    let text = "name = \"t\"\ndescription = \"d\"\n[defaults]\nmeasure = { samples = 200, warmup = 20 }\nprobes = { hold_after_free = \"0s\" }\n[sweep]\ndirection = [\"h2d\", \"d2h\"]\nsize = [\"4\", \"20\", \"64KiB\"]\nmode = [\"latency\", \"latency-sync\", \"enqueue\"]\n[[case]]\nlabel = \"pinned\"\nhost = \"alloc\"\n[[case]]\nlabel = \"registered\"\nhost = \"register\"\n[[case]]\nlabel = \"pageable\"\nhost = \"pageable\"\n";
+    let rows = run_all_ok(text, 3 * 2 * 3 * 3, |r| {
+        format!(
+            "{} {} {} {} B: p50 {:?} p99 {:?} event {:?} µs, {} samples, verified {}",
+            r.case_label,
+            r.mode,
+            r.lane.name(),
+            r.size_bytes,
+            r.lat_p50_us,
+            r.lat_p99_us,
+            r.lat_event_p50_us,
+            r.samples,
+            r.verified
+        )
+    });
+    for r in &rows {
+        assert_eq!(r.verified, "yes", "{}", r.title());
+        assert_eq!(r.samples, 200, "{}", r.title());
+        let (min, p50, p99) = (
+            r.lat_min_us.expect("min"),
+            r.lat_p50_us.expect("p50"),
+            r.lat_p99_us.expect("p99"),
+        );
+        assert!(0.0 < min && min <= p50 && p50 <= p99, "{}", r.title());
+        // Events exist only around the async copy + synchronisation.
+        assert_eq!(
+            r.lat_event_p50_us.is_some(),
+            r.mode == "latency",
+            "{}",
+            r.title()
+        );
+    }
+}

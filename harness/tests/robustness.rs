@@ -318,7 +318,8 @@ fn row() -> impl Strategy<Value = Row> {
         any::<u32>(),
     );
     let outcome = (status(), any::<u32>(), any::<u32>(), field(), field());
-    let bw = prop::collection::vec(opt_nonneg_f64(), 8);
+    // Bandwidth and time columns, then the latency percentiles (µs).
+    let bw = prop::collection::vec(opt_nonneg_f64(), 13);
     let setup = (
         prop::collection::vec(opt_nonneg_f64(), 4),
         any::<u64>(),
@@ -391,6 +392,11 @@ fn row() -> impl Strategy<Value = Row> {
                 stopped_by: String::new(),
                 device: "0".into(),
                 gpus_at_once: 1,
+                lat_min_us: bw[8],
+                lat_p50_us: bw[9],
+                lat_p90_us: bw[10],
+                lat_p99_us: bw[11],
+                lat_event_p50_us: bw[12],
             }
         },
     )

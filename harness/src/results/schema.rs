@@ -124,6 +124,15 @@ pub struct Row {
     pub device: String,
     /// How many GPUs were moving data at the same time (1: alone).
     pub gpus_at_once: u32,
+    /// Latency cases (`mode = "latency"`, `"latency-sync"`, `"enqueue"`): order statistics of
+    /// the host-clock time of one copy (or of one copy call, `enqueue`), µs; empty otherwise.
+    pub lat_min_us: Option<f64>,
+    pub lat_p50_us: Option<f64>,
+    pub lat_p90_us: Option<f64>,
+    pub lat_p99_us: Option<f64>,
+    /// Latency cases: median event (device) time of one copy, µs; empty where no events are
+    /// recorded (`latency-sync`, `enqueue`).
+    pub lat_event_p50_us: Option<f64>,
 }
 
 impl Row {

@@ -74,6 +74,29 @@ fn failed(e: &CudaError, phase: &str) -> Status {
     Status::Failed(format!("{} ({phase})", e))
 }
 
+/// How a case is sampled: its `measure` and batch, except that a churn case is `cycles` single
+/// copies with no warm-up (strategy/churn.rs) and a latency case `measure.samples` single copies
+/// after its warm-up ([`crate::scenario::latency_counts`]) or until `measure.time_limit`;
+/// neither stops on the spread target (0: none).
+fn sampling(case: &Case) -> (Measure, u32) {
+    let single = |warmup: u32, min: u32, max: u32, time_limit: std::time::Duration| Measure {
+        warmup,
+        min_samples: min,
+        max_samples: max,
+        time_limit,
+        target_spread: 0.0,
+        ..case.measure.clone()
+    };
+    match case.route() {
+        Route::Churn { cycles, .. } => (single(0, cycles, cycles, std::time::Duration::MAX), 1),
+        Route::Latency(_) => {
+            let (warmup, n) = crate::scenario::latency_counts(&case.measure);
+            (single(warmup, 1, n, case.measure.time_limit), 1)
+        }
+        _ => (case.measure.clone(), strategy::batch_for(case)),
+    }
+}
+
 /// Runs one case that passed its guard.
 pub fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcome {
     run_case_in_step(session, case, stop, None)
@@ -134,20 +157,7 @@ pub fn run_case_in_step(
         }
     }
     if status.is_none() {
-        let batch = strategy::batch_for(case);
-        // issue 13: a churn case is `cycles` single copies, no warm-up (strategy/churn.rs).
-        let (measure, batch) = if let Route::Churn { cycles: n, .. } = case.route() {
-            let m = Measure {
-                warmup: 0,
-                min_samples: n,
-                max_samples: n,
-                time_limit: std::time::Duration::MAX,
-                ..case.measure.clone()
-            };
-            (m, 1)
-        } else {
-            (case.measure.clone(), batch)
-        };
+        let (measure, batch) = sampling(case);
         let measured = match member.0 {
             Some(s) => {
                 crate::measure::run_in_step(transfer.as_mut(), &gpu, &measure, batch, stop, s)

@@ -20,7 +20,7 @@ pub(super) enum Ty {
     Engine,
     Direction,
     Mode,
-    /// Bytes: a positive multiple of 16.
+    /// Bytes: a positive multiple of 16 (`size`: of 4; `expand` asks 16 of the non-latency modes).
     Size,
     Int {
         min: u32,
@@ -123,6 +123,7 @@ pub(super) const KEYS: &[Key] = &[
     key!("measure.time_limit", Ty::Dur, "\"10s\"", Dur => measure.time_limit),
     key!("measure.verify", Ty::Bool, "true", Bool => measure.verify),
     key!("measure.batch", Ty::Int { min: 0, max: ANY }, "0", Int => measure.batch),
+    key!("measure.samples", Ty::Int { min: 10, max: 1_000_000 }, "1000", Int => measure.samples),
     key!("probes.accounting", Ty::Bool, "true", Bool => probes.accounting),
     key!("probes.max_alloc", Ty::Bool, "false", Bool => probes.max_alloc),
     key!("probes.pinned_ceiling", Ty::Bool, "false", Bool => probes.pinned_ceiling),

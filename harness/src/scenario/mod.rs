@@ -50,8 +50,8 @@ pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
 pub use plan::{
     ASSUMED_DEVICE_BPS, ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, DeviceFree, SETUP_S, auto_batch,
-    device_free_for_plan, estimate_seconds, format_bytes_exact, format_seconds, plan_summary,
-    plan_table, plan_table_for, refusal,
+    device_free_for_plan, estimate_seconds, format_bytes_exact, format_seconds, latency_counts,
+    plan_summary, plan_table, plan_table_for, refusal,
 };
 pub use vram::{DEFAULT_CYCLES, DEFAULT_PAUSE, DeviceHold, VramKeys};
 
@@ -74,6 +74,11 @@ pub const CLAIM_METRICS: &[&str] = &[
     "max_alloc_free_mib",
     "max_alloc_drop_mib",
     "pinned_ceiling_mib",
+    "lat_min_us",
+    "lat_p50_us",
+    "lat_p90_us",
+    "lat_p99_us",
+    "lat_event_p50_us",
     "out_of_memory",
     "mismatched_copies",
     "d_alloc_cuda_used_mib",
