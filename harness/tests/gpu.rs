@@ -182,7 +182,7 @@ fn failures_are_rows_and_the_run_goes_on() {
     assert!(e.is_out_of_memory(), "{e}");
 }
 
-// ---- issue 13: device-resident engines, device_hold, pinned ceiling with VRAM held, churn -------
+// ---- device-resident engines, device_hold, pinned ceiling with VRAM held, churn -------
 
 fn run_text(text: &str, allow_vram_overflow: bool, pinned_cap: Option<u64>) -> Vec<Row> {
     let s = pinscope::scenario::parse("gpu-test.toml", text).expect("valid scenario");
@@ -304,13 +304,11 @@ fn pinned_ceiling_with_device_memory_held() {
         assert!(r.pinned_ceiling_mib.is_some());
     }
     let gpu = Gpu::open(0).expect("a GPU");
-    let line =
-        pinscope::budget::ceiling_with_device_held(&gpu, cap, &pinscope::probe::Ledger::new());
+    let line = pinscope::run::ceiling_with_device_held(&gpu, cap, &pinscope::probe::Ledger::new());
     println!("pinned ceiling, 90% of free device memory held: {line}");
     assert!(!line.starts_with("not measured"), "{line}");
     // The probe goes on after the first failure and says which error ended it.
-    let c =
-        pinscope::budget::pinned_ceiling_stepped(256 << 20, cap, &pinscope::probe::Ledger::new());
+    let c = pinscope::run::pinned_ceiling(256 << 20, cap, &pinscope::probe::Ledger::new());
     println!("stepped ceiling: {} bytes, {:?}", c.bytes, c.error);
     assert!(c.bytes <= cap);
 }

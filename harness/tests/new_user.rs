@@ -1,4 +1,4 @@
-//! What a new user hit (issue 11), on the real binary: outputs that must never replace anything
+//! What a new user hits, on the real binary: outputs that must never replace anything
 //! but a regular file, input paths that fail with one sentence and exit 2, the README's
 //! `report results/*.csv` on the folder `run` writes, `info --json` without a GPU, large inputs
 //! refused in linear time, `compare` without samples, bad data in results files, `plan`'s

@@ -376,7 +376,7 @@ fn every_shipped_scenario_parses_and_opens_with_its_question() {
         assert!(!table.contains("refused"), "{table}");
         for c in &s.cases {
             // Only the overflow experiment goes past the card, with plain device memory, and
-            // only when `pinscope run` is also given --allow-vram-overflow (issue 13).
+            // only when `pinscope run` is also given --allow-vram-overflow.
             let opted_in = s.name == "vram-overflow" && c.engine.is_device();
             assert!(
                 c.guard || opted_in,

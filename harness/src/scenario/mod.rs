@@ -50,8 +50,8 @@ pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
 pub use plan::{
     ASSUMED_DEVICE_BPS, ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, DeviceFree, SETUP_S, auto_batch,
-    device_free_for_plan, estimate_seconds, format_bytes_exact, format_seconds, latency_counts,
-    plan_summary, plan_table, plan_table_for, refusal,
+    estimate_seconds, format_bytes_exact, format_seconds, latency_counts, plan_summary, plan_table,
+    plan_table_for, refusal,
 };
 pub use vram::{DEFAULT_CYCLES, DEFAULT_PAUSE, DeviceHold, VramKeys};
 
