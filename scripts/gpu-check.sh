@@ -20,7 +20,7 @@ if has machine; then
   nproc; free -g | head -2
 fi
 if has ptx; then
-  log "ptxas on kernels/pinscope.ptx"
+  log "ptxas on harness/kernels/pinscope.ptx"
   bash scripts/build-kernels.sh "$OUT/kernels" 2>&1 | tee "$OUT/ptxas.log"
 fi
 if has tests; then
