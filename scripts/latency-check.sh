@@ -15,7 +15,7 @@ log() { echo "== $*"; }
 
 log "pinscope run scenarios/latency.toml (measure.samples = $N)"
 scen="$OUT/latency.toml"
-sed "s/samples = 1000/samples = $N/" scenarios/latency.toml >"$scen"
+sed "s/samples = 1000/samples = $N/" harness/scenarios/latency.toml >"$scen"
 start=$SECONDS
 timeout 120 $P run "$scen" --out "$OUT/latency" >"$OUT/latency.log" 2>&1
 echo "exit $? after $((SECONDS - start)) s"

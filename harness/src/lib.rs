@@ -4,12 +4,12 @@
 //! Read top-down: [`cli`] → [`scenario`] → [`run`] ([`strategy`], [`measure`], [`cuda`]) →
 //! [`probe`] → [`results`] → [`stats`] / [`compare`] / [`report`].
 
-pub mod budget;
 pub mod claims;
 pub mod cli;
 pub mod compare;
 pub mod cuda;
 pub mod error;
+pub mod health;
 pub mod measure;
 pub mod platform;
 pub mod probe;

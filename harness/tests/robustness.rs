@@ -28,7 +28,7 @@ fn read_fixture(rel: &str) -> String {
 }
 
 fn shipped_scenarios() -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
         .map(|d| {
             d.filter_map(Result::ok)

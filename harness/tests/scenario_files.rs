@@ -13,7 +13,7 @@ fn fixture(name: &str) -> PathBuf {
 
 fn shipped(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
+        .join("scenarios")
         .join(name)
 }
 
@@ -391,7 +391,7 @@ fn size_curve_sweeps_from_4_bytes_to_1_gib() {
 /// can oversubscribe managed memory or skip the device guard unless the file says so.
 #[test]
 fn every_shipped_scenario_parses_and_opens_with_its_question() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
@@ -419,7 +419,7 @@ fn every_shipped_scenario_parses_and_opens_with_its_question() {
         assert!(!table.contains("refused"), "{table}");
         for c in &s.cases {
             // Only the overflow experiment goes past the card, with plain device memory, and
-            // only when `pinscope run` is also given --allow-vram-overflow (issue 13).
+            // only when `pinscope run` is also given --allow-vram-overflow.
             let opted_in = s.name == "vram-overflow" && c.engine.is_device();
             assert!(
                 c.guard || opted_in,

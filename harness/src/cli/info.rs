@@ -15,11 +15,12 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         Ok(s) => Some(s),
         Err(Error::NoGpu(why)) => {
             // With --json, stdout holds only the JSON: the reason goes into it (and to stderr).
-            if args.json {
+            if args.wants_json() {
                 eprintln!("GPU: none usable — {why}");
             } else {
                 println!("GPU: none usable — {why}");
             }
+            machine.settings = Some(crate::run::record_settings_without_gpu("no usable GPU"));
             no_gpu = Some(why);
             None
         }
@@ -29,7 +30,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         machine = s.machine.clone();
     }
     let code = if session.is_some() { 0 } else { 3 };
-    if args.json {
+    if args.wants_json() {
         let observers = match &session {
             Some(s) => s.observers.statuses(),
             None => Observers::for_this_machine(GpuContext::default()).statuses(),
@@ -77,6 +78,9 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
             g.can_map_host_memory, g.integrated, g.async_engines, g.multiprocessors
         );
     }
+    if let Some(settings) = &machine.settings {
+        print_settings(settings);
+    }
     if let Some(s) = &session {
         println!("memory observers:");
         for line in probe::describe(&s.observers).lines() {
@@ -103,7 +107,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
             }
             println!(
                 "pinned ceiling, 90% of free device memory held: {}",
-                crate::budget::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
+                crate::run::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
             );
         }
     } else {
@@ -114,4 +118,16 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         }
     }
     Ok(code)
+}
+
+/// The settings that change the answer, one line each: label, value, source.
+fn print_settings(settings: &crate::platform::Settings) {
+    println!("settings that change the answer:");
+    for row in settings.rows() {
+        if row.source.is_empty() {
+            println!("  {}: {}", row.label, row.value);
+        } else {
+            println!("  {}: {}  [{}]", row.label, row.value, row.source);
+        }
+    }
 }

@@ -50,6 +50,20 @@ impl Status {
                 .map(|r| Status::Skipped(r.into()))
         }
     }
+    /// The failure of a churn case whose copies returned success and left wrong data.
+    pub fn copies_mismatch(bad_copies: u32, copies: u32) -> Status {
+        Status::Failed(format!("data mismatch in {bad_copies} of {copies} copies"))
+    }
+    /// `k` of a failure made by [`Status::copies_mismatch`].
+    pub fn mismatched_copies(&self) -> Option<u32> {
+        let Status::Failed(why) = self else {
+            return None;
+        };
+        let rest = why.strip_prefix("data mismatch in ")?;
+        let (k, rest) = rest.split_once(" of ")?;
+        rest.strip_suffix(" copies")?.parse::<u32>().ok()?;
+        k.parse().ok()
+    }
 }
 
 /// Phases at which the CSV carries deltas: after allocation+first touch, and at the end of the

@@ -1,12 +1,13 @@
 //! One case, phase by phase: guard, allocate, snapshot, touch, (max-alloc probe), transfer,
 //! verify, free, hold, probes. Any CUDA error becomes the case's status; nothing here panics.
 
+use super::CaseOutcome;
 use super::probes::{max_allocatable, pinned_ceiling};
 use super::session::Session;
 use crate::cuda::{CudaError, Gate, Gpu as CudaGpu, Kernels, OwnContext, Schedule};
 use crate::measure::Lockstep;
 use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
-use crate::results::{CaseOutcome, Status};
+use crate::results::Status;
 use crate::scenario::{Case, Measure, Route, Wait};
 use crate::strategy::{self, Footprint, Verified};
 use crate::units::format_size;
@@ -238,9 +239,7 @@ pub fn run_case_in_step(
                 bad_copies, copies, ..
             }) => {
                 out.verified = "no".into();
-                status = Some(Status::Failed(strategy::churn::mismatch_status(
-                    bad_copies, copies,
-                )));
+                status = Some(Status::copies_mismatch(bad_copies, copies));
             }
             Err(e) => status = Some(failed(&e, "verification")),
         }

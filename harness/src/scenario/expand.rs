@@ -343,7 +343,7 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
             "direction = \"bidirectional\" needs engine = \"copy\" and mode = \"direct\"".into(),
         );
     }
-    // issue 13: device engines, device_hold, churn (vram.rs)
+    // Device engines, device_hold, churn (vram.rs).
     for (keys, message) in super::vram::rules(c, &|k| s.contains_key(k)) {
         rule(keys, message);
     }

@@ -1,10 +1,10 @@
 //! Every case key, declared once: its name, type (which bounds how it validates), default and
 //! where it lands in a [`Case`]. Validation (`validate`, which also parses the defaults), case
 //! building (`expand`) and the docs
-//! (`scenarios/README.md`'s key table, checked by the test below) all read this table.
+//! (`harness/scenarios/README.md`'s key table, checked by the test below) all read this table.
 //!
 //! A new case key takes three edits: its [`Case`] field (a type with a `Default`), its row here,
-//! and its row in `scenarios/README.md` (the test fails until the README lists it with this
+//! and its row in `harness/scenarios/README.md` (the test fails until the README lists it with this
 //! default).
 
 use super::Case;
@@ -158,13 +158,11 @@ mod tests {
     use super::*;
     use crate::scenario::validate::{default_case, default_val};
 
-    /// The rows of `scenarios/README.md`'s "Case keys" table: (key, default).
+    /// The rows of `harness/scenarios/README.md`'s "Case keys" table: (key, default).
     fn readme_rows() -> Vec<(String, String)> {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../scenarios/README.md"
-        ))
-        .expect("scenarios/README.md is readable");
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/README.md"))
+                .expect("harness/scenarios/README.md is readable");
         let start = text.find("## Case keys").expect("a Case keys section");
         let section = &text[start..];
         let end = section[3..].find("\n#").map_or(section.len(), |e| e + 3);

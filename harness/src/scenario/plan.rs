@@ -239,8 +239,8 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
     plan_table_for(s, ram_bytes, allow_pinned, None)
 }
 
-/// [`plan_table`] against `device_free` bytes of free device memory when known (issue 13:
-/// `device_hold` resolved, steps past the card named).
+/// [`plan_table`] against `device_free` bytes of free device memory when known (`device_hold`
+/// resolved, steps past the card named).
 pub fn plan_table_for(
     s: &Scenario,
     ram_bytes: Option<u64>,
@@ -459,7 +459,7 @@ pub fn plan_table_for(
     out
 }
 
-// issue 13: free device memory, device_hold and the past-the-card steps in the plan.
+// Free device memory, device_hold and the past-the-card steps in the plan.
 
 /// Free device memory a plan is made against, and where the number came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -469,20 +469,23 @@ pub struct DeviceFree {
     pub source: String,
 }
 
-/// `plan --device-free SIZE`, else what NVML says is free on device 0 now, else unknown.
-pub fn device_free_for_plan(arg: Option<&str>) -> Result<Option<DeviceFree>, crate::Error> {
-    if let Some(text) = arg {
+impl DeviceFree {
+    /// `plan --device-free SIZE`.
+    pub fn given(text: &str) -> Result<DeviceFree, crate::Error> {
         let bytes = crate::units::parse_size(text)
             .map_err(|e| crate::Error::Usage(format!("--device-free: {e}")))?;
-        return Ok(Some(DeviceFree {
+        Ok(DeviceFree {
             bytes,
             source: "given with --device-free".into(),
-        }));
+        })
     }
-    Ok(crate::probe::nvml_memory().map(|(free, total)| DeviceFree {
-        bytes: free,
-        source: format!("free now per NVML, of {} in all", format_size(total)),
-    }))
+    /// What NVML says is free on a device now, of `total`.
+    pub fn reported(free: u64, total: u64) -> DeviceFree {
+        DeviceFree {
+            bytes: free,
+            source: format!("free now per NVML, of {} in all", format_size(total)),
+        }
+    }
 }
 
 /// The plan's `device` cell: the case's own device memory, plus its hold (resolved when the free

@@ -6,7 +6,7 @@
 //! same confidence interval in every report.
 //!
 //! This is the only statistics code: the measurement stopping rule (`measure`), the CSV rows
-//! (`results::Row::from_outcome`), the fixtures and `compare` all use it.
+//! (`Row::from_outcome` in `run/outcome.rs`), the fixtures and `compare` all use it.
 
 mod bootstrap;
 mod change;

@@ -1,9 +1,9 @@
-//! What one case produced ([`CaseOutcome`], filled by `run::case`) and the rows built from it:
+//! What one case produced ([`CaseOutcome`], filled by [`super::case`]) and the rows built from it:
 //! [`Row::from_outcome`] gives the results row per lane and the long-form sample rows.
 
-use super::{Lane, Row, SampleRow, Status};
 use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
+use crate::results::{Lane, Row, SampleRow, Status};
 use crate::scenario::{CHASE_STEPS, Case, Engine};
 use crate::stats::{Percentiles, median, percentiles, summarize};
 use crate::strategy::{Footprint, SampleTimes, SetupTimes};
