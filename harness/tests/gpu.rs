@@ -389,14 +389,18 @@ fn empty_kernels_time_each_wait_and_chases_verify_their_last_pointer() {
         )
     });
     for r in &rows {
-        let chase = r.engine.starts_with("chase");
+        let chase = r.engine.is_chase();
         assert_eq!(
             r.verified,
-            if chase { "yes" } else { "n/a" },
+            if chase {
+                Verification::Yes
+            } else {
+                Verification::NotApplicable
+            },
             "{}",
             r.title()
         );
-        if r.mode == "latency" || chase {
+        if r.mode == Mode::Latency || chase {
             let p50 = r.lat_p50_us.expect("p50");
             assert!(p50 > 0.0, "{}", r.title());
         }
