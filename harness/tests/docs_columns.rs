@@ -1,5 +1,6 @@
-//! The README's "Results files" section lists every column the writer writes (and the family
-//! `d_<phase>_<metric>_mib` with every phase and metric), so the docs cannot fall behind the CSV.
+//! The README's "Results files" section and docs/accounting.md's "Columns" section together list
+//! every column the writer writes (and the family `d_<phase>_<metric>_mib` with every phase and
+//! metric), so the docs cannot fall behind the CSV.
 
 use pinscope::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, base_columns, columns};
 
@@ -13,7 +14,18 @@ fn results_section() -> String {
         + readme[start..]
             .find("Beside it")
             .expect("the section's end");
-    readme[start..end].to_string()
+    let accounting = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/accounting.md"
+    ))
+    .expect("docs/accounting.md is readable");
+    let a = accounting
+        .find("## Columns")
+        .expect("a Columns section in docs/accounting.md");
+    let b = a + accounting[a..]
+        .find("\n## ")
+        .expect("the Columns section's end");
+    readme[start..end].to_string() + &accounting[a..b]
 }
 
 /// Every word of every `code span` in the section, split at commas and spaces.

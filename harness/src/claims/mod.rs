@@ -14,7 +14,7 @@ pub use crate::scenario::{Claim, Derived, Op};
 /// family `d_<phase>_<metric>_mib`, or `max_alloc_drop_mib` (free minus held).
 pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
     if metric == "max_alloc_drop_mib" {
-        return Some(row.max_alloc_free_mib? - row.max_alloc_held_mib?);
+        return Some(row.max_alloc_free_mib? - row.max_alloc_host_only_mib()?);
     }
     // issue 13: read from the status (budget.rs)
     if matches!(metric, "out_of_memory" | "mismatched_copies") {
