@@ -1,4 +1,5 @@
-//! The README's "Results files" section and docs/accounting.md's "Columns" section together list
+//! The README's "Results files" section and the "Columns" sections of `docs/latency.md` (the
+//! latency columns) and `docs/accounting.md` (the host phase and probe columns) together list
 //! every column the writer writes (and the family `d_<phase>_<metric>_mib` with every phase and
 //! metric), so the docs cannot fall behind the CSV.
 
@@ -14,18 +15,22 @@ fn results_section() -> String {
         + readme[start..]
             .find("Beside it")
             .expect("the section's end");
-    let accounting = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../docs/accounting.md"
-    ))
-    .expect("docs/accounting.md is readable");
-    let a = accounting
+    readme[start..end].to_string()
+        + &columns_section("/../docs/latency.md")
+        + &columns_section("/../docs/accounting.md")
+}
+
+/// The "Columns" section of a document under the repository root (`rel` from the crate).
+fn columns_section(rel: &str) -> String {
+    let path = format!("{}{rel}", env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let start = doc
         .find("## Columns")
-        .expect("a Columns section in docs/accounting.md");
-    let b = a + accounting[a..]
+        .unwrap_or_else(|| panic!("{path} has no Columns section"));
+    let end = doc[start + 3..]
         .find("\n## ")
-        .expect("the Columns section's end");
-    readme[start..end].to_string() + &accounting[a..b]
+        .map_or(doc.len(), |e| start + 3 + e);
+    doc[start..end].to_string()
 }
 
 /// Every word of every `code span` in the section, split at commas and spaces.

@@ -1,4 +1,4 @@
-//! What a new user hit (issue 11), on the real binary: outputs that must never replace anything
+//! What a new user hits, on the real binary: outputs that must never replace anything
 //! but a regular file, input paths that fail with one sentence and exit 2, the README's
 //! `report results/*.csv` on the folder `run` writes, `info --json` without a GPU, large inputs
 //! refused in linear time, `compare` without samples, bad data in results files, `plan`'s
@@ -577,7 +577,15 @@ fn plan_formats_long_times_and_big_sizes_evenly() {
 
 #[test]
 fn every_argument_has_help_and_defaults_are_shown_once() {
-    for sub in ["run", "plan", "info", "compare", "report"] {
+    for sub in [
+        "run",
+        "plan",
+        "info",
+        "compare",
+        "report",
+        "scenarios",
+        "completions",
+    ] {
         let out = pinscope().args([sub, "--help"]).output().expect("runs");
         let text = String::from_utf8_lossy(&out.stdout);
         // clap prints an argument without help as its name alone on a line.
@@ -608,7 +616,7 @@ fn plan_quiet_prints_one_line_per_scenario() {
 
 #[test]
 fn quick_toml_header_matches_its_sizes() {
-    let text = std::fs::read_to_string(repo().join("scenarios/quick.toml")).expect("read");
+    let text = std::fs::read_to_string(repo().join("harness/scenarios/quick.toml")).expect("read");
     let out = pinscope()
         .args(["plan", "scenarios/quick.toml"])
         .output()

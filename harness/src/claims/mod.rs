@@ -4,6 +4,8 @@
 //! absolute or relative to another quantity, and the platforms it applies to. After a run each
 //! claim is `held`, `not held` (with the measured value) or `not applicable here` (with why).
 
+mod status;
+
 use crate::platform::Machine;
 use crate::results::{self, ClaimVerdict, Row};
 use crate::scenario::{CLAIM_METRICS, Scenario};
@@ -11,14 +13,14 @@ pub use crate::scenario::{Claim, Derived, Op};
 
 /// The value of a named metric in a result row (`None` when not measured or not observable):
 /// the column of that name ([`CLAIM_METRICS`] lists those a claim may name), the accounting
-/// family `d_<phase>_<metric>_mib`, or `max_alloc_drop_mib` (free minus held).
+/// family `d_<phase>_<metric>_mib`, or `max_alloc_drop_mib` (free minus host memory only held).
 pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
     if metric == "max_alloc_drop_mib" {
         return Some(row.max_alloc_free_mib? - row.max_alloc_host_only_mib()?);
     }
-    // issue 13: read from the status (budget.rs)
+    // Read from the row's status: a failure is the answer these metrics are about.
     if matches!(metric, "out_of_memory" | "mismatched_copies") {
-        return crate::budget::status_metric(row, metric);
+        return status::status_metric(row, metric);
     }
     if let Some(rest) = metric
         .strip_prefix("d_")
@@ -89,7 +91,7 @@ fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (&'static str, String) {
     }
     let mut worst: Option<(f64, f64)> = None;
     for r in &subject {
-        if !r.status.is_ok() && !crate::budget::judged_on_failure(&c.metric) {
+        if !r.status.is_ok() && !status::judged_on_failure(&c.metric) {
             return (NA, format!("case `{}` {}", c.case, r.status.to_field()));
         }
         let Some(v) = metric_value(r, &c.metric) else {
