@@ -151,9 +151,5 @@ pub fn max_alloc_detail(r: &Row) -> Option<String> {
 
 /// Host bytes a row's case holds (its transfer size for host-memory cases).
 fn host_bytes(r: &Row) -> u64 {
-    if r.host.is_none() {
-        0
-    } else {
-        r.size_bytes
-    }
+    if r.host.is_none() { 0 } else { r.size_bytes }
 }
