@@ -109,7 +109,7 @@ done
 echo "== sbatch scripts/slurm/pinscope-fleet.sbatch (quick scenario, --device all)"
 results=$tmp/fleet
 PINSCOPE=$bin timeout 300 sbatch --wait -N 1 -o "$tmp/job.out" \
-  scripts/slurm/pinscope-fleet.sbatch "$results" scenarios/quick.toml \
+  scripts/slurm/pinscope-fleet.sbatch "$results" quick \
   || { echo "test-slurm: the job failed:" >&2; cat "$tmp/job.out" >&2; exit 1; }
 cat "$tmp/job.out"
 

@@ -1,8 +1,9 @@
 //! Results files: schema, writers (flushed per case, sidecar written atomically) and readers.
 
 mod csvio;
+#[cfg(test)]
+pub mod fixtures;
 mod node_folder;
-mod outcome;
 mod output;
 mod samples;
 mod schema;
@@ -10,7 +11,6 @@ mod sidecar;
 
 pub use csvio::*;
 pub use node_folder::*;
-pub use outcome::*;
 pub use output::*;
 pub use samples::*;
 pub use schema::*;
