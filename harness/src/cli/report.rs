@@ -3,7 +3,7 @@
 use super::ReportArgs;
 use crate::Error;
 use crate::compare::{load_all, results_inputs};
-use crate::report::{load_nvbandwidth, render_fleet_report, write_page};
+use crate::report::{load_nvbandwidth, render_fleet_report};
 use crate::results::expand_inputs;
 
 /// `pinscope report`.
@@ -30,8 +30,8 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
         .clone()
         .unwrap_or_else(|| "pinscope report".into());
     let page = render_fleet_report(&sets, &expanded.nodes, &nvb, &title)?;
-    write_page(&args.output, &page)?;
-    if !quiet {
+    super::write_output(&args.output, page.as_bytes())?;
+    if !quiet && args.output.as_os_str() != "-" {
         eprintln!("wrote {}", args.output.display());
     }
     Ok(0)
