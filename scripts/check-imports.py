@@ -44,11 +44,13 @@ ALLOWED = {
     "claims": BOTTOM | {"platform", "scenario", "results", "stats"},
     "compare": BOTTOM | {"platform", "results", "stats"},
     "report": BOTTOM | {"platform", "scenario", "results", "stats", "compare", "claims"},
+    # Health verdicts from what a check measured and the recorded settings, offline.
+    "health": BOTTOM | {"platform", "stats"},
     # The runner: everything but the command line.
     "run": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
-                     "results", "claims", "report"},
+                     "results", "claims", "report", "health"},
     "cli": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
-                     "results", "claims", "compare", "report", "run"},
+                     "results", "claims", "compare", "report", "run", "health"},
 }
 
 # Known wrong-way imports, each with why it is still there. Remove an entry with its import.

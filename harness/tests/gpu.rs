@@ -371,3 +371,48 @@ fn latency_modes_time_single_copies_and_verify_them() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn the_settings_and_the_check_on_a_real_gpu() {
+    use pinscope::health::{self, Check, Thresholds, Verdict};
+    let session = open_session(0, true).expect("GPU 0");
+    let s = session.machine.settings.clone().expect("settings recorded");
+    for row in s.rows() {
+        println!("setting {}: {}  [{}]", row.label, row.value, row.source);
+    }
+    assert_eq!(s.can_map_host_memory.value(), Some(&true));
+    assert!(s.async_engine_count.value().is_some_and(|n| *n >= 1));
+    if s.pcie_gen_max.value().is_some() {
+        // NVML answers: the reading during a transfer must exist and not exceed the maximum.
+        let now = s
+            .pcie_gen_under_load
+            .value()
+            .expect("link during a transfer");
+        assert!(now <= s.pcie_gen_max.value().expect("max"));
+    }
+    let wsl2 = session.machine.platform == "wsl2";
+    let m = pinscope::run::measure_check(&session, wsl2);
+    let r = health::evaluate(&m, &s, &Thresholds::default(), wsl2);
+    for c in &r {
+        println!(
+            "check {:?}: {:?} measured {:?} threshold {} {}",
+            c.check, c.verdict, c.measured, c.threshold, c.advice
+        );
+    }
+    let verdict = |c: Check| r.iter().find(|x| x.check == c).map(|x| x.verdict);
+    assert_eq!(verdict(Check::DataVerification), Some(Verdict::Pass));
+    let h2d = m.pinned_h2d.expect("measured").expect("copies ran");
+    assert!(h2d.median_gbs > 1.0, "{h2d:?}");
+    let strict = Thresholds {
+        min_h2d_gbs: Some(h2d.median_gbs * 2.0),
+        ..Thresholds::default()
+    };
+    let m = pinscope::run::measure_check(&session, false);
+    let r = health::evaluate(&m, &s, &strict, false);
+    assert_eq!(
+        health::overall(&r),
+        Verdict::Fail,
+        "a floor at twice the measured rate fails"
+    );
+}

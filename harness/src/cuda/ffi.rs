@@ -110,6 +110,56 @@ pub struct CudaDeviceFacts {
     pub luid: Option<[u8; 8]>,
 }
 
+/// The device attributes that decide which transfer strategies can work on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceAttribute {
+    CanMapHostMemory,
+    UnifiedAddressing,
+    CanUseHostPointerForRegisteredMem,
+    HostRegisterSupported,
+    PageableMemoryAccess,
+    ConcurrentManagedAccess,
+    AsyncEngineCount,
+}
+
+impl DeviceAttribute {
+    /// The driver's name of the attribute (`CU_DEVICE_ATTRIBUTE_…`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceAttribute::CanMapHostMemory => "CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY",
+            DeviceAttribute::UnifiedAddressing => "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING",
+            DeviceAttribute::CanUseHostPointerForRegisteredMem => {
+                "CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"
+            }
+            DeviceAttribute::HostRegisterSupported => "CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED",
+            DeviceAttribute::PageableMemoryAccess => "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS",
+            DeviceAttribute::ConcurrentManagedAccess => {
+                "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS"
+            }
+            DeviceAttribute::AsyncEngineCount => "CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT",
+        }
+    }
+
+    fn raw(self) -> sys::CUdevice_attribute {
+        use sys::CUdevice_attribute as A;
+        match self {
+            DeviceAttribute::CanMapHostMemory => A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
+            DeviceAttribute::UnifiedAddressing => A::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING,
+            DeviceAttribute::CanUseHostPointerForRegisteredMem => {
+                A::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+            }
+            DeviceAttribute::HostRegisterSupported => {
+                A::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
+            }
+            DeviceAttribute::PageableMemoryAccess => A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
+            DeviceAttribute::ConcurrentManagedAccess => {
+                A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+            }
+            DeviceAttribute::AsyncEngineCount => A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT,
+        }
+    }
+}
+
 /// How many CUDA devices the driver reports (loads the driver and initialises CUDA).
 pub fn device_count() -> Result<u32, OpenError> {
     if !driver_present() {
@@ -171,6 +221,14 @@ impl Gpu {
         // SAFETY: valid out-pointer and device handle; failure leaves v = 0.
         let _ = unsafe { sys::cuDeviceGetAttribute(&mut v, a, self.dev) };
         v
+    }
+
+    /// One device attribute, or the driver's error (unlike the facts, which read a failure as 0).
+    pub fn attribute(&self, a: DeviceAttribute) -> Result<i32, CudaError> {
+        written("cuDeviceGetAttribute", 0i32, |v| {
+            // SAFETY: valid out-pointer and device handle.
+            unsafe { sys::cuDeviceGetAttribute(v, a.raw(), self.dev) }
+        })
     }
 
     /// Name, UUID, capability, driver version, PCIe bus id, TCC/WDDM, LUID …
@@ -478,6 +536,11 @@ impl HostBuffer {
 
     fn raw_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
+    }
+
+    /// The buffer's host address (to find its mapping in `/proc/self/numa_maps`).
+    pub fn address(&self) -> usize {
+        self.ptr.as_ptr() as usize
     }
 
     /// The address `off` bytes in, as an async copy takes its host end (bounds checked by the
@@ -833,6 +896,15 @@ impl Event {
                 sys::CUresult::CUDA_ERROR_NOT_READY => std::hint::spin_loop(),
                 other => return check("cuEventQuery", other),
             }
+        }
+    }
+    /// Whether the work before the event has finished, without waiting (`cuEventQuery`).
+    pub fn is_complete(&self) -> Result<bool, CudaError> {
+        // SAFETY: live event.
+        match unsafe { sys::cuEventQuery(self.raw) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            other => check("cuEventQuery", other).map(|()| false),
         }
     }
     /// Milliseconds from `self` to `end` (both recorded and complete).
