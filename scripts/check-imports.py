@@ -43,7 +43,7 @@ ALLOWED = {
     "results": BOTTOM | {"platform", "scenario", "probe", "stats"},
     "claims": BOTTOM | {"platform", "scenario", "results", "stats"},
     "compare": BOTTOM | {"platform", "results", "stats"},
-    "report": BOTTOM | {"platform", "scenario", "results", "stats", "compare", "claims"},
+    "report": BOTTOM | {"platform", "scenario", "results", "stats", "compare", "claims", "health"},
     # Health verdicts from what a check measured and the recorded settings, offline.
     "health": BOTTOM | {"platform", "stats"},
     # The runner: everything but the command line.

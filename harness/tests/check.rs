@@ -153,8 +153,12 @@ fn run_with_settings(dir: &std::path::Path, name: &str, settings: serde_json::Va
 }
 
 fn width_under_load(width: u32) -> serde_json::Value {
+    let nvml = |call: &str| serde_json::json!({"nvml": call});
     serde_json::json!({
-        "pcie_width_under_load": {"value": width, "source": {"nvml": "nvmlDeviceGetCurrPcieLinkWidth (during a transfer)"}},
+        "pcie_width_under_load": {"value": width, "source": nvml("nvmlDeviceGetCurrPcieLinkWidth (during a transfer)")},
+        "pcie_gen_under_load": {"value": 5, "source": nvml("nvmlDeviceGetCurrPcieLinkGeneration (during a transfer)")},
+        "pcie_gen_max": {"value": 5, "source": nvml("nvmlDeviceGetMaxPcieLinkGeneration")},
+        "pcie_width_max": {"value": 16, "source": nvml("nvmlDeviceGetMaxPcieLinkWidth")},
         "cuda_launch_blocking": {"value": "unset", "source": {"env": "CUDA_LAUNCH_BLOCKING"}},
     })
 }
@@ -186,6 +190,15 @@ fn compare_names_a_setting_that_differs_and_report_shows_the_settings_table() {
     let page = std::fs::read_to_string(&html).expect("report");
     assert!(page.contains("Settings that change the answer"));
     assert!(page.contains("PCIe width, during a transfer"));
+    // The answer section carries the check verdicts the recorded settings decide.
+    assert!(
+        page.contains("PCIe link during a transfer: pass — gen5x16"),
+        "run A's link"
+    );
+    assert!(
+        page.contains("PCIe link during a transfer: fail — gen5x8"),
+        "run B's link"
+    );
 }
 
 #[test]

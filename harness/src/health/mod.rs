@@ -248,6 +248,12 @@ pub fn evaluate(m: &Measured, s: &Settings, t: &Thresholds, wsl2: bool) -> Vec<C
     ]
 }
 
+/// The checks the recorded settings alone decide: the link and the clocks during the sampling
+/// transfer, and the pinned pages' NUMA node (for a run's report).
+pub fn settings_checks(s: &Settings) -> Vec<CheckResult> {
+    vec![link_under_load(s), clocks_under_load(s), pinned_numa(s)]
+}
+
 fn max_link(s: &Settings) -> Option<(u32, u32)> {
     Some((*s.pcie_gen_max.value()?, *s.pcie_width_max.value()?))
 }
