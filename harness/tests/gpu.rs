@@ -374,6 +374,37 @@ fn latency_modes_time_single_copies_and_verify_them() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
+fn empty_kernels_time_each_wait_and_chases_verify_their_last_pointer() {
+    let text = "name = \"t\"\ndescription = \"d\"\n[defaults]\nmeasure = { samples = 100, warmup = 10, min_samples = 2, max_samples = 3 }\nprobes = { hold_after_free = \"0s\" }\n[[case]]\nlabel = \"sync\"\nengine = \"empty\"\nmode = \"latency\"\nsweep = { wait = [\"stream\", \"spin\", \"yield\", \"blocking\", \"event-blocking\", \"query\"] }\n[[case]]\nlabel = \"launch-call\"\nengine = \"empty\"\nmode = \"enqueue\"\n[[case]]\nlabel = \"launch-rate\"\nengine = \"empty\"\n[[case]]\nlabel = \"chase\"\nengine = \"chase\"\nhost = \"alloc\"\nflags = [\"mapped\"]\nsize = \"2MiB\"\n[[case]]\nlabel = \"chase-random\"\nengine = \"chase-random\"\nhost = \"register\"\nflags = [\"mapped\"]\nsize = \"2MiB\"\n";
+    let rows = run_all_ok(text, 11, |r| {
+        format!(
+            "{}: p50 {:?} p99 {:?} event {:?} µs, time {:?} ms, {} samples, verified {}",
+            r.title(),
+            r.lat_p50_us,
+            r.lat_p99_us,
+            r.lat_event_p50_us,
+            r.time_median_ms,
+            r.samples,
+            r.verified
+        )
+    });
+    for r in &rows {
+        let chase = r.engine.starts_with("chase");
+        assert_eq!(
+            r.verified,
+            if chase { "yes" } else { "n/a" },
+            "{}",
+            r.title()
+        );
+        if r.mode == "latency" || chase {
+            let p50 = r.lat_p50_us.expect("p50");
+            assert!(p50 > 0.0, "{}", r.title());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
 fn the_settings_and_the_check_on_a_real_gpu() {
     use pinscope::health::{self, Check, Thresholds, Verdict};
     let session = open_session(0, true).expect("GPU 0");

@@ -805,6 +805,54 @@ driver_object!(
     "destroying an event"
 );
 
+/// How a context's host threads wait for the GPU: the `CU_CTX_SCHED_*` flag it is created with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// Spin on the CPU until the GPU is done (lowest latency, one core busy).
+    Spin,
+    /// Spin, yielding the CPU to other threads between checks.
+    Yield,
+    /// Sleep on an OS primitive until the driver wakes the thread.
+    BlockingSync,
+}
+
+/// A context of a case's own (`cuCtxCreate`) on the device of the context current on this
+/// thread, created with a [`Schedule`] flag and pushed current over it; destroyed on drop, which
+/// pops it so the context below is current again. Everything created while it is current
+/// belongs to it and must be dropped first.
+pub struct OwnContext {
+    raw: sys::CUcontext,
+}
+
+impl OwnContext {
+    pub fn create(schedule: Schedule) -> Result<OwnContext, CudaError> {
+        use sys::CUctx_flags as F;
+        let dev = written("cuCtxGetDevice", 0, |d| {
+            // SAFETY: valid out-pointer; fails cleanly when no context is current.
+            unsafe { sys::cuCtxGetDevice(d) }
+        })?;
+        let sched = match schedule {
+            Schedule::Spin => F::CU_CTX_SCHED_SPIN,
+            Schedule::Yield => F::CU_CTX_SCHED_YIELD,
+            Schedule::BlockingSync => F::CU_CTX_SCHED_BLOCKING_SYNC,
+        };
+        let flags = sched as u32 | F::CU_CTX_MAP_HOST as u32;
+        let raw = written("cuCtxCreate", std::ptr::null_mut(), |c| {
+            // SAFETY: valid out-pointer, a device handle from the driver, valid flag bits.
+            unsafe { sys::cuCtxCreate_v2(c, flags, dev) }
+        })?;
+        Ok(OwnContext { raw })
+    }
+}
+
+impl Drop for OwnContext {
+    fn drop(&mut self) {
+        // SAFETY: created by `create`, destroyed once; destroying the current context pops it.
+        let r = unsafe { sys::cuCtxDestroy_v2(self.raw) };
+        record_drop_error("destroying a case's own context", check("cuCtxDestroy", r));
+    }
+}
+
 /// Bounds check for an async copy.
 fn in_bounds(off: usize, len: usize, total: usize) -> bool {
     off.checked_add(len).is_some_and(|e| e <= total)
@@ -862,6 +910,17 @@ impl Stream {
         })
     }
 
+    /// True once everything queued on the stream is done (`cuStreamQuery`, which also makes a
+    /// driver that batches commands submit them).
+    pub fn is_done(&self) -> Result<bool, CudaError> {
+        // SAFETY: live stream.
+        match unsafe { sys::cuStreamQuery(self.raw) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            other => check("cuStreamQuery", other).map(|_| false),
+        }
+    }
+
     /// Makes this stream wait for `event`.
     pub fn wait(&self, event: &Event) -> Result<(), CudaError> {
         // SAFETY: live stream and event.
@@ -872,6 +931,17 @@ impl Stream {
 }
 
 impl Event {
+    /// A timing event whose synchronisation sleeps until the driver wakes the thread
+    /// (`CU_EVENT_BLOCKING_SYNC`) instead of spinning as the context decides.
+    pub fn blocking() -> Result<Event, CudaError> {
+        let flags = sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32;
+        // SAFETY: valid out-pointer; a valid flag of cuEventCreate.
+        let raw = written("cuEventCreate", std::ptr::null_mut(), |r| unsafe {
+            sys::cuEventCreate(r, flags)
+        })?;
+        Ok(Event { raw })
+    }
+
     pub fn record(&self, stream: &Stream) -> Result<(), CudaError> {
         // SAFETY: live event and stream.
         check("cuEventRecord", unsafe {
