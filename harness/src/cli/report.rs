@@ -3,11 +3,23 @@
 use super::ReportArgs;
 use crate::Error;
 use crate::compare::{load_all, results_inputs};
-use crate::report::{load_nvbandwidth, render_report};
+use crate::report::{load_nvbandwidth, render_fleet_report};
+use crate::results::expand_inputs;
 
 /// `pinscope report`.
 pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
-    let inputs = results_inputs(&args.results, quiet)?;
+    let expanded = expand_inputs(&args.results)?;
+    let inputs = results_inputs(&expanded.results, quiet)?;
+    if inputs.is_empty() && expanded.nodes.is_empty() {
+        return Err(Error::Usage(format!(
+            "there is nothing to report in {}: give results CSVs, or a folder holding them",
+            args.results
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     let sets = load_all(&inputs)?;
     let mut nvb = Vec::new();
     for p in &args.nvbandwidth {
@@ -17,7 +29,7 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
         .title
         .clone()
         .unwrap_or_else(|| "pinscope report".into());
-    let page = render_report(&sets, &nvb, &title)?;
+    let page = render_fleet_report(&sets, &expanded.nodes, &nvb, &title)?;
     super::write_output(&args.output, page.as_bytes())?;
     if !quiet && args.output.as_os_str() != "-" {
         eprintln!("wrote {}", args.output.display());

@@ -3,6 +3,7 @@
 //! Size: over 500 lines: writer and reader of both CSV files (results and samples) with their
 //! located error messages; they share the column list and the header lookup.
 
+use super::samples::Samples;
 use super::schema::*;
 use super::sidecar::{samples_path, sidecar_path};
 use crate::Error;
@@ -649,7 +650,8 @@ pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, Error> {
 pub struct ResultSet {
     pub path: PathBuf,
     pub rows: Vec<Row>,
-    pub samples: Vec<SampleRow>,
+    /// The series the views read (bandwidth samples, timelines); see [`Samples`].
+    pub samples: Samples,
     /// `None` when the sidecar is missing (a CSV alone can still be compared).
     pub sidecar: Option<super::Sidecar>,
 }
@@ -657,13 +659,19 @@ pub struct ResultSet {
 impl ResultSet {
     /// Loads `x.csv`, and `x.samples.csv` / `x.json` beside it when present.
     pub fn load(path: &Path) -> Result<ResultSet, Error> {
-        let rows = read_rows(path)?;
         let sp = samples_path(path);
-        let samples = if sp.exists() {
-            read_samples(&sp)?
-        } else {
-            Vec::new()
-        };
+        // The samples file is usually 50 times the CSV: read it beside the rows.
+        let (rows, samples) = rayon::join(
+            || read_rows(path),
+            || {
+                if sp.exists() {
+                    Samples::read(&sp)
+                } else {
+                    Ok(Samples::default())
+                }
+            },
+        );
+        let (rows, samples) = (rows?, samples?);
         let jp = sidecar_path(path);
         let sidecar = if jp.exists() {
             Some(super::Sidecar::read(&jp)?)
@@ -683,24 +691,9 @@ impl ResultSet {
         self.sidecar.as_ref().is_some_and(|s| s.partial)
     }
 
-    /// The raw bandwidth samples (GB/s) of every case and lane, by (case key, lane).
-    pub fn bandwidth_by_case(&self) -> std::collections::HashMap<(&str, &str), Vec<f64>> {
-        let mut m: std::collections::HashMap<(&str, &str), Vec<f64>> = Default::default();
-        for x in self.samples.iter().filter(|x| x.series == "bw_gbs") {
-            m.entry((x.case_key.as_str(), x.lane.as_str()))
-                .or_default()
-                .push(x.value);
-        }
-        m
-    }
-
     /// The raw bandwidth samples (GB/s) of one case and lane.
-    pub fn bandwidth_samples(&self, case_key: &str, lane: Lane) -> Vec<f64> {
-        self.samples
-            .iter()
-            .filter(|s| s.case_key == case_key && s.lane == lane.name() && s.series == "bw_gbs")
-            .map(|s| s.value)
-            .collect()
+    pub fn bandwidth_samples(&self, case_key: &str, lane: Lane) -> &[f64] {
+        self.samples.bandwidth(case_key, lane)
     }
 }
 
