@@ -122,7 +122,7 @@ const MAX_FAR_ROWS: usize = 200;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Gpu<'a> {
     host: &'a str,
-    device: &'a str,
+    device: Option<crate::results::Device>,
 }
 
 /// GPUs compared with each other: same GPU model, same PCIe link.
@@ -176,7 +176,7 @@ fn grouped<'a>(sets: &'a [ResultSet]) -> Grouped<'a> {
             else {
                 continue;
             };
-            if r.device == "all" {
+            if r.device == Some(crate::results::Device::All) {
                 continue;
             }
             let case = r.case_key.split(MULTI_GPU_MARK).next().unwrap_or("");
@@ -186,7 +186,7 @@ fn grouped<'a>(sets: &'a [ResultSet]) -> Grouped<'a> {
             };
             let gpu = Gpu {
                 host: &r.machine.host_name,
-                device: &r.device,
+                device: r.device,
             };
             let m = Measure {
                 scenario: &r.scenario,
@@ -302,11 +302,7 @@ fn far_table(out: &mut String, sets: &[ResultSet], nodes: &[NodeFolder], far: &[
                 .map_or_else(|| "—".into(), |s| step_word(s.check));
             vec![
                 v.gpu.host.to_string(),
-                if v.gpu.device.is_empty() {
-                    "0".into()
-                } else {
-                    v.gpu.device.to_string()
-                },
+                v.gpu.device.map_or_else(|| "0".into(), |d| d.to_string()),
                 v.group.model.to_string(),
                 if v.group.link.is_empty() {
                     "unknown".into()
