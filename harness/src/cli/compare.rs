@@ -5,6 +5,7 @@ use super::CompareArgs;
 use crate::Error;
 use crate::compare::{build, exporter, load_all, results_inputs};
 use crate::report::render_compare_html;
+use crate::results::{Inputs, OutputPolicy};
 use std::io::IsTerminal;
 
 /// `pinscope compare`.
@@ -14,6 +15,15 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
             "--noise {} is outside 0..1; write a fraction such as 0.02 for 2%",
             args.noise
         )));
+    }
+    let mut read = Inputs::default();
+    for p in &args.results {
+        read.add_results(p);
+    }
+    let policy = OutputPolicy::new(read, args.force);
+    if let Some(path) = &args.html {
+        // A bad output path is refused before any input is read.
+        policy.check(path)?;
     }
     let inputs = results_inputs(&args.results, quiet)?;
     if inputs.len() < 2 {
@@ -43,7 +53,7 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
     print!("{text}");
     if let Some(path) = &args.html {
         let page = render_compare_html(&cmp, &sets)?;
-        crate::results::write_atomic(path, page.as_bytes())?;
+        policy.write(path, page.as_bytes())?;
         if !quiet {
             eprintln!("wrote {}", path.display());
         }

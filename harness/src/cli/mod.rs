@@ -148,6 +148,9 @@ pub struct CompareArgs {
     /// Also write the comparison as a self-contained HTML page.
     #[arg(long)]
     pub html: Option<PathBuf>,
+    /// Replace an output file even when it is read-only (an input is never replaced).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -165,6 +168,9 @@ pub struct ReportArgs {
     /// Page title.
     #[arg(long)]
     pub title: Option<String>,
+    /// Replace the output file even when it is read-only (an input is never replaced).
+    #[arg(long)]
+    pub force: bool,
 }
 
 const SUBCOMMANDS: &[&str] = &["run", "plan", "info", "compare", "report", "help"];

@@ -3,10 +3,21 @@
 use super::ReportArgs;
 use crate::Error;
 use crate::compare::{load_all, results_inputs};
-use crate::report::{load_nvbandwidth, render_report, write_page};
+use crate::report::{load_nvbandwidth, render_report};
+use crate::results::{Inputs, OutputPolicy};
 
 /// `pinscope report`.
 pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
+    let mut read = Inputs::default();
+    for p in &args.results {
+        read.add_results(p);
+    }
+    for p in &args.nvbandwidth {
+        read.add(p, "nvbandwidth file");
+    }
+    let policy = OutputPolicy::new(read, args.force);
+    // A bad output path is refused before any input is read.
+    policy.check(&args.output)?;
     let inputs = results_inputs(&args.results, quiet)?;
     let sets = load_all(&inputs)?;
     let mut nvb = Vec::new();
@@ -18,7 +29,7 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
         .clone()
         .unwrap_or_else(|| "pinscope report".into());
     let page = render_report(&sets, &nvb, &title)?;
-    write_page(&args.output, &page)?;
+    policy.write(&args.output, page.as_bytes())?;
     if !quiet {
         eprintln!("wrote {}", args.output.display());
     }

@@ -98,7 +98,7 @@ pub const CLAIM_PLATFORMS: &[&str] = validate_blocks::PLATFORMS;
 
 /// Largest scenario file read, in bytes (the shipped ones are under 20 KiB; a file of
 /// [`CASE_LIMIT`] minimal cases is about 3.7 MB).
-pub const MAX_SCENARIO_BYTES: usize = 4 << 20;
+pub const MAX_SCENARIO_BYTES: usize = crate::input::SCENARIO_FILE.max_bytes as usize;
 
 fn too_large(path: &str, size: String) -> Error {
     Error::Scenario(Problems {
@@ -112,23 +112,19 @@ fn too_large(path: &str, size: String) -> Error {
 /// Reads, validates and expands one scenario file. A file over [`MAX_SCENARIO_BYTES`] is refused
 /// before it is parsed (and only that much plus one byte is ever read).
 pub fn load(path: &Path) -> Result<Scenario, Error> {
+    use crate::input::{SCENARIO_FILE, check_regular, unreadable};
     use std::io::Read;
     let shown = path.display().to_string();
+    // What it is, from its metadata: a FIFO or a device is refused without being opened.
+    let size = check_regular(path, &SCENARIO_FILE)?;
+    if size > MAX_SCENARIO_BYTES as u64 {
+        return Err(too_large(&shown, crate::units::format_size(size)));
+    }
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-    if meta.is_dir() {
-        return Err(Error::io(
-            path,
-            std::io::Error::from(std::io::ErrorKind::IsADirectory),
-        ));
-    }
-    if meta.len() > MAX_SCENARIO_BYTES as u64 {
-        return Err(too_large(&shown, crate::units::format_size(meta.len())));
-    }
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.take(MAX_SCENARIO_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
+        .map_err(|e| unreadable(path, e))?;
     if bytes.len() > MAX_SCENARIO_BYTES {
         return Err(too_large(&shown, "over 4 MiB".into()));
     }
