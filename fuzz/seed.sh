@@ -4,7 +4,7 @@
 set -eu
 C=fuzz/corpus
 mkdir -p $C/scenario_parse $C/size_parse $C/results_csv $C/sidecar_json
-cp scenarios/*.toml harness/tests/fixtures/scenarios/*.toml harness/tests/fixtures/malformed/*.toml \
+cp harness/scenarios/*.toml harness/tests/fixtures/scenarios/*.toml harness/tests/fixtures/malformed/*.toml \
    $C/scenario_parse/
 cp harness/tests/fixtures/runs/*.csv harness/tests/fixtures/malformed/*.csv $C/results_csv/
 cp harness/tests/fixtures/runs/*.json harness/tests/fixtures/malformed/*.json $C/sidecar_json/

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Checks kernels/pinscope.ptx on a machine with the CUDA toolkit (nvcc, ptxas):
+# Checks harness/kernels/pinscope.ptx on a machine with the CUDA toolkit (nvcc, ptxas):
 #  1. assembles the hand-written PTX for sm_90 (and sm_52 where ptxas still supports it);
-#  2. compiles kernels/pinscope.cu to PTX with the local nvcc, for comparison only
+#  2. compiles harness/kernels/pinscope.cu to PTX with the local nvcc, for comparison only
 #     (nvcc 13 writes `.version 9.0`, which old drivers cannot load: never ship that output).
 # Usage: scripts/build-kernels.sh [OUTDIR]
 set -euo pipefail
@@ -10,7 +10,7 @@ out=${1:-${OUT:-/tmp/pinscope-kernels}}
 mkdir -p "$out"
 command -v ptxas >/dev/null || PATH=$PATH:/usr/local/cuda/bin
 for arch in sm_90 sm_80 sm_75 sm_52; do
-  if ptxas -arch="$arch" -v kernels/pinscope.ptx -o "$out/pinscope.$arch.cubin" 2>"$out/ptxas.$arch.log"; then
+  if ptxas -arch="$arch" -v harness/kernels/pinscope.ptx -o "$out/pinscope.$arch.cubin" 2>"$out/ptxas.$arch.log"; then
     echo "ptxas $arch: ok"; grep -E 'registers|Compiling' "$out/ptxas.$arch.log" | sed 's/^/  /' || true
   elif grep -q "is not defined for option 'gpu-name'" "$out/ptxas.$arch.log"; then
     echo "ptxas $arch: this ptxas no longer supports $arch (the driver's JIT still does)"
@@ -19,6 +19,6 @@ for arch in sm_90 sm_80 sm_75 sm_52; do
   fi
 done
 if command -v nvcc >/dev/null; then
-  nvcc -ptx -arch=compute_90 kernels/pinscope.cu -o "$out/pinscope.nvcc.ptx" && \
+  nvcc -ptx -arch=compute_90 harness/kernels/pinscope.cu -o "$out/pinscope.nvcc.ptx" && \
     echo "nvcc reference PTX: $(grep -m1 '^.version' "$out/pinscope.nvcc.ptx") (not shipped)"
 fi

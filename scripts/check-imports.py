@@ -1,5 +1,13 @@
 #!/usr/bin/env python3
-"""Fails (exit 1) on an import cycle inside harness/src.
+"""Fails (exit 1) on an import that goes the wrong way between modules of harness/src, or on an
+import cycle.
+
+Layers, top-down (docs/architecture.md draws them): cli → run → measure → strategy → the model
+(scenario) and the machine (cuda, probe, platform); results → claims / compare → report beside the
+runner; stats, units and error at the bottom. [`ALLOWED`] lists, for every top-level module, the
+modules it may import; an import outside that list fails, and so does a module the table does not
+name. A wrong-way import that is known and not yet fixed is listed in [`EXCEPTIONS`] with the
+reason; the script says when one is no longer needed.
 
 Nodes: each top-level module of the crate (a folder with mod.rs is one node, a file is one node),
 and, inside each folder, its files (mod.rs stands for the folder and is left out of the folder's
@@ -13,6 +21,39 @@ import re
 import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "harness", "src")
+
+
+BOTTOM = {"error", "units"}
+
+# What each top-level module may import (besides itself). Lower layers never import higher ones.
+ALLOWED = {
+    "error": set(),
+    "units": set(),
+    "stats": BOTTOM,
+    "platform": BOTTOM,
+    # The machine: CUDA driver calls and memory observers.
+    "cuda": BOTTOM,
+    "probe": BOTTOM | {"platform", "cuda"},
+    # The model of what to run (cases, routes, claims), read by every layer below the CLI.
+    "scenario": BOTTOM | {"platform", "cuda"},
+    # How one transfer moves bytes, and how samples are taken of it.
+    "strategy": BOTTOM | {"scenario", "cuda", "stats"},
+    "measure": BOTTOM | {"scenario", "cuda", "stats", "strategy"},
+    # Results files and what is computed from them, offline: no CUDA, no runner.
+    "results": BOTTOM | {"platform", "scenario", "probe", "stats"},
+    "claims": BOTTOM | {"platform", "scenario", "results", "stats"},
+    "compare": BOTTOM | {"platform", "results", "stats"},
+    "report": BOTTOM | {"platform", "scenario", "results", "stats", "compare", "claims"},
+    # The runner: everything but the command line.
+    "run": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
+                     "results", "claims", "report"},
+    "cli": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
+                     "results", "claims", "compare", "report", "run"},
+}
+
+# Known wrong-way imports, each with why it is still there. Remove an entry with its import.
+EXCEPTIONS = {
+}
 
 
 def strip(text):
@@ -105,8 +146,29 @@ def cycle(graph):
     return None
 
 
+def layering(top, where):
+    """Messages for imports the table does not allow, and notes for exceptions no longer used."""
+    bad, notes = [], []
+    for mod in sorted(top):
+        if mod not in ALLOWED:
+            bad.append(f"module `{mod}` is not in ALLOWED of scripts/check-imports.py: add it "
+                       "with the modules it may import")
+            continue
+        for dep in sorted(top[mod]):
+            if dep in ALLOWED[mod] or (mod, dep) in EXCEPTIONS:
+                continue
+            files = ", ".join(sorted(where[(mod, dep)]))
+            bad.append(f"{mod} -> {dep} ({files}): `{mod}` may import only "
+                       f"{', '.join(sorted(ALLOWED[mod])) or 'nothing of the crate'}")
+    for (mod, dep), why in sorted(EXCEPTIONS.items()):
+        if dep not in top.get(mod, ()):
+            notes.append(f"note: the exception {mod} -> {dep} ({why}) is no longer needed: "
+                         "delete it from EXCEPTIONS")
+    return bad, notes
+
+
 def main():
-    top, inner = {}, {}
+    top, inner, where = {}, {}, {}
     files_in = {}
     for mod, sub, path in modules():
         if sub:
@@ -120,6 +182,7 @@ def main():
                 p = ["error"]
             if p[0] != mod:
                 top[mod].add(p[0])
+                where.setdefault((mod, p[0]), set()).add(os.path.relpath(path, ROOT))
             elif sub and len(p) > 1 and p[1] in files_in.get(mod, ()) and p[1] != sub:
                 inner.setdefault(mod, {}).setdefault(sub, set()).add(p[1])
         if sub:
@@ -129,16 +192,21 @@ def main():
     bad = []
     c = cycle(top)
     if c:
-        bad.append("modules: " + " -> ".join(c))
+        bad.append("import cycle: modules: " + " -> ".join(c))
     for mod, g in sorted(inner.items()):
         c = cycle(g)
         if c:
-            bad.append(f"files in {mod}/: " + " -> ".join(c))
+            bad.append(f"import cycle: files in {mod}/: " + " -> ".join(c))
+    wrong, notes = layering(top, where)
+    bad += ["wrong-way import: " + w for w in wrong]
+    for n in notes:
+        print(n)
     if bad:
         for b in bad:
-            print("import cycle:", b)
+            print(b)
         return 1
-    print(f"no import cycle among {len(top)} modules of {os.path.normpath(ROOT)}")
+    print(f"no import cycle and no wrong-way import among {len(top)} modules of "
+          f"{os.path.normpath(ROOT)} ({len(EXCEPTIONS)} recorded exceptions)")
     return 0
 
 

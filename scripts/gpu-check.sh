@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
 export PATH=$PATH:/usr/local/cuda/bin
 P=dist/pinscope
-STEPS=${STEPS:-machine,ptx,tests,info,quick,headline,sigint}
+STEPS=${STEPS:-machine,ptx,tests,info,quick,headline,latency,sigint}
 has() { [[ ",$STEPS," == *",$1,"* ]]; }
 log() { echo "== $*"; }
 
@@ -20,7 +20,7 @@ if has machine; then
   nproc; free -g | head -2
 fi
 if has ptx; then
-  log "ptxas on kernels/pinscope.ptx"
+  log "ptxas on harness/kernels/pinscope.ptx"
   bash scripts/build-kernels.sh "$OUT/kernels" 2>&1 | tee "$OUT/ptxas.log"
 fi
 if has tests; then
@@ -40,6 +40,10 @@ fi
 if has headline; then
   log "headline scenario (compare with nvbandwidth)"
   $P run scenarios/h200-headline.toml --out "$OUT/headline" 2>&1 | tee "$OUT/headline.log" | tail -40
+fi
+if has latency; then
+  log "latency: pinscope's latency scenario and the C++ probe side by side"
+  bash scripts/latency-check.sh "$OUT/latency-check" 2>&1 | tee "$OUT/latency-check.log"
 fi
 for s in ${SCENARIOS:-}; do
   log "scenario $s"

@@ -4,7 +4,6 @@
 //! Read top-down: [`cli`] → [`scenario`] → [`run`] ([`strategy`], [`measure`], [`cuda`]) →
 //! [`probe`] → [`results`] → [`stats`] / [`compare`] / [`report`].
 
-pub mod budget;
 pub mod claims;
 pub mod cli;
 pub mod compare;

@@ -254,7 +254,7 @@ fn report_on_a_non_csv_exits_2() {
 #[test]
 fn plan_accepts_every_shipped_scenario() {
     let mut n = 0;
-    for entry in std::fs::read_dir(repo().join("scenarios")).expect("scenarios/") {
+    for entry in std::fs::read_dir(repo().join("harness/scenarios")).expect("harness/scenarios/") {
         let path = entry.expect("entry").path();
         if path.extension().is_some_and(|x| x == "toml") {
             n += 1;
@@ -268,6 +268,89 @@ fn plan_accepts_every_shipped_scenario() {
         }
     }
     assert!(n >= 4, "only {n} shipped scenarios found");
+}
+
+/// An installed binary has no repository beside it: shipped scenarios are found by name from any
+/// folder, by the path the documents use, and listed with their question.
+#[test]
+fn shipped_scenarios_are_found_by_name_from_any_folder() {
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    for arg in [
+        "ollama-like",
+        "ollama-like.toml",
+        "scenarios/ollama-like.toml",
+    ] {
+        pinscope()
+            .current_dir(elsewhere.path())
+            .args(["plan", arg])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("from scenarios/ollama-like.toml"))
+            .stderr(no_panic());
+    }
+    pinscope()
+        .current_dir("/")
+        .args(["plan", "-q", "ollama-like"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("ollama-like: "));
+    pinscope()
+        .current_dir(elsewhere.path())
+        .args(["plan", "olama-like"])
+        .refused(2, "olama-like does not exist")
+        .stderr(predicate::str::contains("did you mean `ollama-like`?"));
+}
+
+#[test]
+fn a_file_in_the_current_folder_is_used_before_a_shipped_scenario() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(repo().join("harness/scenarios/quick.toml")).expect("read");
+    let mine = text.replacen("name = \"quick\"", "name = \"mine\"", 1);
+    assert_ne!(mine, text, "quick.toml has a name line");
+    std::fs::write(dir.path().join("quick.toml"), mine).expect("write");
+    pinscope()
+        .current_dir(dir.path())
+        .args(["plan", "-q", "quick.toml"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("mine: "));
+}
+
+#[test]
+fn scenarios_lists_each_with_its_question_and_show_prints_one() {
+    let list = pinscope()
+        .arg("scenarios")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let list = String::from_utf8(list).expect("UTF-8");
+    for entry in std::fs::read_dir(repo().join("harness/scenarios")).expect("harness/scenarios/") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|x| x == "toml") {
+            let name = path
+                .file_stem()
+                .expect("stem")
+                .to_string_lossy()
+                .into_owned();
+            assert!(
+                list.lines()
+                    .any(|l| l.split_whitespace().next() == Some(name.as_str())),
+                "{name} is listed:\n{list}"
+            );
+        }
+    }
+    let file = std::fs::read_to_string(repo().join("harness/scenarios/quick.toml")).expect("read");
+    pinscope()
+        .current_dir("/")
+        .args(["scenarios", "show", "quick"])
+        .assert()
+        .success()
+        .stdout(file);
+    pinscope()
+        .args(["scenarios", "show", "quik"])
+        .refused(2, "`quik` is not a shipped scenario: did you mean `quick`?");
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! The README's "Results files" section lists every column the writer writes (and the family
+//! The README's "Results files" section (and, for the latency columns, the "Columns" section of
+//! `docs/latency.md`) lists every column the writer writes (and the family
 //! `d_<phase>_<metric>_mib` with every phase and metric), so the docs cannot fall behind the CSV.
 
 use pinscope::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, base_columns, columns};
@@ -13,7 +14,18 @@ fn results_section() -> String {
         + readme[start..]
             .find("Beside it")
             .expect("the section's end");
-    readme[start..end].to_string()
+    readme[start..end].to_string() + &latency_columns_section()
+}
+
+/// The "Columns" section of `docs/latency.md`, which documents the latency columns.
+fn latency_columns_section() -> String {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/latency.md"))
+        .expect("docs/latency.md is readable");
+    let start = doc.find("## Columns").expect("a Columns section");
+    let end = doc[start + 3..]
+        .find("\n## ")
+        .map_or(doc.len(), |e| start + 3 + e);
+    doc[start..end].to_string()
 }
 
 /// Every word of every `code span` in the section, split at commas and spaces.

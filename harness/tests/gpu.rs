@@ -182,7 +182,7 @@ fn failures_are_rows_and_the_run_goes_on() {
     assert!(e.is_out_of_memory(), "{e}");
 }
 
-// ---- issue 13: device-resident engines, device_hold, pinned ceiling with VRAM held, churn -------
+// ---- device-resident engines, device_hold, pinned ceiling with VRAM held, churn -------
 
 fn run_text(text: &str, allow_vram_overflow: bool, pinned_cap: Option<u64>) -> Vec<Row> {
     let s = pinscope::scenario::parse("gpu-test.toml", text).expect("valid scenario");
@@ -304,13 +304,11 @@ fn pinned_ceiling_with_device_memory_held() {
         assert!(r.pinned_ceiling_mib.is_some());
     }
     let gpu = Gpu::open(0).expect("a GPU");
-    let line =
-        pinscope::budget::ceiling_with_device_held(&gpu, cap, &pinscope::probe::Ledger::new());
+    let line = pinscope::run::ceiling_with_device_held(&gpu, cap, &pinscope::probe::Ledger::new());
     println!("pinned ceiling, 90% of free device memory held: {line}");
     assert!(!line.starts_with("not measured"), "{line}");
     // The probe goes on after the first failure and says which error ended it.
-    let c =
-        pinscope::budget::pinned_ceiling_stepped(256 << 20, cap, &pinscope::probe::Ledger::new());
+    let c = pinscope::run::pinned_ceiling(256 << 20, cap, &pinscope::probe::Ledger::new());
     println!("stepped ceiling: {} bytes, {:?}", c.bytes, c.error);
     assert!(c.bytes <= cap);
 }
@@ -332,5 +330,44 @@ fn churn_verifies_every_copy() {
         assert_eq!(r.samples, 10, "one sample per cycle");
         assert_eq!(r.verified, "yes");
         assert_eq!(r.mode, "churn");
+    }
+}
+
+// ---- latency modes: one copy per sample, 4 B and 64 KiB, every call -----------------------------
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn latency_modes_time_single_copies_and_verify_them() {
+    let text = "name = \"t\"\ndescription = \"d\"\n[defaults]\nmeasure = { samples = 200, warmup = 20 }\nprobes = { hold_after_free = \"0s\" }\n[sweep]\ndirection = [\"h2d\", \"d2h\"]\nsize = [\"4\", \"20\", \"64KiB\"]\nmode = [\"latency\", \"latency-sync\", \"enqueue\"]\n[[case]]\nlabel = \"pinned\"\nhost = \"alloc\"\n[[case]]\nlabel = \"registered\"\nhost = \"register\"\n[[case]]\nlabel = \"pageable\"\nhost = \"pageable\"\n";
+    let rows = run_all_ok(text, 3 * 2 * 3 * 3, |r| {
+        format!(
+            "{} {} {} {} B: p50 {:?} p99 {:?} event {:?} µs, {} samples, verified {}",
+            r.case_label,
+            r.mode,
+            r.lane.name(),
+            r.size_bytes,
+            r.lat_p50_us,
+            r.lat_p99_us,
+            r.lat_event_p50_us,
+            r.samples,
+            r.verified
+        )
+    });
+    for r in &rows {
+        assert_eq!(r.verified, "yes", "{}", r.title());
+        assert_eq!(r.samples, 200, "{}", r.title());
+        let (min, p50, p99) = (
+            r.lat_min_us.expect("min"),
+            r.lat_p50_us.expect("p50"),
+            r.lat_p99_us.expect("p99"),
+        );
+        assert!(0.0 < min && min <= p50 && p50 <= p99, "{}", r.title());
+        // Events exist only around the async copy + synchronisation.
+        assert_eq!(
+            r.lat_event_p50_us.is_some(),
+            r.mode == "latency",
+            "{}",
+            r.title()
+        );
     }
 }

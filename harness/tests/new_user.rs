@@ -1,4 +1,4 @@
-//! What a new user hit (issue 11), on the real binary: outputs that must never replace anything
+//! What a new user hits, on the real binary: outputs that must never replace anything
 //! but a regular file, input paths that fail with one sentence and exit 2, the README's
 //! `report results/*.csv` on the folder `run` writes, `info --json` without a GPU, large inputs
 //! refused in linear time, `compare` without samples, bad data in results files, `plan`'s
@@ -608,7 +608,7 @@ fn plan_quiet_prints_one_line_per_scenario() {
 
 #[test]
 fn quick_toml_header_matches_its_sizes() {
-    let text = std::fs::read_to_string(repo().join("scenarios/quick.toml")).expect("read");
+    let text = std::fs::read_to_string(repo().join("harness/scenarios/quick.toml")).expect("read");
     let out = pinscope()
         .args(["plan", "scenarios/quick.toml"])
         .output()

@@ -28,7 +28,7 @@ fn read_fixture(rel: &str) -> String {
 }
 
 fn shipped_scenarios() -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
         .map(|d| {
             d.filter_map(Result::ok)
@@ -319,7 +319,8 @@ fn row() -> impl Strategy<Value = Row> {
         any::<u32>(),
     );
     let outcome = (status(), any::<u32>(), any::<u32>(), field(), field());
-    let bw = prop::collection::vec(opt_nonneg_f64(), 8);
+    // Bandwidth and time columns, then the latency percentiles (µs).
+    let bw = prop::collection::vec(opt_nonneg_f64(), 13);
     let setup = (
         prop::collection::vec(opt_nonneg_f64(), 4),
         any::<u64>(),
@@ -392,6 +393,11 @@ fn row() -> impl Strategy<Value = Row> {
                 stopped_by: String::new(),
                 device: "0".into(),
                 gpus_at_once: 1,
+                lat_min_us: bw[8],
+                lat_p50_us: bw[9],
+                lat_p90_us: bw[10],
+                lat_p99_us: bw[11],
+                lat_event_p50_us: bw[12],
             }
         },
     )

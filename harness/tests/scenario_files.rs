@@ -13,7 +13,7 @@ fn fixture(name: &str) -> PathBuf {
 
 fn shipped(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
+        .join("scenarios")
         .join(name)
 }
 
@@ -270,11 +270,77 @@ fn ollama_like_scenario_is_valid() {
         .collect();
     assert_eq!(max_alloc, vec!["load-pinned-33"]);
     assert_eq!(s.claims.len(), 5);
-    assert_eq!(s.derived.len(), 16);
+    for (label, size, dir) in [
+        ("token-latency-logits-32k", 128_000, Direction::D2h),
+        ("token-latency-logits-128k", 513_024, Direction::D2h),
+        ("token-latency-hidden", 16 << 10, Direction::H2d),
+    ] {
+        let c = s.cases.iter().find(|c| c.label == label).expect(label);
+        assert_eq!(
+            (c.mode, c.size, c.direction),
+            (Mode::Latency, size, dir),
+            "{label}"
+        );
+        assert_eq!(c.measure.samples, 1000, "{label}");
+    }
+    assert_eq!(s.derived.len(), 18);
+    let per_token: Vec<&str> = s
+        .derived
+        .iter()
+        .filter(|d| d.metric == "lat_p50_us")
+        .map(|d| d.unit.as_str())
+        .collect();
+    assert_eq!(per_token, vec!["µs", "µs"]);
     let tokens = s.derived.iter().filter(|d| d.invert).count();
     assert_eq!(tokens, 2);
     let total: f64 = s.cases.iter().map(scenario::estimate_seconds).sum();
     assert!(total < 180.0, "ollama-like.toml is estimated at {total} s");
+}
+
+#[test]
+fn latency_scenario_asks_each_question_and_stays_short() {
+    let s = load_ok(&shipped("latency.toml"));
+    assert!(s.cases.iter().all(|c| c.mode.is_latency()));
+    for mode in [Mode::Latency, Mode::LatencySync, Mode::Enqueue] {
+        assert!(s.cases.iter().any(|c| c.mode == mode), "{mode}");
+    }
+    for host in [HostKind::Alloc, HostKind::Register, HostKind::Pageable] {
+        for dir in [Direction::H2d, Direction::D2h] {
+            let sizes: Vec<u64> = s
+                .cases
+                .iter()
+                .filter(|c| c.host == host && c.direction == dir && c.mode == Mode::Latency)
+                .map(|c| c.size)
+                .collect();
+            assert!(
+                sizes.contains(&4) && sizes.contains(&(64 << 10)),
+                "{host} {dir}"
+            );
+        }
+    }
+    assert!(s.cases.iter().any(|c| c.flags.mapped));
+    assert!(s.cases.iter().all(|c| c.measure.samples >= 1000));
+    // The whole GPU check has a few minutes: the latency scenario must stay well under one.
+    let total: f64 = s.cases.iter().map(scenario::estimate_seconds).sum();
+    assert!(total < 40.0, "latency.toml is estimated at {total} s");
+}
+
+#[test]
+fn size_curve_sweeps_from_4_bytes_to_1_gib() {
+    let s = load_ok(&shipped("size-curve.toml"));
+    let mut sizes: Vec<u64> = s.cases.iter().map(|c| c.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    assert_eq!(sizes.first(), Some(&4));
+    assert_eq!(sizes.last(), Some(&(1 << 30)));
+    assert!(sizes.windows(2).all(|w| w[1] == 4 * w[0]), "{sizes:?}");
+    assert!(s.cases.iter().all(|c| c.mode == Mode::Latency));
+    for path in ["latency.toml", "size-curve.toml"] {
+        let out = plan(&[shipped(path)]);
+        assert_eq!(out.status.code(), Some(0), "{path}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("latency modes:"), "{text}");
+    }
 }
 
 /// Every shipped scenario: parses, `name` is the file stem, the file opens with a comment block
@@ -282,7 +348,7 @@ fn ollama_like_scenario_is_valid() {
 /// can oversubscribe managed memory or skip the device guard unless the file says so.
 #[test]
 fn every_shipped_scenario_parses_and_opens_with_its_question() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
@@ -310,7 +376,7 @@ fn every_shipped_scenario_parses_and_opens_with_its_question() {
         assert!(!table.contains("refused"), "{table}");
         for c in &s.cases {
             // Only the overflow experiment goes past the card, with plain device memory, and
-            // only when `pinscope run` is also given --allow-vram-overflow (issue 13).
+            // only when `pinscope run` is also given --allow-vram-overflow.
             let opted_in = s.name == "vram-overflow" && c.engine.is_device();
             assert!(
                 c.guard || opted_in,

@@ -4,6 +4,8 @@
 //! absolute or relative to another quantity, and the platforms it applies to. After a run each
 //! claim is `held`, `not held` (with the measured value) or `not applicable here` (with why).
 
+mod status;
+
 use crate::platform::Machine;
 use crate::results::{self, ClaimVerdict, Row};
 use crate::scenario::{CLAIM_METRICS, Scenario};
@@ -16,9 +18,9 @@ pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
     if metric == "max_alloc_drop_mib" {
         return Some(row.max_alloc_free_mib? - row.max_alloc_held_mib?);
     }
-    // issue 13: read from the status (budget.rs)
+    // Read from the row's status: a failure is the answer these metrics are about.
     if matches!(metric, "out_of_memory" | "mismatched_copies") {
-        return crate::budget::status_metric(row, metric);
+        return status::status_metric(row, metric);
     }
     if let Some(rest) = metric
         .strip_prefix("d_")
@@ -89,7 +91,7 @@ fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (&'static str, String) {
     }
     let mut worst: Option<(f64, f64)> = None;
     for r in &subject {
-        if !r.status.is_ok() && !crate::budget::judged_on_failure(&c.metric) {
+        if !r.status.is_ok() && !status::judged_on_failure(&c.metric) {
             return (NA, format!("case `{}` {}", c.case, r.status.to_field()));
         }
         let Some(v) = metric_value(r, &c.metric) else {

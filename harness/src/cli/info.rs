@@ -103,7 +103,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
             }
             println!(
                 "pinned ceiling, 90% of free device memory held: {}",
-                crate::budget::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
+                crate::run::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
             );
         }
     } else {

@@ -6,6 +6,7 @@ pub mod info;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod scenarios;
 
 pub use crate::compare::Format as CompareFormat;
 pub use compare::compare_command;
@@ -13,6 +14,7 @@ pub use info::info_command;
 pub use plan::plan_command;
 pub use report::report_command;
 pub use run::run_command;
+pub use scenarios::scenarios_command;
 
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
@@ -54,12 +56,29 @@ pub enum Command {
     Compare(CompareArgs),
     /// Render a self-contained HTML report from results files.
     Report(ReportArgs),
+    /// List the scenarios shipped inside pinscope with the question each answers.
+    Scenarios(ScenariosArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ScenariosArgs {
+    #[command(subcommand)]
+    pub action: Option<ScenariosAction>,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum ScenariosAction {
+    /// Print one shipped scenario's file (to start a new scenario from).
+    Show {
+        /// The scenario's name, as `pinscope scenarios` lists it.
+        name: String,
+    },
 }
 
 /// What `run` and `plan` both take: the scenario files, and how much RAM their cases may pin.
 #[derive(Debug, Args, Clone)]
 pub struct ScenarioArgs {
-    /// Scenario files (TOML).
+    /// Scenario files (TOML), or names of shipped scenarios (`pinscope scenarios` lists them).
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
     /// Largest fraction of physical RAM a case may pin (up to 0.9).
@@ -173,7 +192,15 @@ pub struct ReportArgs {
     pub force: bool,
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "plan", "info", "compare", "report", "help"];
+const SUBCOMMANDS: &[&str] = &[
+    "run",
+    "plan",
+    "info",
+    "compare",
+    "report",
+    "scenarios",
+    "help",
+];
 
 /// `pinscope scenarios/x.toml` means `pinscope run scenarios/x.toml`.
 fn insert_implicit_run(mut args: Vec<OsString>) -> Vec<OsString> {
@@ -218,6 +245,7 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
         Command::Info(a) => info_command(a),
         Command::Compare(a) => compare_command(a, cli.quiet),
         Command::Report(a) => report_command(a, cli.quiet),
+        Command::Scenarios(a) => scenarios_command(a),
     }
 }
 

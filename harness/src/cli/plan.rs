@@ -2,7 +2,7 @@
 
 use super::PlanArgs;
 use crate::Error;
-use crate::scenario::{device_free_for_plan, load, plan_summary, plan_table_for};
+use crate::scenario::{DeviceFree, load, plan_summary, plan_table_for};
 
 /// Physical RAM in bytes, if the OS tells.
 fn ram_bytes() -> Option<u64> {
@@ -24,7 +24,11 @@ pub fn plan_command(args: &PlanArgs, quiet: bool) -> Result<i32, Error> {
         )));
     }
     let ram = ram_bytes();
-    let device_free = device_free_for_plan(args.device_free.as_deref())?;
+    // `--device-free SIZE`, else what NVML says is free on device 0 now, else unknown.
+    let device_free = match args.device_free.as_deref() {
+        Some(text) => Some(DeviceFree::given(text)?),
+        None => crate::probe::nvml_memory().map(|(free, total)| DeviceFree::reported(free, total)),
+    };
     let mut failed: Option<Error> = None;
     let mut first = true;
     for path in &args.input.scenarios {

@@ -1,6 +1,6 @@
 //! The staging memcpy's copy crew: persistent threads that stay hot between chunks.
 //!
-//! Why it exists (measured on the lent H200, 16 CPUs, issue 10): a 16 MiB staging chunk moves in
+//! Why it exists (measured on an H200 host with 16 CPUs): a 16 MiB staging chunk moves in
 //! ~0.3 ms at 55 GB/s, about as long as waking 16 parked threads. With rayon's pool (workers park
 //! between chunks) the 3 × 16 MiB ring held 36–54 GB/s and changed from one allocation to the
 //! next; a plain C++ ring whose OpenMP threads *spin* between chunks held 53–55 GB/s on every

@@ -1,4 +1,4 @@
-//! The PTX kernels in `kernels/pinscope.ptx`, loaded with the driver and launched safely.
+//! The PTX kernels in `harness/kernels/pinscope.ptx`, loaded with the driver and launched safely.
 
 use super::HostFlags;
 use super::ffi::{
@@ -10,7 +10,7 @@ use cudarc::driver::sys;
 use std::ffi::c_void;
 
 /// The shipped PTX (`.version 7.0`, `.target sm_52`).
-pub const PTX: &str = include_str!("../../../kernels/pinscope.ptx");
+pub const PTX: &str = include_str!("../../kernels/pinscope.ptx");
 
 /// Entry points every PTX build must define.
 pub const ENTRY_POINTS: [&str; 5] = [

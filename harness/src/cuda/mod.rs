@@ -41,7 +41,7 @@ impl CudaError {
 }
 
 /// 32-bit word `j` of every verified buffer holds `pattern_word(j, seed)`; the kernels in
-/// `kernels/pinscope.ptx` compute the same function.
+/// `harness/kernels/pinscope.ptx` compute the same function.
 pub fn pattern_word(j: u64, seed: u32) -> u32 {
     (j as u32).wrapping_mul(0x9E37_79B1) ^ seed
 }
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn pattern_matches_the_kernel_formula() {
-        // word j = (j * 0x9E3779B1) ^ seed, low 32 bits (see kernels/pinscope.cu)
+        // word j = (j * 0x9E3779B1) ^ seed, low 32 bits (see harness/kernels/pinscope.cu)
         assert_eq!(pattern_word(0, 0), 0);
         assert_eq!(pattern_word(1, 0), 0x9E37_79B1);
         assert_eq!(pattern_word(2, 5), 0x9E37_79B1u32.wrapping_mul(2) ^ 5);

@@ -98,7 +98,8 @@ pub fn run(
 }
 
 /// The stopping rule after a sample: more samples below `min_samples`; stop at `max_samples`;
-/// enough once the spread target is met; stop at the time limit. Returns the vote and its reason.
+/// enough once the spread target is met (a target of 0 is none: fixed-count sampling); stop at
+/// the time limit. Returns the vote and its reason.
 fn stopping_rule(
     out: &Measured,
     m: &Measure,
@@ -111,8 +112,9 @@ fn stopping_rule(
         (Vote::More, "")
     } else if n >= m.max_samples {
         (Vote::Stop, "max_samples")
-    } else if crate::stats::relative_spread(&out.bandwidth(lane, bytes))
-        .is_some_and(|s| s <= m.target_spread)
+    } else if m.target_spread > 0.0
+        && crate::stats::relative_spread(&out.bandwidth(lane, bytes))
+            .is_some_and(|s| s <= m.target_spread)
     {
         (Vote::Enough, "spread")
     } else if started.elapsed() >= m.time_limit {

@@ -138,9 +138,8 @@ pub struct MachineKey {
 mod tests {
     use super::*;
 
-    /// A published sidecar of a multi-GPU run (link known on every GPU).
-    const PUBLISHED: &str =
-        include_str!("../../../reports/h200-x2/20261130-092414-multi-gpu-vm.json");
+    /// A published sidecar of a multi-GPU run (link known on every GPU), copied into the crate.
+    const PUBLISHED: &str = include_str!("../../tests/fixtures/platform/multi-gpu-sidecar.json");
 
     #[test]
     fn gpus_read_and_write_the_flat_pcie_fields_of_published_files() {

@@ -123,8 +123,8 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
     if let Some(m) = memory_sentence(rows) {
         out.push(m);
     }
-    // issue 13: device bandwidth, past the card, pinned ceilings with device memory held, churn.
-    for line in crate::budget::answer_lines(&owned) {
+    // Device bandwidth, past the card, pinned ceilings with device memory held, churn.
+    for line in super::device_memory::answer_lines(&owned) {
         let (topic, text) = line.split_once(": ").unwrap_or(("Device memory", &line));
         let mut topic = topic.to_string();
         if let Some(first) = topic.get(..1) {

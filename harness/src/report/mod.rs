@@ -12,6 +12,7 @@
 pub(crate) mod answer;
 mod chart;
 mod compare_page;
+pub mod device_memory;
 pub mod html;
 pub mod labels;
 mod nvbandwidth;

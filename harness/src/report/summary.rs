@@ -125,7 +125,7 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
             ));
         }
     }
-    out.extend(crate::budget::answer_lines(rows));
+    out.extend(super::device_memory::answer_lines(rows));
     let (failed, skipped) = unfinished_counts(rows);
     if failed + skipped > 0 {
         out.push(format!(

@@ -105,6 +105,11 @@ const TAIL: &[Column] = &[
     col!("stopped_by", "", Text, stopped_by),
     col!("device", "", Text, device),
     col!("gpus_at_once", "", Small, gpus_at_once),
+    col!("lat_min_us", "µs", Measured, lat_min_us),
+    col!("lat_p50_us", "µs", Measured, lat_p50_us),
+    col!("lat_p90_us", "µs", Measured, lat_p90_us),
+    col!("lat_p99_us", "µs", Measured, lat_p99_us),
+    col!("lat_event_p50_us", "µs", Measured, lat_event_p50_us),
 ];
 
 /// The fixed leading columns of the results CSV, in order: `schema_version` and [`HEAD`].

@@ -1,12 +1,13 @@
 //! One case, phase by phase: guard, allocate, snapshot, touch, (max-alloc probe), transfer,
 //! verify, free, hold, probes. Any CUDA error becomes the case's status; nothing here panics.
 
+use super::CaseOutcome;
 use super::probes::{max_allocatable, pinned_ceiling};
 use super::session::Session;
 use crate::cuda::{CudaError, Gpu as CudaGpu};
 use crate::measure::Lockstep;
 use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
-use crate::results::{CaseOutcome, Status};
+use crate::results::Status;
 use crate::scenario::{Case, Measure, Route};
 use crate::strategy::{self, Footprint, Verified};
 use crate::units::format_size;
@@ -74,6 +75,29 @@ fn failed(e: &CudaError, phase: &str) -> Status {
     Status::Failed(format!("{} ({phase})", e))
 }
 
+/// How a case is sampled: its `measure` and batch, except that a churn case is `cycles` single
+/// copies with no warm-up (strategy/churn.rs) and a latency case `measure.samples` single copies
+/// after its warm-up ([`crate::scenario::latency_counts`]) or until `measure.time_limit`;
+/// neither stops on the spread target (0: none).
+fn sampling(case: &Case) -> (Measure, u32) {
+    let single = |warmup: u32, min: u32, max: u32, time_limit: std::time::Duration| Measure {
+        warmup,
+        min_samples: min,
+        max_samples: max,
+        time_limit,
+        target_spread: 0.0,
+        ..case.measure.clone()
+    };
+    match case.route() {
+        Route::Churn { cycles, .. } => (single(0, cycles, cycles, std::time::Duration::MAX), 1),
+        Route::Latency(_) => {
+            let (warmup, n) = crate::scenario::latency_counts(&case.measure);
+            (single(warmup, 1, n, case.measure.time_limit), 1)
+        }
+        _ => (case.measure.clone(), strategy::batch_for(case)),
+    }
+}
+
 /// Runs one case that passed its guard.
 pub fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcome {
     run_case_in_step(session, case, stop, None)
@@ -134,20 +158,7 @@ pub fn run_case_in_step(
         }
     }
     if status.is_none() {
-        let batch = strategy::batch_for(case);
-        // issue 13: a churn case is `cycles` single copies, no warm-up (strategy/churn.rs).
-        let (measure, batch) = if let Route::Churn { cycles: n, .. } = case.route() {
-            let m = Measure {
-                warmup: 0,
-                min_samples: n,
-                max_samples: n,
-                time_limit: std::time::Duration::MAX,
-                ..case.measure.clone()
-            };
-            (m, 1)
-        } else {
-            (case.measure.clone(), batch)
-        };
+        let (measure, batch) = sampling(case);
         let measured = match member.0 {
             Some(s) => {
                 crate::measure::run_in_step(transfer.as_mut(), &gpu, &measure, batch, stop, s)
@@ -186,9 +197,7 @@ pub fn run_case_in_step(
                 bad_copies, copies, ..
             }) => {
                 out.verified = "no".into();
-                status = Some(Status::Failed(strategy::churn::mismatch_status(
-                    bad_copies, copies,
-                )));
+                status = Some(Status::copies_mismatch(bad_copies, copies));
             }
             Err(e) => status = Some(failed(&e, "verification")),
         }

@@ -7,10 +7,11 @@
 
 use super::case::{guard, run_case_in_step};
 use super::session::{Session, open_session};
+use super::{CaseOutcome, RowContext};
 use crate::Error;
 use crate::measure::Lockstep;
 use crate::platform::GpuInfo;
-use crate::results::{CaseOutcome, MULTI_GPU_MARK, Row, RowContext, SampleRow, Status};
+use crate::results::{MULTI_GPU_MARK, Row, SampleRow, Status};
 use crate::scenario::Case;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, mpsc};

@@ -2,15 +2,14 @@
 //! claims and derived results, and the HTML report beside the CSV.
 
 use super::case::{guard, run_case};
+use super::device_memory::{self, Prepared};
+use super::outcome::{CaseOutcome, RowContext};
 use super::session::Session;
 use super::watchdog::Watchdog;
 use crate::Error;
-use crate::budget::Prepared;
 use crate::cuda;
 use crate::report::summary_text;
-use crate::results::{
-    CaseOutcome, ProbeRecord, ResultsWriter, Row, RowContext, ScenarioRecord, Sidecar,
-};
+use crate::results::{ProbeRecord, ResultsWriter, Row, ScenarioRecord, Sidecar};
 use crate::scenario::{Case, Scenario};
 use crate::units::{MIB, format_size};
 use std::path::{Path, PathBuf};
@@ -171,8 +170,8 @@ pub fn run_scenario(
                 )
             }
             None => {
-                // issue 13: device memory held for the case (budget.rs), then the usual guard.
-                let prepared = crate::budget::prepare(
+                // Device memory held for the case (device_memory.rs), then the usual guard.
+                let prepared = device_memory::prepare(
                     case,
                     &session.gpu,
                     &session.ledger,

@@ -24,7 +24,7 @@ pub struct Session {
 pub fn open_session(device: u32, anonymize: bool) -> Result<Session, Error> {
     let gpu = CudaGpu::open(device).map_err(|e| Error::NoGpu(e.sentence()))?;
     let kernels = Kernels::load(&gpu).map_err(|e| Error::Cuda {
-        call: "loading kernels/pinscope.ptx",
+        call: "loading the embedded kernels (pinscope.ptx)",
         code: e.to_string(),
         context: String::new(),
     })?;

@@ -159,6 +159,40 @@ pub(super) fn engine_direction(e: Engine) -> Option<(Direction, &'static str)> {
     }
 }
 
+/// The rules of the latency modes (one copy per sample from or to host memory, any multiple of
+/// 4 bytes; one direction, which the bidirectional rule already asks), and the 16-byte multiple every other mode's `size` needs; `size` as written.
+fn latency_rules(c: &Case, size: &str) -> Vec<(&'static [&'static str], String)> {
+    let mut v: Vec<(&'static [&'static str], String)> = Vec::new();
+    if !c.mode.is_latency() {
+        if !c.size.is_multiple_of(16) {
+            v.push((
+                &["size", "mode"],
+                format!(
+                    "`size` must be a multiple of 16 bytes, not {size}, unless mode is \"latency\", \"latency-sync\" or \"enqueue\" (those take any multiple of 4)"
+                ),
+            ));
+        }
+        return v;
+    }
+    let mode = c.mode;
+    if c.engine != Engine::Copy {
+        v.push((
+            &["mode", "engine"],
+            format!(
+                "mode = \"{mode}\" times copies: it needs engine = \"copy\", not \"{}\"",
+                c.engine
+            ),
+        ));
+    }
+    if c.host == HostKind::Managed {
+        v.push((
+            &["mode", "host"],
+            format!("mode = \"{mode}\" times copies from pageable, allocated or registered memory: use host = \"pageable\", \"alloc\" or \"register\", not \"managed\""),
+        ));
+    }
+    v
+}
+
 fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
     let written = |key: &str, bytes: u64| {
         s.get(key)
@@ -235,7 +269,7 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
                 );
             }
         }
-        Mode::Direct | Mode::Churn => {
+        Mode::Direct | Mode::Churn | Mode::Latency | Mode::LatencySync | Mode::Enqueue => {
             if c.chunk.is_some() {
                 rule(
                     &["chunk", "mode"],
@@ -281,8 +315,11 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
             "direction = \"bidirectional\" needs engine = \"copy\" and mode = \"direct\"".into(),
         );
     }
-    // issue 13: device engines, device_hold, churn (vram.rs)
+    // Device engines, device_hold, churn (vram.rs).
     for (keys, message) in super::vram::rules(c, &|k| s.contains_key(k)) {
+        rule(keys, message);
+    }
+    for (keys, message) in latency_rules(c, &written("size", c.size)) {
         rule(keys, message);
     }
     if c.measure.min_samples > c.measure.max_samples {

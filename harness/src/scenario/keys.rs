@@ -1,10 +1,10 @@
 //! Every case key, declared once: its name, type (which bounds how it validates), default and
 //! where it lands in a [`Case`]. Validation (`validate`, which also parses the defaults), case
 //! building (`expand`) and the docs
-//! (`scenarios/README.md`'s key table, checked by the test below) all read this table.
+//! (`harness/scenarios/README.md`'s key table, checked by the test below) all read this table.
 //!
 //! A new case key takes three edits: its [`Case`] field (a type with a `Default`), its row here,
-//! and its row in `scenarios/README.md` (the test fails until the README lists it with this
+//! and its row in `harness/scenarios/README.md` (the test fails until the README lists it with this
 //! default).
 
 use super::Case;
@@ -20,7 +20,7 @@ pub(super) enum Ty {
     Engine,
     Direction,
     Mode,
-    /// Bytes: a positive multiple of 16.
+    /// Bytes: a positive multiple of 16 (`size`: of 4; `expand` asks 16 of the non-latency modes).
     Size,
     Int {
         min: u32,
@@ -123,6 +123,7 @@ pub(super) const KEYS: &[Key] = &[
     key!("measure.time_limit", Ty::Dur, "\"10s\"", Dur => measure.time_limit),
     key!("measure.verify", Ty::Bool, "true", Bool => measure.verify),
     key!("measure.batch", Ty::Int { min: 0, max: ANY }, "0", Int => measure.batch),
+    key!("measure.samples", Ty::Int { min: 10, max: 1_000_000 }, "1000", Int => measure.samples),
     key!("probes.accounting", Ty::Bool, "true", Bool => probes.accounting),
     key!("probes.max_alloc", Ty::Bool, "false", Bool => probes.max_alloc),
     key!("probes.pinned_ceiling", Ty::Bool, "false", Bool => probes.pinned_ceiling),
@@ -154,13 +155,11 @@ mod tests {
     use super::*;
     use crate::scenario::validate::{default_case, default_val};
 
-    /// The rows of `scenarios/README.md`'s "Case keys" table: (key, default).
+    /// The rows of `harness/scenarios/README.md`'s "Case keys" table: (key, default).
     fn readme_rows() -> Vec<(String, String)> {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../scenarios/README.md"
-        ))
-        .expect("scenarios/README.md is readable");
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/README.md"))
+                .expect("harness/scenarios/README.md is readable");
         let start = text.find("## Case keys").expect("a Case keys section");
         let section = &text[start..];
         let end = section[3..].find("\n#").map_or(section.len(), |e| e + 3);

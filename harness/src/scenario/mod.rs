@@ -3,7 +3,7 @@
 //! with the rules about combinations (`expand`) — into a [`Scenario`]. `plan` prints what a
 //! scenario expands to. Every problem of a file is reported at once, each at its line:column.
 //!
-//! The grammar, in short (scenarios/README.md has the long form):
+//! The grammar, in short (harness/scenarios/README.md has the long form):
 //!
 //! ```toml
 //! name = "quick"                        # [a-z0-9-_]+
@@ -40,6 +40,7 @@ mod keys;
 mod model;
 mod plan;
 mod raw;
+pub mod shipped;
 mod validate;
 mod validate_blocks;
 mod vram;
@@ -49,8 +50,8 @@ pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
 pub use plan::{
     ASSUMED_DEVICE_BPS, ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, DeviceFree, SETUP_S, auto_batch,
-    device_free_for_plan, estimate_seconds, format_bytes_exact, format_seconds, plan_summary,
-    plan_table, plan_table_for, refusal,
+    estimate_seconds, format_bytes_exact, format_seconds, latency_counts, plan_summary, plan_table,
+    plan_table_for, refusal,
 };
 pub use vram::{DEFAULT_CYCLES, DEFAULT_PAUSE, DeviceHold, VramKeys};
 
@@ -73,6 +74,11 @@ pub const CLAIM_METRICS: &[&str] = &[
     "max_alloc_free_mib",
     "max_alloc_drop_mib",
     "pinned_ceiling_mib",
+    "lat_min_us",
+    "lat_p50_us",
+    "lat_p90_us",
+    "lat_p99_us",
+    "lat_event_p50_us",
     "out_of_memory",
     "mismatched_copies",
     "d_alloc_cuda_used_mib",
@@ -110,13 +116,19 @@ fn too_large(path: &str, size: String) -> Error {
 }
 
 /// Reads, validates and expands one scenario file. A file over [`MAX_SCENARIO_BYTES`] is refused
-/// before it is parsed (and only that much plus one byte is ever read).
+/// before it is parsed (and only that much plus one byte is ever read). A path that does not
+/// exist but names a shipped scenario ([`shipped::named_by`]) loads that one.
 pub fn load(path: &Path) -> Result<Scenario, Error> {
     use crate::input::{SCENARIO_FILE, check_regular, unreadable};
     use std::io::Read;
     let shown = path.display().to_string();
     // What it is, from its metadata: a FIFO or a device is refused without being opened.
-    let size = check_regular(path, &SCENARIO_FILE)?;
+    let size = match check_regular(path, &SCENARIO_FILE) {
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return load_shipped(path, source);
+        }
+        other => other?,
+    };
     if size > MAX_SCENARIO_BYTES as u64 {
         return Err(too_large(&shown, crate::units::format_size(size)));
     }
@@ -143,6 +155,27 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
             }))
         }
     }
+}
+
+/// The shipped scenario `path` names; else, when `path` has the shape of a name, a sentence that
+/// points to the shipped ones; else the error `not_found` that opening `path` gave.
+fn load_shipped(path: &Path, not_found: std::io::Error) -> Result<Scenario, Error> {
+    if let Some(s) = shipped::named_by(path) {
+        return parse(&s.shown_path(), s.text);
+    }
+    if !shipped::is_name_shaped(path) {
+        return Err(Error::io(path, not_found));
+    }
+    let p = path.display();
+    Err(Error::Usage(match shipped::closest(path) {
+        Some(near) => format!(
+            "{p} does not exist and names no shipped scenario: did you mean `{}`? (`pinscope scenarios` lists them)",
+            near.name
+        ),
+        None => format!(
+            "{p} does not exist: check the path, or name a shipped scenario (`pinscope scenarios` lists them)"
+        ),
+    }))
 }
 
 /// Parses, validates and expands scenario text; `path_for_messages` names it in errors and is kept

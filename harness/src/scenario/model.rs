@@ -152,16 +152,42 @@ pub enum Mode {
     /// Pinned churn: each of `cycles` copies gets a freshly allocated (or registered) host
     /// buffer, waits `pause`, copies, is verified, and the buffer is freed.
     Churn,
+    /// Copy latency: one asynchronous copy, then the stream is synchronised; each sample is the
+    /// host clock from the call until the host sees the copy complete (plus its event time).
+    Latency,
+    /// Copy latency through the synchronous copy call (`cuMemcpyHtoD` / `cuMemcpyDtoH`): the
+    /// host clock around the one call.
+    LatencySync,
+    /// Enqueue cost: the host clock around the asynchronous copy call alone, with page-locked
+    /// memory's stream held by the spin gate so the call never waits for the copy.
+    Enqueue,
 }
 
 impl Mode {
+    pub const ALL: [Mode; 7] = [
+        Self::Direct,
+        Self::Staged,
+        Self::RegisterPerCopy,
+        Self::Churn,
+        Self::Latency,
+        Self::LatencySync,
+        Self::Enqueue,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Self::Direct => "direct",
             Self::Staged => "staged",
             Self::RegisterPerCopy => "register-per-copy",
             Self::Churn => "churn",
+            Self::Latency => "latency",
+            Self::LatencySync => "latency-sync",
+            Self::Enqueue => "enqueue",
         }
+    }
+
+    /// The latency modes: one operation per sample, `measure.samples` samples, sizes from 4 B.
+    pub fn is_latency(self) -> bool {
+        matches!(self, Self::Latency | Self::LatencySync | Self::Enqueue)
     }
 }
 
@@ -216,7 +242,10 @@ parse_by_name!(
         Mode::Direct,
         Mode::Staged,
         Mode::RegisterPerCopy,
-        Mode::Churn
+        Mode::Churn,
+        Mode::Latency,
+        Mode::LatencySync,
+        Mode::Enqueue
     ]
 );
 
@@ -235,6 +264,17 @@ pub struct Measure {
     pub verify: bool,
     /// Transfers timed together as one sample; 0 means "choose so a sample moves >= 256 MiB".
     pub batch: u32,
+    /// Samples of a latency case (each one timed operation, after `warmup` or a tenth of this
+    /// many untimed ones, whichever is more); the spread target does not end them early.
+    #[serde(default = "default_latency_samples")]
+    pub samples: u32,
+}
+
+/// The samples a latency case takes unless `measure.samples` says otherwise.
+pub const LATENCY_SAMPLES: u32 = 1000;
+
+fn default_latency_samples() -> u32 {
+    LATENCY_SAMPLES
 }
 
 impl Default for Measure {
@@ -247,6 +287,7 @@ impl Default for Measure {
             time_limit: Duration::from_secs(10),
             verify: true,
             batch: 0,
+            samples: LATENCY_SAMPLES,
         }
     }
 }
@@ -338,6 +379,19 @@ pub enum Route {
         cycles: u32,
         pause: std::time::Duration,
     },
+    /// One operation per sample, timed by itself (`latency`, `latency-sync`, `enqueue`).
+    Latency(LatencyCall),
+}
+
+/// Which call a latency case times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyCall {
+    /// The asynchronous copy and a stream synchronisation: host-observed end to end.
+    AsyncAndSync,
+    /// The synchronous copy call.
+    Sync,
+    /// The asynchronous copy call alone (the enqueue cost).
+    Enqueue,
 }
 
 impl Route {
@@ -347,7 +401,7 @@ impl Route {
         match self {
             Route::Staged { chunk, .. } => chunk,
             Route::RegisterPerCopy { slice } => slice,
-            Route::Direct | Route::Churn { .. } => 0,
+            Route::Direct | Route::Churn { .. } | Route::Latency(_) => 0,
         }
     }
 
@@ -357,7 +411,7 @@ impl Route {
         match self {
             Route::Staged { chunk, ring, .. } => chunk * u64::from(ring.max(1)),
             Route::RegisterPerCopy { slice } => slice,
-            Route::Direct | Route::Churn { .. } => 0,
+            Route::Direct | Route::Churn { .. } | Route::Latency(_) => 0,
         }
     }
 }
@@ -416,6 +470,9 @@ impl Case {
                 cycles: self.vram.cycles,
                 pause: self.vram.pause,
             },
+            Mode::Latency => Route::Latency(LatencyCall::AsyncAndSync),
+            Mode::LatencySync => Route::Latency(LatencyCall::Sync),
+            Mode::Enqueue => Route::Latency(LatencyCall::Enqueue),
         }
     }
 
@@ -456,7 +513,7 @@ impl Case {
         }
         match self.route() {
             Route::Churn { .. } => self.size,
-            Route::Direct if self.host.is_pinned() => self.size * dirs,
+            Route::Direct | Route::Latency(_) if self.host.is_pinned() => self.size * dirs,
             route => route.pinned_besides_host() * dirs,
         }
     }

@@ -34,7 +34,9 @@ pub fn assumed_bps(c: &Case) -> f64 {
     match (c.engine, c.host, c.mode) {
         (Engine::CpuRead, _, _) if c.flags.write_combined => ASSUMED_WC_READ_BPS,
         (Engine::CpuRead | Engine::CpuWrite, _, _) => ASSUMED_CPU_BPS,
-        (_, HostKind::Alloc | HostKind::Register, Mode::Direct | Mode::RegisterPerCopy) => {
+        (_, HostKind::Alloc | HostKind::Register, m)
+            if matches!(m, Mode::Direct | Mode::RegisterPerCopy) || m.is_latency() =>
+        {
             ASSUMED_PINNED_BPS
         }
         _ => ASSUMED_PAGEABLE_BPS,
@@ -45,6 +47,9 @@ pub fn assumed_bps(c: &Case) -> f64 {
 pub fn estimate_seconds(c: &Case) -> f64 {
     if let Some(s) = device_estimate_seconds(c) {
         return s;
+    }
+    if c.mode.is_latency() {
+        return latency_estimate_seconds(c);
     }
     let bps = assumed_bps(c);
     let batch = if c.measure.batch == 0 {
@@ -59,6 +64,24 @@ pub fn estimate_seconds(c: &Case) -> f64 {
     let limit = c.measure.time_limit.as_secs_f64();
     let sampling = at_most.min(limit.max(at_least));
     warmup + sampling + c.probes.hold_after_free.as_secs_f64() + SETUP_S
+}
+
+/// Assumed fixed cost of one latency sample (the call, the synchronisation, the clock), seconds.
+pub const ASSUMED_LATENCY_S: f64 = 20e-6;
+
+/// A latency case: warm-up and `measure.samples` single copies, each the fixed cost plus the
+/// size at the assumed bandwidth, stopping at `time_limit`.
+fn latency_estimate_seconds(c: &Case) -> f64 {
+    let (warmup, samples) = latency_counts(&c.measure);
+    let per = ASSUMED_LATENCY_S + c.size as f64 / assumed_bps(c);
+    let sampling = (f64::from(samples) * per).min(c.measure.time_limit.as_secs_f64());
+    f64::from(warmup) * per + sampling + c.probes.hold_after_free.as_secs_f64() + SETUP_S
+}
+
+/// Untimed and timed copies of a latency case: (warm-up, samples). The warm-up is
+/// `measure.warmup` or a tenth of the samples, whichever is more.
+pub fn latency_counts(m: &super::Measure) -> (u32, u32) {
+    (m.warmup.max(m.samples / 10), m.samples)
 }
 
 /// `0.8 s`, `12.0 s`, `3m 05s`, `1h 02m`, `3d 04h`, `12.3 years`: at most two fields, each unit
@@ -127,7 +150,7 @@ fn dash_if_zero(bytes: u64) -> String {
 
 fn chunk_ring(c: &Case) -> String {
     match c.route() {
-        Route::Direct | Route::Churn { .. } => "-".into(),
+        Route::Direct | Route::Churn { .. } | Route::Latency(_) => "-".into(),
         Route::Staged { chunk, ring, .. } => format!("{}×{ring}", format_bytes_exact(chunk)),
         Route::RegisterPerCopy { slice } => format_bytes_exact(slice),
     }
@@ -183,8 +206,8 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
     plan_table_for(s, ram_bytes, allow_pinned, None)
 }
 
-/// [`plan_table`] against `device_free` bytes of free device memory when known (issue 13:
-/// `device_hold` resolved, steps past the card named).
+/// [`plan_table`] against `device_free` bytes of free device memory when known (`device_hold`
+/// resolved, steps past the card named).
 pub fn plan_table_for(
     s: &Scenario,
     ram_bytes: Option<u64>,
@@ -236,7 +259,7 @@ pub fn plan_table_for(
         v.any(|x| Some(x) != first)
     };
     let batch_of = |c: &Case| match c.measure.batch {
-        _ if c.mode == Mode::Churn => "1".into(),
+        _ if c.mode == Mode::Churn || c.mode.is_latency() => "1".into(),
         0 => format!("auto {}", auto_batch(c.size)),
         b => b.to_string(),
     };
@@ -377,10 +400,16 @@ pub fn plan_table_for(
         out,
         "  sampling: (warmup + up to max_samples) × batch × size / bandwidth, stopping at time_limit once min_samples are in; batch 0 = ceil(256 MiB / size), at most 256; max_alloc and pinned_ceiling probes not included"
     );
+    if s.cases.iter().any(|c| c.mode.is_latency()) {
+        let _ = writeln!(
+            out,
+            "  latency modes: (warm-up + samples) × (20 µs + size / bandwidth), warm-up = max(measure.warmup, samples / 10)"
+        );
+    }
     out
 }
 
-// issue 13: free device memory, device_hold and the past-the-card steps in the plan.
+// Free device memory, device_hold and the past-the-card steps in the plan.
 
 /// Free device memory a plan is made against, and where the number came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -390,20 +419,23 @@ pub struct DeviceFree {
     pub source: String,
 }
 
-/// `plan --device-free SIZE`, else what NVML says is free on device 0 now, else unknown.
-pub fn device_free_for_plan(arg: Option<&str>) -> Result<Option<DeviceFree>, crate::Error> {
-    if let Some(text) = arg {
+impl DeviceFree {
+    /// `plan --device-free SIZE`.
+    pub fn given(text: &str) -> Result<DeviceFree, crate::Error> {
         let bytes = crate::units::parse_size(text)
             .map_err(|e| crate::Error::Usage(format!("--device-free: {e}")))?;
-        return Ok(Some(DeviceFree {
+        Ok(DeviceFree {
             bytes,
             source: "given with --device-free".into(),
-        }));
+        })
     }
-    Ok(crate::probe::nvml_memory().map(|(free, total)| DeviceFree {
-        bytes: free,
-        source: format!("free now per NVML, of {} in all", format_size(total)),
-    }))
+    /// What NVML says is free on a device now, of `total`.
+    pub fn reported(free: u64, total: u64) -> DeviceFree {
+        DeviceFree {
+            bytes: free,
+            source: format!("free now per NVML, of {} in all", format_size(total)),
+        }
+    }
 }
 
 /// The plan's `device` cell: the case's own device memory, plus its hold (resolved when the free

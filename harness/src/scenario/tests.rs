@@ -105,6 +105,50 @@ fn pageable_and_managed_take_no_flags() {
 }
 
 #[test]
+fn latency_modes_take_4_byte_copies_of_host_memory_only() {
+    for mode in ["latency", "latency-sync", "enqueue"] {
+        let text = format!(
+            "{HEAD}[[case]]\nlabel = \"a\"\nmode = \"{mode}\"\nsize = 4\nhost = \"pageable\"\n"
+        );
+        let s = parse("t.toml", &text).expect("a 4-byte latency case is valid");
+        assert_eq!((s.cases[0].size, s.cases[0].mode.name()), (4, mode));
+        assert_eq!(
+            s.cases[0].route(),
+            Route::Latency(match mode {
+                "latency" => LatencyCall::AsyncAndSync,
+                "latency-sync" => LatencyCall::Sync,
+                _ => LatencyCall::Enqueue,
+            })
+        );
+        assert_eq!(s.cases[0].measure.samples, 1000);
+    }
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"k\"\nmode = \"latency\"\nengine = \"kernel\"\nhost = \"alloc\"\nflags = [\"mapped\"]\n",
+            &[
+                "5:8: case `k`: mode = \"latency\" times copies: it needs engine = \"copy\", not \"kernel\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"m\"\nmode = \"enqueue\"\nhost = \"managed\"\n",
+            &[
+                "5:8: case `m`: mode = \"enqueue\" times copies from pageable, allocated or registered memory: use host = \"pageable\", \"alloc\" or \"register\", not \"managed\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"b\"\nmode = \"latency-sync\"\ndirection = \"bidirectional\"\n",
+            &[
+                "6:13: case `b`: direction = \"bidirectional\" needs engine = \"copy\" and mode = \"direct\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"s\"\nmode = \"latency\"\nmeasure = { samples = 5 }\n",
+            &["6:23: `measure.samples` must be a whole number from 10 to 1000000, not 5"],
+        ),
+    ]);
+}
+
+#[test]
 fn chunk_larger_than_size_is_rejected() {
     assert_problems(&[(
         "[[case]]\nlabel = \"c\"\nhost = \"register\"\nmode = \"register-per-copy\"\nsize = \"8MiB\"\nchunk = \"16MiB\"\n",
@@ -117,19 +161,21 @@ fn sizes_must_be_positive_multiples_of_16() {
     assert_problems(&[
         (
             "[defaults]\nsize = 0\n[[case]]\nlabel = \"a\"\n",
-            &["4:8: `size` must be a positive multiple of 16 bytes, not 0"],
+            &["4:8: `size` must be a positive multiple of 4 bytes, not 0"],
         ),
         (
-            "[[case]]\nlabel = \"a\"\nsize = \"1000B\"\n",
-            &["5:8: `size` must be a positive multiple of 16 bytes, not \"1000B\" (1000 bytes)"],
+            "[[case]]\nlabel = \"a\"\nsize = \"1002B\"\n",
+            &["5:8: `size` must be a positive multiple of 4 bytes, not \"1002B\" (1002 bytes)"],
         ),
         (
             "[[case]]\nlabel = \"a\"\nsize = \"100\"\n",
-            &["5:8: `size` must be a positive multiple of 16 bytes, not \"100\""],
+            &[
+                "5:8: case `a`: `size` must be a multiple of 16 bytes, not 100, unless mode is \"latency\", \"latency-sync\" or \"enqueue\" (those take any multiple of 4)",
+            ],
         ),
         (
             "[[case]]\nlabel = \"a\"\nsize = -32\n",
-            &["5:8: `size` must be a positive multiple of 16 bytes, not -32"],
+            &["5:8: `size` must be a positive multiple of 4 bytes, not -32"],
         ),
         (
             "[[case]]\nlabel = \"a\"\nhost = \"pageable\"\nmode = \"staged\"\nchunk = \"1000\"\n",
@@ -721,8 +767,9 @@ fn claim_metrics_follow_the_accounting_metrics() {
     }
     assert_eq!(
         CLAIM_METRICS.len(),
-        // 11 row metrics, 2 read from the status (issue 13: out_of_memory, mismatched_copies)
-        13 + 2 * crate::results::ACCOUNTING_METRICS.len()
+        // 11 row metrics, 5 latency metrics, 2 read from the status (out_of_memory,
+        // mismatched_copies)
+        18 + 2 * crate::results::ACCOUNTING_METRICS.len()
     );
 }
 

@@ -1,4 +1,4 @@
-//! Unit tests of the issue-13 keys and engines: `device_hold`, `cycles`, `pause`, the
+//! Unit tests of the device-memory keys and engines: `device_hold`, `cycles`, `pause`, the
 //! `device-read` / `device-write` / `device-copy` engines and `mode = "churn"`, each rule with its
 //! exact message and position, and what `plan` shows for them.
 
@@ -115,7 +115,7 @@ fn a_hold_past_free_memory_needs_guard_false() {
             .2
             .starts_with("case `o`: device_hold = \"free\" holds all free")
     );
-    // With guard = false the scenario has opted in (the command line must too, see budget.rs).
+    // With guard = false the scenario has opted in (the command line must too, see run/device_memory.rs).
     ok(
         "[[case]]\nlabel = \"o\"\nengine = \"device-read\"\nguard = false\nsweep = { device_hold = [\"free\", \"free+5%\", \"free+20%\"] }\n",
     );
@@ -190,7 +190,7 @@ fn mode_names_include_churn() {
     assert_problems(&[(
         "[[case]]\nlabel = \"c\"\nmode = \"chrun\"\n",
         &[
-            "5:8: `mode` must be one of \"direct\", \"staged\", \"register-per-copy\", \"churn\", not \"chrun\"; did you mean \"churn\"?",
+            "5:8: `mode` must be one of \"direct\", \"staged\", \"register-per-copy\", \"churn\", \"latency\", \"latency-sync\", \"enqueue\", not \"chrun\"; did you mean \"churn\"?",
         ],
     )]);
 }
@@ -283,12 +283,12 @@ fn plan_without_device_memory_shows_holds_as_written() {
 #[test]
 fn device_free_option_is_checked() {
     assert_eq!(
-        super::plan::device_free_for_plan(Some("24GiB")).unwrap(),
-        Some(DeviceFree {
+        DeviceFree::given("24GiB").unwrap(),
+        DeviceFree {
             bytes: 24 * GIB,
             source: "given with --device-free".into()
-        })
+        }
     );
-    let e = super::plan::device_free_for_plan(Some("lots")).unwrap_err();
+    let e = DeviceFree::given("lots").unwrap_err();
     assert!(e.to_string().starts_with("--device-free: "), "{e}");
 }

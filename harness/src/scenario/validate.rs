@@ -10,7 +10,7 @@
 use super::keys::Key;
 pub(super) use super::keys::{Given, KEYS, Ty, Val};
 use super::raw::{self, Entry, Kind, Pos};
-use super::{Case, Engine, HostFlags, Threads};
+use super::{Case, Engine, HostFlags, Mode, Threads};
 use super::{Claim, Derived};
 use crate::error::Problem;
 use crate::units;
@@ -237,10 +237,17 @@ fn flags_value(key: &str, v: &raw::Value, in_sweep: bool) -> Result<(HostFlags, 
     Ok((flags, text))
 }
 
+/// The multiple every size key's bytes must be: `size` may be any multiple of 4 (a latency case
+/// copies from 4 bytes up; the other modes need 16, a rule in `expand`), the others 16.
+fn size_multiple(key: &str) -> u64 {
+    if key == "size" { 4 } else { 16 }
+}
+
 fn size_value(key: &str, v: &raw::Value) -> Result<(u64, String), Problem> {
+    let step = size_multiple(key);
     let multiple = |shown: String| {
         v.pos.problem(format!(
-            "`{key}` must be a positive multiple of 16 bytes, not {shown}"
+            "`{key}` must be a positive multiple of {step} bytes, not {shown}"
         ))
     };
     let (bytes, written, shown) = match &v.kind {
@@ -262,7 +269,7 @@ fn size_value(key: &str, v: &raw::Value) -> Result<(u64, String), Problem> {
             )));
         }
     };
-    if bytes == 0 || bytes % 16 != 0 {
+    if bytes == 0 || !bytes.is_multiple_of(step) {
         return Err(multiple(shown));
     }
     Ok((bytes, written))
@@ -338,8 +345,10 @@ pub(super) fn parse_value(
         }
         Ty::Direction => enum_value(key, &["h2d", "d2h", "bidirectional"], v)
             .map(|(x, w)| (Val::Direction(x), w))?,
-        Ty::Mode => enum_value(key, &["direct", "staged", "register-per-copy", "churn"], v)
-            .map(|(x, w)| (Val::Mode(x), w))?,
+        Ty::Mode => {
+            let names = Mode::ALL.map(Mode::name);
+            enum_value(key, &names, v).map(|(x, w)| (Val::Mode(x), w))?
+        }
         Ty::Flags => flags_value(key, v, in_sweep).map(|(x, w)| (Val::Flags(x), w))?,
         Ty::Size => {
             let (bytes, written) = size_value(key, v)?;

@@ -1,4 +1,4 @@
-//! Keys of the VRAM-budget experiments (issue 13): `device_hold` (device memory held while a case
+//! Keys of the device-memory experiments: `device_hold` (device memory held while a case
 //! runs, absolute or relative to free device memory), and the pinned-churn keys `cycles` and
 //! `pause`; their values, and the rules about combining them with the other keys.
 
@@ -37,7 +37,8 @@ pub struct VramKeys {
 
 /// Default `cycles`.
 pub const DEFAULT_CYCLES: u32 = 20;
-/// Default `pause`: the 5 ms that made 19 of 20 copies fail in FlashML-org/FreeToken#291.
+/// Default `pause`: 5 ms, the pause at which WSL2 users saw 19 of 20 churned copies return
+/// success and leave wrong data.
 pub const DEFAULT_PAUSE: Duration = Duration::from_millis(5);
 /// Largest percentage `free+P%` may add: twice the free memory at most.
 pub const MAX_OVER_PERCENT: f64 = 100.0;

@@ -1,5 +1,7 @@
-//! H2D and D2H at the same time on two streams (both copy engines busy). Reports each direction
-//! and their sum over the common span.
+//! H2D and D2H at the same time on two streams (both copy engines busy). From page-locked
+//! memory each direction is timed in its own round while the other direction is kept busy for
+//! the whole measured span, and the sum lane is the sum of the two rates; from pageable memory
+//! both run once together, timed by the wall clock.
 
 use super::timing::{Streams, Timer};
 use super::*;
@@ -14,6 +16,8 @@ pub struct Bidirectional {
     seed: u32,
     size: usize,
     setup: SetupTimes,
+    /// Wall time of the rounds of the last sample, ms.
+    last_wall_ms: f64,
 }
 
 impl Bidirectional {
@@ -38,9 +42,90 @@ impl Bidirectional {
             seed: seed_for(case),
             size,
             setup,
+            last_wall_ms: 0.0,
         })
     }
 }
+
+/// Stream index of the H2D direction.
+const UP: usize = 0;
+/// Stream index of the D2H direction.
+const DOWN: usize = 1;
+
+impl Bidirectional {
+    /// One direction's time for `batch` copies while the other direction stays busy for the
+    /// whole span (as nvbandwidth's bidirectional tests do): the other stream is given more
+    /// copies, and if it still ends first the round is repeated with more, so the measured lane
+    /// never runs alone. Both streams are held by the spin gate until everything is queued.
+    fn sample_lane(&mut self, gpu: &Gpu, measured: usize, batch: u32) -> Result<f64, CudaError> {
+        let other = 1 - measured;
+        // A quarter more copies and one covers directions whose rates differ by up to ~25%
+        // (H2D and D2H on one link); more only when the events say it was not enough.
+        for others in [batch + batch / 4 + 1, 2 * batch + 1, 4 * batch + 1] {
+            let mut count = [batch; 2];
+            count[other] = others;
+            let timer = Timer::start(gpu, &self.streams, Streams::Each, true)?;
+            self.enqueue(count)?;
+            let span = timer.finish(&self.streams)?;
+            self.last_wall_ms += span.wall_ms;
+            let covered = span.end_offset_ms(other)? >= span.end_offset_ms(measured)?
+                && span.start_offset_ms(other)? <= span.start_offset_ms(measured)? + START_SKEW_MS;
+            if covered {
+                return span.event_ms(measured);
+            }
+        }
+        Err(CudaError::new(
+            "bidirectional",
+            "the opposite direction finished before the measured one even with 4× its copies",
+        ))
+    }
+
+    /// Queues `count[UP]` H2D and `count[DOWN]` D2H copies, interleaved.
+    fn enqueue(&self, count: [u32; 2]) -> Result<(), CudaError> {
+        let [up, down] = &self.streams;
+        for i in 0..count[UP].max(count[DOWN]) {
+            if i < count[UP] {
+                up.copy_h2d(&self.up_dev, 0, &self.up_host, 0, self.size)?;
+            }
+            if i < count[DOWN] {
+                down.copy_d2h(&self.down_host, 0, &self.down_dev, 0, self.size)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Pageable memory: the CPU takes part, so both directions are queued once, ungated, and
+    /// timed together by the wall clock (event times kept beside it).
+    fn sample_together(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
+        let timer = Timer::start(gpu, &self.streams, Streams::Each, false)?;
+        self.enqueue([batch; 2])?;
+        let span = timer.finish(&self.streams)?;
+        let up_ms = span.event_ms(UP)?;
+        let down_ms = span.event_ms(DOWN)?;
+        let down_start = span.start_offset_ms(DOWN)?;
+        let common = up_ms.max(span.end_offset_ms(DOWN)?) - down_start.min(0.0);
+        self.last_wall_ms = span.wall_ms;
+        Ok(SampleTimes {
+            lanes: vec![
+                (Lane::H2d, up_ms),
+                (Lane::D2h, down_ms),
+                (Lane::Sum, span.wall_ms),
+            ],
+            wall_ms: span.wall_ms,
+            event_ms: vec![
+                (Lane::H2d, up_ms),
+                (Lane::D2h, down_ms),
+                (Lane::Sum, common),
+            ],
+            register_ms: None,
+            unregister_ms: None,
+        })
+    }
+}
+
+/// How much later than the measured stream the opposite one may start and still count as busy
+/// for the whole span (both are released by the same spin gate), ms.
+const START_SKEW_MS: f64 = 0.05;
 
 impl Transfer for Bidirectional {
     fn moves(&self) -> Moves {
@@ -58,39 +143,28 @@ impl Transfer for Bidirectional {
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
-        let [up, down] = &self.streams;
-        let gated = self.up_host.is_page_locked();
-        let timer = Timer::start(gpu, &self.streams, Streams::Each, gated)?;
-        for _ in 0..batch {
-            up.copy_h2d(&self.up_dev, 0, &self.up_host, 0, self.size)?;
-            down.copy_d2h(&self.down_host, 0, &self.down_dev, 0, self.size)?;
+        if !self.up_host.is_page_locked() {
+            return self.sample_together(gpu, batch);
         }
-        let span = timer.finish(&self.streams)?;
-        let up_ms = span.event_ms(0)?;
-        let down_ms = span.event_ms(1)?;
-        // Common span: from the earlier start to the later end.
-        let down_start = span.start_offset_ms(1)?;
-        let up_end = up_ms;
-        let down_end = span.end_offset_ms(1)?;
-        let sum = up_end.max(down_end) - down_start.min(0.0);
-        let ev = vec![(Lane::H2d, up_ms), (Lane::D2h, down_ms), (Lane::Sum, sum)];
+        self.last_wall_ms = 0.0;
+        let up_ms = self.sample_lane(gpu, UP, batch)?;
+        let down_ms = self.sample_lane(gpu, DOWN, batch)?;
+        // The two directions' rates add up: the sum lane moves 2 × batch × size in the time
+        // that gives the sum of both rates.
+        let sum_ms = 2.0 / (1.0 / up_ms + 1.0 / down_ms);
+        let ev = vec![
+            (Lane::H2d, up_ms),
+            (Lane::D2h, down_ms),
+            (Lane::Sum, sum_ms),
+        ];
         Ok(SampleTimes {
-            lanes: if gated {
-                ev.clone()
-            } else {
-                vec![
-                    (Lane::H2d, up_ms),
-                    (Lane::D2h, down_ms),
-                    (Lane::Sum, span.wall_ms),
-                ]
-            },
-            wall_ms: span.wall_ms,
+            lanes: ev.clone(),
+            wall_ms: self.last_wall_ms,
             event_ms: ev,
             register_ms: None,
             unregister_ms: None,
         })
     }
-
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
         let [up, down] = &self.streams;
         down.synchronize()?;

@@ -2,8 +2,8 @@
 //! buffer of `size`, wait `pause`, copy it (H2D into a cleared device buffer, or D2H into the
 //! cleared host buffer), check every word, free the buffer. WSL2 users reported copies that
 //! returned success after heavy pinned alloc/free churn and left the device buffer zero
-//! (FlashML-org/FreeToken#291: 19 of 20 copies with a 5 ms pause); the row counts such copies:
-//! `failed: data mismatch in k of N copies`.
+//! (19 of 20 copies with a 5 ms pause); the row counts such copies:
+//! `failed: data mismatch in k of N copies` ([`crate::results::Status::copies_mismatch`]).
 //!
 //! The copy is timed with events around `cuMemcpyAsync` through [`Timer`] (not gated: one copy per
 //! sample, and the allocation before it is the point of the experiment).
@@ -53,22 +53,6 @@ impl Tally {
             }
         }
     }
-}
-
-/// The status text of a churn row with mismatches (the claims' `mismatched_copies` reads it back).
-pub fn mismatch_status(bad_copies: u32, copies: u32) -> String {
-    format!("data mismatch in {bad_copies} of {copies} copies")
-}
-
-/// `k` from a status written by [`mismatch_status`].
-pub fn mismatches_in(status: &str) -> Option<u32> {
-    let rest = status
-        .strip_prefix("failed: ")
-        .unwrap_or(status)
-        .strip_prefix("data mismatch in ")?;
-    let (k, rest) = rest.split_once(" of ")?;
-    rest.strip_suffix(" copies")?.parse::<u32>().ok()?;
-    k.parse().ok()
 }
 
 /// One cycle's work, so the counting can be tested with a fake.
@@ -290,9 +274,6 @@ mod tests {
                 copies: 20
             }
         );
-        let status = format!("failed: {}", mismatch_status(19, 20));
-        assert_eq!(status, "failed: data mismatch in 19 of 20 copies");
-        assert_eq!(mismatches_in(&status), Some(19));
     }
 
     #[test]
@@ -309,19 +290,5 @@ mod tests {
         assert_eq!(e.code, "CUDA_ERROR_ALREADY_MAPPED");
         assert_eq!((t.copies, t.bad_copies), (3, 0));
         assert_eq!(t.verified(Lane::D2h), Verified::Yes);
-    }
-
-    #[test]
-    fn mismatch_count_is_read_back_only_from_churn_statuses() {
-        assert_eq!(mismatches_in("data mismatch in 0 of 20 copies"), Some(0));
-        assert_eq!(
-            mismatches_in("failed: data mismatch: 3 of 9 words wrong"),
-            None
-        );
-        assert_eq!(mismatches_in("ok"), None);
-        assert_eq!(
-            mismatches_in("failed: data mismatch in x of 20 copies"),
-            None
-        );
     }
 }

@@ -10,6 +10,7 @@ pub mod churn;
 mod copy_engine;
 mod cpu_access;
 mod device_local;
+mod latency;
 mod one_way;
 mod register_per_copy;
 mod staged;
@@ -192,6 +193,7 @@ pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> 
             _,
             _,
         ) => Box::new(staged::Staged::allocate(case, chunk, ring, threads)?),
+        (Route::Latency(call), _, _) => Box::new(latency::Latency::allocate(case, call)?),
         (Route::RegisterPerCopy { slice }, _, _) => {
             Box::new(register_per_copy::RegisterPerCopy::allocate(case, slice)?)
         }

@@ -47,11 +47,17 @@ impl OneWay {
         }
     }
 
-    /// First touch: the source gets the pattern, the destination zeros.
+    /// First touch: the source gets the pattern, the destination zeros. A size the kernels
+    /// cannot cover (not a multiple of 16 bytes: latency cases from 4 B) is written from the
+    /// host instead.
     pub(crate) fn touch(&mut self, gpu: &Gpu, stream: &Stream) -> Result<(), CudaError> {
         self.reset_host();
         if self.h2d {
             self.device.memset(stream, 0)?;
+        } else if !self.size.is_multiple_of(16) {
+            let mut pattern = vec![0u8; self.size];
+            crate::cuda::fill_pattern(&mut pattern, 0, self.seed);
+            self.device.write(0, &pattern)?;
         } else {
             gpu.kernels
                 .write(stream, &self.device, self.device.len(), self.seed)?;
@@ -66,7 +72,12 @@ impl OneWay {
             s.synchronize()?;
         }
         streams[0].synchronize()?;
-        if self.h2d {
+        if self.h2d && !self.size.is_multiple_of(16) {
+            let mut landed = vec![0u8; self.size];
+            self.device.read(0, &mut landed)?;
+            let (bad, first) = crate::cuda::check_pattern(&landed, 0, self.seed);
+            Ok(Verified::of(Lane::H2d, bad, first))
+        } else if self.h2d {
             verify_device(gpu, &streams[0], &self.device, self.seed, Lane::H2d)
         } else {
             Ok(verify_host(&self.host, self.seed, Lane::D2h))

@@ -121,6 +121,7 @@ pub fn gpu_case(
             time_limit: Duration::from_secs(5),
             verify: true,
             batch: 0,
+            ..Measure::default()
         },
         probes: Probes {
             hold_after_free: Duration::from_millis(200),

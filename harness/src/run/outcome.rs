@@ -1,11 +1,11 @@
-//! What one case produced ([`CaseOutcome`], filled by `run::case`) and the rows built from it:
+//! What one case produced ([`CaseOutcome`], filled by [`super::case`]) and the rows built from it:
 //! [`Row::from_outcome`] gives the results row per lane and the long-form sample rows.
 
-use super::{Lane, Row, SampleRow, Status};
 use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
+use crate::results::{Lane, Row, SampleRow, Status};
 use crate::scenario::Case;
-use crate::stats::{median, summarize};
+use crate::stats::{Percentiles, median, percentiles, summarize};
 use crate::strategy::{Footprint, SampleTimes, SetupTimes};
 use crate::units::MIB;
 
@@ -71,6 +71,26 @@ impl CaseOutcome {
     }
 }
 
+/// The latency statistics of a row, µs: host-clock percentiles and the event-time median.
+#[derive(Default)]
+struct LatencyUs {
+    host: Option<Percentiles>,
+    event_p50: Option<f64>,
+}
+
+/// [`LatencyUs`] of a latency case's `lane` (one copy per sample); nothing for other modes,
+/// whose per-transfer times are a batch's average, not a latency.
+fn latency_us(outcome: &CaseOutcome, case: &Case, lane: Lane) -> LatencyUs {
+    if !case.mode.is_latency() {
+        return LatencyUs::default();
+    }
+    let us = |ms: Vec<f64>| ms.into_iter().map(|v| v * 1e3).collect::<Vec<_>>();
+    LatencyUs {
+        host: percentiles(&us(outcome.measured.times(lane))),
+        event_p50: median(&us(outcome.measured.event_times(lane))),
+    }
+}
+
 pub struct RowContext<'a> {
     pub run_id: &'a str,
     pub started_at: &'a str,
@@ -111,6 +131,7 @@ impl Row {
             let bws = summarize(&bw);
             let ts = summarize(&times);
             let wall = outcome.measured.wall_times();
+            let lat = latency_us(outcome, case, *lane);
             // Registration costs measured per copy (register-per-copy cases): their median.
             let per_copy = |ms: fn(&SampleTimes) -> Option<f64>| {
                 median(
@@ -180,6 +201,11 @@ impl Row {
                     .map(|g| g.index.to_string())
                     .unwrap_or_default(),
                 gpus_at_once: 1,
+                lat_min_us: lat.host.map(|p| p.min),
+                lat_p50_us: lat.host.map(|p| p.p50),
+                lat_p90_us: lat.host.map(|p| p.p90),
+                lat_p99_us: lat.host.map(|p| p.p99),
+                lat_event_p50_us: lat.event_p50,
             });
             let l = lane.name().to_string();
             for (i, v) in bw.iter().enumerate() {
@@ -244,5 +270,81 @@ impl Row {
             }
         }
         (rows, samples)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Measured;
+    use crate::scenario::Mode;
+    use crate::strategy::SampleTimes;
+
+    /// SYNTHETIC: 1000 single-copy samples of 1..=1000 µs host time, 2 µs less by events.
+    fn latency_outcome(case: &Case) -> CaseOutcome {
+        let mut o = CaseOutcome::empty(case, Status::Ok);
+        o.measured = Measured {
+            batch: 1,
+            samples: (1..=1000)
+                .map(|us| {
+                    let ms = f64::from(us) / 1e3;
+                    SampleTimes {
+                        lanes: vec![(Lane::H2d, ms)],
+                        wall_ms: ms,
+                        event_ms: vec![(Lane::H2d, ms - 0.002)],
+                        register_ms: None,
+                        unregister_ms: None,
+                    }
+                })
+                .collect(),
+            stopped_by: "max_samples".into(),
+        };
+        o
+    }
+
+    fn row_of(case: &Case) -> (Row, Vec<SampleRow>) {
+        let machine = crate::platform::this_machine(true);
+        let ctx = RowContext {
+            run_id: "r",
+            started_at: "t",
+            machine: &machine,
+        };
+        let (mut rows, samples) = Row::from_outcome(&latency_outcome(case), &ctx, case);
+        (rows.remove(0), samples)
+    }
+
+    #[test]
+    fn a_latency_row_carries_host_percentiles_and_the_event_median_in_us() {
+        let mut case = crate::strategy::tests::test_case();
+        case.mode = Mode::Latency;
+        case.size = 4;
+        let (row, samples) = row_of(&case);
+        let close = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 1e-6);
+        assert!(close(row.lat_min_us, 1.0), "{:?}", row.lat_min_us);
+        assert!(close(row.lat_p50_us, 500.5), "{:?}", row.lat_p50_us);
+        assert!(close(row.lat_p90_us, 900.1), "{:?}", row.lat_p90_us);
+        assert!(close(row.lat_p99_us, 990.01), "{:?}", row.lat_p99_us);
+        assert!(
+            close(row.lat_event_p50_us, 498.5),
+            "{:?}",
+            row.lat_event_p50_us
+        );
+        assert_eq!(row.samples, 1000);
+        // Every raw sample is kept: host (wall) and event series, 1000 each.
+        for series in ["wall_ms", "event_ms"] {
+            let n = samples.iter().filter(|s| s.series == series).count();
+            assert_eq!(n, 1000, "{series}");
+        }
+    }
+
+    #[test]
+    fn a_bandwidth_row_has_no_latency_columns() {
+        let case = crate::strategy::tests::test_case();
+        let (row, _) = row_of(&case);
+        assert_eq!(
+            (row.lat_p50_us, row.lat_p99_us, row.lat_event_p50_us),
+            (None, None, None)
+        );
+        assert!(row.bw_median_gbs.is_some());
     }
 }

@@ -1,0 +1,188 @@
+//! Plain-words lines about device memory: device bandwidth, allocations past the card, pinned
+//! ceilings with device memory held and pinned churn (the console summary and the report say them).
+
+use crate::results::{Lane, Row, Status};
+use crate::scenario::DeviceHold;
+use crate::units::{MIB, format_size};
+
+/// The `device_hold=` value of a row's axes, if it was swept.
+fn hold_axis(r: &Row) -> Option<&str> {
+    r.axes
+        .split(';')
+        .find_map(|a| a.strip_prefix("device_hold="))
+}
+
+fn title(r: &Row) -> String {
+    r.title()
+}
+
+/// Plain-words sentences about device bandwidth, allocations past the card, pinned ceilings with
+/// device memory held and pinned churn. Empty when the rows hold none of these.
+pub fn answer_lines(rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    let device: Vec<&Row> = rows.iter().filter(|r| r.lane == Lane::Device).collect();
+    let past = |r: &Row| {
+        hold_axis(r)
+            .and_then(|h| DeviceHold::parse(h).ok())
+            .is_some_and(DeviceHold::reaches_free)
+    };
+    let within: Vec<&Row> = device
+        .iter()
+        .copied()
+        .filter(|r| r.status.is_ok() && !past(r))
+        .filter(|r| r.bw_median_gbs.is_some())
+        .collect();
+    let best_within = within
+        .iter()
+        .copied()
+        .max_by(|a, b| a.bw_median_gbs.total_cmp_opt(b.bw_median_gbs));
+    for r in &within {
+        out.push(format!(
+            "device memory: {} at {:.0} GB/s.",
+            title(r),
+            r.bw_median_gbs.unwrap_or(0.0)
+        ));
+    }
+    for r in device.iter().copied().filter(|r| past(r)) {
+        match &r.status {
+            Status::Failed(why) if why.contains("OUT_OF_MEMORY") => out.push(format!(
+                "past the card: {} failed with CUDA_ERROR_OUT_OF_MEMORY: CUDA did not spill device memory into host memory here.",
+                title(r)
+            )),
+            Status::Ok => {
+                let bw = r.bw_median_gbs.unwrap_or(0.0);
+                let mut s = format!(
+                    "past the card: {} succeeded and ran at {bw:.1} GB/s",
+                    title(r)
+                );
+                if let Some(b) = best_within.and_then(|b| b.bw_median_gbs) {
+                    s.push_str(&format!(
+                        ", {:.0}x slower than within the card ({b:.0} GB/s): the allocation spilled into shared (host) memory.",
+                        b / bw.max(1e-9)
+                    ));
+                } else {
+                    s.push('.');
+                }
+                out.push(s);
+            }
+            Status::Skipped(why) => {
+                out.push(format!("past the card: {} was not tried: {why}.", title(r)))
+            }
+            Status::Failed(why) => out.push(format!("past the card: {} failed: {why}.", title(r))),
+        }
+    }
+    for r in rows.iter().filter(|r| hold_axis(r).is_some()) {
+        if let Some(c) = r.pinned_ceiling_mib {
+            out.push(format!(
+                "pinned ceiling with device_hold={} held: {} ({}).",
+                hold_axis(r).unwrap_or("0"),
+                format_size((c * MIB as f64) as u64),
+                r.case_label
+            ));
+        }
+    }
+    for r in rows.iter().filter(|r| r.mode == "churn") {
+        match &r.status {
+            Status::Ok => out.push(format!(
+                "pinned churn: {}: all {} copies verified.",
+                title(r),
+                r.samples
+            )),
+            Status::Failed(why) if r.status.mismatched_copies().is_some() => out.push(format!(
+                "pinned churn: {}: {why}: copies returned success and left wrong data.",
+                title(r)
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+trait TotalCmpOpt {
+    fn total_cmp_opt(&self, other: Option<f64>) -> std::cmp::Ordering;
+}
+
+impl TotalCmpOpt for Option<f64> {
+    fn total_cmp_opt(&self, other: Option<f64>) -> std::cmp::Ordering {
+        self.unwrap_or(f64::NEG_INFINITY)
+            .total_cmp(&other.unwrap_or(f64::NEG_INFINITY))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fixtures::device_row as row;
+
+    #[test]
+    fn plain_words_name_the_oom_row_and_the_spill() {
+        let rows = vec![
+            row("read", "device_hold=free-50%", Lane::Device, Status::Ok, Some(3000.0)),
+            row(
+                "read",
+                "device_hold=free+5%",
+                Lane::Device,
+                Status::Failed("cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (device_hold: 80 GiB of 147 GiB allocated, 140 GiB was free)".into()),
+                None,
+            ),
+            row("read", "device_hold=free+20%", Lane::Device, Status::Ok, Some(25.0)),
+        ];
+        let lines = answer_lines(&rows);
+        assert_eq!(
+            lines,
+            vec![
+                "device memory: read (device_hold=free-50%) at 3000 GB/s.".to_string(),
+                "past the card: read (device_hold=free+5%) failed with CUDA_ERROR_OUT_OF_MEMORY: CUDA did not spill device memory into host memory here.".into(),
+                "past the card: read (device_hold=free+20%) succeeded and ran at 25.0 GB/s, 120x slower than within the card (3000 GB/s): the allocation spilled into shared (host) memory.".into(),
+            ]
+        );
+    }
+
+    #[test]
+    fn plain_words_count_churn_copies() {
+        let mut ok = row("churn", "", Lane::H2d, Status::Ok, Some(20.0));
+        ok.mode = "churn".into();
+        let mut bad = ok.clone();
+        bad.case_label = "churn-register".into();
+        bad.status = Status::Failed("data mismatch in 19 of 20 copies".into());
+        assert_eq!(
+            answer_lines(&[ok, bad]),
+            vec![
+                "pinned churn: churn: all 20 copies verified.".to_string(),
+                "pinned churn: churn-register: data mismatch in 19 of 20 copies: copies returned success and left wrong data.".into(),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_report_says_it_in_plain_words_too() {
+        let rows = [
+            row(
+                "read",
+                "device_hold=free-50%",
+                Lane::Device,
+                Status::Ok,
+                Some(3000.0),
+            ),
+            row(
+                "read",
+                "device_hold=free+5%",
+                Lane::Device,
+                Status::Failed(
+                    "cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)".into(),
+                ),
+                None,
+            ),
+        ];
+        let refs: Vec<&Row> = rows.iter().collect();
+        let said = crate::report::answer::answer(&refs, None, "s");
+        assert!(
+            said.iter().any(|s| s.topic == "Past the card"
+                && s.text.starts_with(
+                    "read (device_hold=free+5%) failed with CUDA_ERROR_OUT_OF_MEMORY"
+                )),
+            "{said:#?}"
+        );
+        assert!(said.iter().any(|s| s.topic == "Device memory"), "{said:#?}");
+    }
+}

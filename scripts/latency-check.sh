@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The latency check, side by side: `pinscope run scenarios/latency.toml` and the plain CUDA
+# runtime probe scripts/probes/latency_probe.cu (same sizes, host kinds, calls; host clock).
+# Called by scripts/gpu-check.sh (step `latency`), or alone on a GPU machine:
+#   scripts/latency-check.sh [OUT]        LATENCY_SAMPLES=300 for a shorter run
+# Never changes the GPU's clocks, modes or settings.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-${OUT:-/tmp/pinscope-latency-check}}
+mkdir -p "$OUT"
+export PATH=$PATH:/usr/local/cuda/bin
+P=${PINSCOPE:-dist/pinscope}
+N=${LATENCY_SAMPLES:-1000}
+log() { echo "== $*"; }
+
+log "pinscope run scenarios/latency.toml (measure.samples = $N)"
+scen="$OUT/latency.toml"
+sed "s/samples = 1000/samples = $N/" harness/scenarios/latency.toml >"$scen"
+start=$SECONDS
+timeout 120 $P run "$scen" --out "$OUT/latency" >"$OUT/latency.log" 2>&1
+echo "exit $? after $((SECONDS - start)) s"
+tail -5 "$OUT/latency.log"
+for f in "$OUT"/latency/*.csv; do
+  [[ -f $f && $f != *.samples.csv ]] || continue
+  python3 - "$f" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print(f"{'case':20} {'lane':4} {'bytes':>7} {'mode':12} {'min':>8} {'p50':>8} {'p90':>8} {'p99':>8} {'event p50':>9} us  n    data status")
+for r in rows:
+    f = lambda k: (f"{float(r[k]):8.2f}" if r.get(k) else "       -")
+    print(f"{r['case_label'][:20]:20} {r['lane']:4} {int(r['size_bytes']):7} {r['mode']:12} {f('lat_min_us')} {f('lat_p50_us')} {f('lat_p90_us')} {f('lat_p99_us')}  {f('lat_event_p50_us')}    {r['samples']:>4} {r['verified']:4} {r['status'][:50]}")
+PY
+done
+
+log "C++ probe (CUDA runtime, host clock), one run per context flag"
+if command -v nvcc >/dev/null; then
+  if nvcc -O2 -o "$OUT/latency_probe" scripts/probes/latency_probe.cu >"$OUT/probe-build.log" 2>&1; then
+    for mode in spin yield blocking; do
+      timeout 60 "$OUT/latency_probe" "$mode" "$N" 2>&1 | tee -a "$OUT/probe.log"
+    done
+  else
+    echo "nvcc failed:"; tail -20 "$OUT/probe-build.log"
+  fi
+else
+  echo "no nvcc here: the probe was not built"
+fi

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Tests of scripts/check-imports.py on copies of harness/src with imports planted in them.
+
+Run: python3 -m unittest discover -s scripts -p 'test_*.py' (`.ci/run` does).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "check-imports.py")
+SRC = os.path.join(HERE, "..", "harness", "src")
+
+
+def check(root):
+    p = subprocess.run([sys.executable, SCRIPT, root], capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+class CheckImports(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.src = os.path.join(self.tmp, "src")
+        shutil.copytree(SRC, self.src)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def plant(self, rel, line, at_end=False):
+        path = os.path.join(self.src, rel)
+        text = ""
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        text = text + "\n" + line + "\n" if at_end else line + "\n" + text
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+    def test_the_tree_passes(self):
+        rc, out = check(self.src)
+        self.assertEqual(rc, 0, out)
+
+    def test_a_lower_layer_importing_the_runner_fails(self):
+        self.plant("cuda/mod.rs", "use crate::run::Session;")
+        rc, out = check(self.src)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("wrong-way import: cuda -> run (cuda/mod.rs)", out)
+
+    def test_the_report_importing_cuda_fails(self):
+        self.plant("report/chart.rs", "use crate::{units::MIB, cuda::Gpu};")
+        rc, out = check(self.src)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("wrong-way import: report -> cuda (report/chart.rs)", out)
+
+    def test_a_path_in_an_expression_counts_too(self):
+        self.plant("stats/mod.rs", "fn f() { let _ = crate::scenario::Mode::Direct; }", at_end=True)
+        rc, out = check(self.src)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("stats -> scenario", out)
+
+    def test_test_code_may_import_anything(self):
+        self.plant("cuda/mod.rs", "#[cfg(test)]\nmod planted { use crate::run::Session; }",
+                   at_end=True)
+        rc, out = check(self.src)
+        self.assertEqual(rc, 0, out)
+
+    def test_a_module_missing_from_the_table_fails(self):
+        self.plant("newthing.rs", "use crate::units::MIB;")
+        rc, out = check(self.src)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("module `newthing` is not in ALLOWED", out)
+
+    def test_a_cycle_between_allowed_modules_fails(self):
+        # run may import report; report importing run is both wrong-way and a cycle.
+        self.plant("report/chart.rs", "use crate::run::Session;")
+        rc, out = check(self.src)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("import cycle: modules:", out)
+        self.assertIn("wrong-way import: report -> run", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
