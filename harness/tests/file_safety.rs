@@ -124,7 +124,10 @@ fn fifty_concurrent_pairs_of_writers_each_leave_a_complete_page() {
     }
     for pair in 0..50 {
         let page = String::from_utf8_lossy(&read(&out.join(format!("r{pair}.html")))).into_owned();
-        assert!(page.trim_end().ends_with("</html>"), "r{pair}.html is not whole");
+        assert!(
+            page.trim_end().ends_with("</html>"),
+            "r{pair}.html is not whole"
+        );
         assert!(
             page.contains(&format!("pair {pair} writer 0"))
                 || page.contains(&format!("pair {pair} writer 1")),
@@ -325,7 +328,10 @@ fn labels_from_a_csv_never_reach_the_terminal_raw() {
             .expect("run");
         let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        assert!(stdout.contains("\\u{1b}[31mRED"), "{format}: no label shown:\n{stdout}");
+        assert!(
+            stdout.contains("\\u{1b}[31mRED"),
+            "{format}: no label shown:\n{stdout}"
+        );
         assert!(
             !stdout
                 .chars()
@@ -334,7 +340,10 @@ fn labels_from_a_csv_never_reach_the_terminal_raw() {
         );
         if format == "markdown" {
             for row in stdout.lines().filter(|l| l.contains("RED")) {
-                assert!(row.starts_with('|') && row.ends_with('|'), "split row: {row}");
+                assert!(
+                    row.starts_with('|') && row.ends_with('|'),
+                    "split row: {row}"
+                );
             }
         }
     }
