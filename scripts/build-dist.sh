@@ -1,24 +1,91 @@
 #!/usr/bin/env bash
-# Builds what scripts/gpu-check.sh runs on a GPU machine that has no Rust toolchain:
-# dist/pinscope (release binary) and dist/gpu-tests (the ignored GPU tests, release build).
+# Builds pinscope for shipping. Two uses:
+#
+#   scripts/build-dist.sh [gpu]   what scripts/gpu-check.sh runs on a GPU machine that has no Rust
+#                                 toolchain: dist/pinscope (release binary), dist/gpu-tests and
+#                                 dist/gpu-fault-tests (the ignored GPU tests, release build).
+#   scripts/build-dist.sh release the release archives, in dist/release/:
+#       pinscope-<version>-x86_64-unknown-linux-gnu.tar.gz   (pinscope, README.md, completions, man page)
+#       pinscope-<version>-x86_64-pc-windows-gnu.zip         (pinscope.exe, README.md)
+#       SHA256SUMS                                           (check with `sha256sum -c SHA256SUMS`)
+#     The Windows exe is cross-built with the tools of scripts/wincross-setup.sh (installed here if
+#     missing; apt-get, as root) and run under Wine before it is packed (`--version`, `plan` of a
+#     shipped scenario); its unit and integration tests run under Wine in .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked
-exe=$(cargo test --release --locked --test gpu --no-run --message-format=json 2>/dev/null \
-  | python3 -c 'import json,sys
+what=${1:-gpu}
+
+binary_of() {  # binary_of TEST [cargo args...]: path of the test binary cargo builds
+  local name=$1; shift
+  cargo test --release --locked "$@" --test "$name" --no-run --message-format=json 2>/dev/null \
+    | python3 -c 'import json,sys
+name=sys.argv[1]
 for l in sys.stdin:
     m=json.loads(l)
-    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="gpu": print(m["executable"])' | tail -1)
-# The fault-injection tests need the feature; a separate target dir keeps the normal binary clean.
-faults=$(CARGO_TARGET_DIR=target/faults cargo test --release --locked --features fault-injection --test gpu_faults --no-run --message-format=json 2>/dev/null \
-  | python3 -c 'import json,sys
-for l in sys.stdin:
-    m=json.loads(l)
-    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="gpu_faults": print(m["executable"])' | tail -1)
-mkdir -p dist
-cp target/release/pinscope dist/pinscope
-cp "$exe" dist/gpu-tests
-cp "$faults" dist/gpu-fault-tests
-# Symbols stripped: the device tool carries at most 64 MiB.
-strip dist/pinscope dist/gpu-tests dist/gpu-fault-tests
-ls -la dist
+    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]==name: print(m["executable"])' "$name" | tail -1
+}
+
+gpu() {
+  cargo build --release --locked
+  local exe faults
+  exe=$(binary_of gpu)
+  # The fault-injection tests need the feature; a separate target dir keeps the normal binary clean.
+  faults=$(CARGO_TARGET_DIR=target/faults binary_of gpu_faults --features fault-injection)
+  mkdir -p dist
+  cp target/release/pinscope dist/pinscope
+  cp "$exe" dist/gpu-tests
+  cp "$faults" dist/gpu-fault-tests
+  # Symbols stripped: the device tool carries at most 64 MiB.
+  strip dist/pinscope dist/gpu-tests dist/gpu-fault-tests
+  ls -la dist
+}
+
+release() {
+  local version out linux windows stage exe
+  version=$(cargo pkgid -p pinscope | sed 's/.*[#@]//')
+  out=dist/release
+  rm -rf "$out" && mkdir -p "$out"
+  stage=$(mktemp -d)
+  trap 'rm -rf "$stage"' RETURN
+
+  linux=pinscope-$version-x86_64-unknown-linux-gnu
+  cargo build --release --locked
+  mkdir -p "$stage/$linux"
+  cp target/release/pinscope README.md "$stage/$linux/"
+  strip "$stage/$linux/pinscope"
+  extras "$stage/$linux/pinscope" "$stage/$linux"
+  tar -C "$stage" --owner=0 --group=0 --sort=name -czf "$out/$linux.tar.gz" "$linux"
+
+  windows=pinscope-$version-x86_64-pc-windows-gnu
+  [ -f /tmp/wincross/env.sh ] || bash scripts/wincross-setup.sh
+  # shellcheck disable=SC1091
+  . /tmp/wincross/env.sh
+  wcargo build --release --locked
+  exe=target/wincross/x86_64-pc-windows-gnu/release/pinscope.exe
+  mkdir -p "$stage/$windows"
+  cp "$exe" README.md "$stage/$windows/"
+  x86_64-w64-mingw32-strip "$stage/$windows/pinscope.exe"
+  "$CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER" "$stage/$windows/pinscope.exe" --version
+  "$CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER" "$stage/$windows/pinscope.exe" plan -q ollama-like
+  (cd "$stage" && zip -qrX "$OLDPWD/$out/$windows.zip" "$windows")
+
+  (cd "$out" && sha256sum -- *.tar.gz *.zip > SHA256SUMS && cat SHA256SUMS)
+}
+
+# Shell completions and the man page, written by the binary itself, when it can write them.
+extras() {
+  local bin=$1 dir=$2
+  if "$bin" completions bash >/dev/null 2>&1; then
+    mkdir -p "$dir/completions"
+    for shell in bash zsh fish powershell elvish; do
+      "$bin" completions "$shell" >"$dir/completions/pinscope.$shell"
+    done
+    "$bin" man >"$dir/pinscope.1"
+  fi
+}
+
+case "$what" in
+  gpu) gpu ;;
+  release) release ;;
+  *) echo "usage: scripts/build-dist.sh [gpu|release]" >&2; exit 2 ;;
+esac

@@ -131,9 +131,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
         "ms" => v / 1e3,
         "us" | "µs" => v / 1e6,
         "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
         other => {
             return Err(UnitError(format!(
-                "`{text}` has an unknown time unit `{other}`: use us, ms, s or m"
+                "`{text}` has an unknown time unit `{other}`: use us, ms, s, m or h"
             )));
         }
     };
@@ -199,6 +200,8 @@ mod tests {
         assert_eq!(parse_duration("100ms"), Ok(Duration::from_millis(100)));
         assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
         assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
         assert!(parse_duration("2 fortnights").is_err());
         assert!(parse_duration("1e300").is_err());
     }

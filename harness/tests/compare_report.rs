@@ -279,6 +279,7 @@ fn report_command_and_write_report() {
         nvbandwidth: vec![fixtures_dir().join("h200-linux-nvbandwidth-h2d.json")],
         title: None,
         force: false,
+        quiet: true,
     };
     assert_eq!(
         pinscope::cli::report_command(&args, true).expect("report"),

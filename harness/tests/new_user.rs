@@ -577,7 +577,15 @@ fn plan_formats_long_times_and_big_sizes_evenly() {
 
 #[test]
 fn every_argument_has_help_and_defaults_are_shown_once() {
-    for sub in ["run", "plan", "info", "compare", "report"] {
+    for sub in [
+        "run",
+        "plan",
+        "info",
+        "compare",
+        "report",
+        "scenarios",
+        "completions",
+    ] {
         let out = pinscope().args([sub, "--help"]).output().expect("runs");
         let text = String::from_utf8_lossy(&out.stdout);
         // clap prints an argument without help as its name alone on a line.

@@ -1,12 +1,16 @@
-//! `pinscope compare`: checks `--noise`, loads the runs, prints the comparison in the chosen
-//! format and writes the HTML page if asked.
+//! `pinscope compare`: checks `--noise`, loads the runs, writes the comparison in the chosen
+//! format (standard output unless `-o`), and with `--fail-on` exits 4 when a verdict matches.
 
-use super::CompareArgs;
+use super::{CompareArgs, CompareFormat, CompareOutput, FailOn, write_output};
 use crate::Error;
-use crate::compare::{build, exporter, load_all, results_inputs};
+use crate::compare::{Comparison, build, exporter, load_all, results_inputs};
 use crate::report::render_compare_html;
 use crate::results::{Inputs, OutputPolicy};
+use crate::stats::Verdict;
 use std::io::IsTerminal;
+
+/// The exit status of `compare --fail-on` when a case's verdict matched.
+pub const EXIT_FAIL_ON: i32 = 4;
 
 /// `pinscope compare`.
 pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
@@ -21,9 +25,9 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
         read.add_results(p);
     }
     let policy = OutputPolicy::new(read, args.force);
-    if let Some(path) = &args.html {
-        // A bad output path is refused before any input is read.
-        policy.check(path)?;
+    // A bad output path is refused before any input is read.
+    for path in std::iter::once(&args.output).chain(&args.html) {
+        super::check_output(&policy, path)?;
     }
     let inputs = results_inputs(&args.results, quiet)?;
     if inputs.len() < 2 {
@@ -48,15 +52,57 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
             )));
         }
     }
-    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let text = exporter(args.format, color).render(&cmp);
-    print!("{text}");
+    let to_stdout = args.output.as_os_str() == "-";
+    let text = match args.format {
+        CompareOutput::Html => render_compare_html(&cmp, &sets)?,
+        other => {
+            let color = to_stdout
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none();
+            exporter(text_format(other), color).render(&cmp)
+        }
+    };
+    write_output(&policy, &args.output, text.as_bytes())?;
+    if !to_stdout && !quiet {
+        eprintln!("wrote {}", args.output.display());
+    }
     if let Some(path) = &args.html {
         let page = render_compare_html(&cmp, &sets)?;
-        policy.write(path, page.as_bytes())?;
-        if !quiet {
+        write_output(&policy, path, page.as_bytes())?;
+        if !quiet && path.as_os_str() != "-" {
             eprintln!("wrote {}", path.display());
         }
     }
-    Ok(0)
+    Ok(args.fail_on.map_or(0, |gate| gate_status(&cmp, gate)))
+}
+
+/// The text format of a `--format` value other than `html`.
+fn text_format(output: CompareOutput) -> CompareFormat {
+    match output {
+        CompareOutput::Table | CompareOutput::Html => CompareFormat::Table,
+        CompareOutput::Markdown => CompareFormat::Markdown,
+        CompareOutput::Csv => CompareFormat::Csv,
+        CompareOutput::Json => CompareFormat::Json,
+    }
+}
+
+/// [`EXIT_FAIL_ON`] with one line on stderr per matching case, or 0 when none matches.
+fn gate_status(cmp: &Comparison, gate: FailOn) -> i32 {
+    let wanted = |v: Verdict| match gate {
+        FailOn::Slower => v == Verdict::Slower,
+        FailOn::Faster => v == Verdict::Faster,
+        FailOn::Change => matches!(v, Verdict::Slower | Verdict::Faster),
+    };
+    let found = cmp.verdicts_matching(wanted);
+    for m in &found {
+        let run = cmp.runs.get(m.run).map_or("?", |r| r.label.as_str());
+        eprintln!(
+            "fail-on: {} {} ({}) in run {run} is {} than in the baseline",
+            m.entry.case_label,
+            m.entry.lane.name(),
+            m.entry.scenario,
+            m.verdict.name()
+        );
+    }
+    if found.is_empty() { 0 } else { EXIT_FAIL_ON }
 }

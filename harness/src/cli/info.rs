@@ -15,7 +15,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         Ok(s) => Some(s),
         Err(Error::NoGpu(why)) => {
             // With --json, stdout holds only the JSON: the reason goes into it (and to stderr).
-            if args.json {
+            if args.wants_json() {
                 eprintln!("GPU: none usable — {why}");
             } else {
                 println!("GPU: none usable — {why}");
@@ -29,7 +29,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         machine = s.machine.clone();
     }
     let code = if session.is_some() { 0 } else { 3 };
-    if args.json {
+    if args.wants_json() {
         let observers = match &session {
             Some(s) => s.observers.statuses(),
             None => Observers::for_this_machine(GpuContext::default()).statuses(),

@@ -24,9 +24,17 @@ const EXAMPLES: &str = "\
 Examples:
   pinscope scenarios/quick.toml                 run a scenario (same as `pinscope run ...`)
   pinscope plan scenarios/ollama-like.toml      show the cases a scenario expands to, no GPU needed
+  pinscope scenarios                            the scenarios shipped inside pinscope
   pinscope info                                 this machine, its GPU and which memory observers work
   pinscope compare windows.csv wsl2.csv         the same scenario on two machines, side by side
-  pinscope report results/*.csv -o reports/my-machine/index.html";
+  pinscope report results/*.csv -o reports/my-machine/index.html
+
+Exit status: 0 done, 2 bad input or usage, 3 no usable GPU or driver, 4 `compare --fail-on`
+found a matching change, 130 interrupted, 1 anything else.";
+
+/// The usage line, which also says that a bare scenario runs it.
+const USAGE: &str = "pinscope [OPTIONS] <COMMAND>
+       pinscope <SCENARIO>...   (a scenario file or shipped name: same as `pinscope run`)";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -34,11 +42,12 @@ Examples:
     bin_name = "pinscope",
     version,
     about = "Measures host<->GPU transfer strategies and what each costs in memory (Windows WDDM, WSL2, Linux).",
+    override_usage = USAGE,
     after_help = EXAMPLES
 )]
 pub struct Cli {
-    /// Print only errors and the final summary (`plan`: one line per scenario).
-    #[arg(long, short, global = true)]
+    /// `-q` before the command, as older command lines wrote it: the command's own `-q`.
+    #[arg(long, short, hide = true)]
     pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
@@ -58,6 +67,17 @@ pub enum Command {
     Report(ReportArgs),
     /// List the scenarios shipped inside pinscope with the question each answers.
     Scenarios(ScenariosArgs),
+    /// Print a shell completion script (e.g. `pinscope completions bash > pinscope.bash`).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff; e.g. `pinscope man | man -l -`).
+    Man,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -86,13 +106,46 @@ pub struct ScenarioArgs {
     pub allow_pinned: f64,
 }
 
+/// `--format` of `info`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InfoFormat {
+    Text,
+    Json,
+}
+
+/// `--format` of `compare`: the text formats of the comparison, or its HTML page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareOutput {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+    Html,
+}
+
+/// `--fail-on` of `compare`: which verdict against the baseline makes it exit 4 (`change`:
+/// slower or faster). The values carry no doc comments: clap would switch `compare --help` to
+/// its long layout for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Slower,
+    Faster,
+    Change,
+}
+
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
     pub input: ScenarioArgs,
-    /// Directory for the results files (created if missing).
-    #[arg(long, short, default_value = "results")]
-    pub out: PathBuf,
+    /// Folder for the results files (created if missing).
+    #[arg(
+        long = "out-dir",
+        value_name = "DIR",
+        alias = "out",
+        short_alias = 'o',
+        default_value = "results"
+    )]
+    pub out_dir: PathBuf,
     /// GPU(s): a CUDA device ordinal (default 0), a list such as 0,1, or all. With several GPUs
     /// every case runs on each GPU alone, then on all of them at once (per-GPU and summed
     /// bandwidth). Overrides a scenario's `devices`.
@@ -104,11 +157,12 @@ pub struct RunArgs {
     /// Cap for the pinned-ceiling probe (e.g. `16GiB`; default min(50% of RAM, 16 GiB)).
     #[arg(long)]
     pub pinned_cap: Option<String>,
-    /// Run sweeps larger than the case limit without asking.
+    /// Run scenarios that expand to more than 2000 cases (refused without it).
     #[arg(long)]
     pub yes: bool,
-    /// Give up on a case after this long (e.g. `10m`; more than 0).
-    #[arg(long, default_value = "10m")]
+    /// Give up on a case after this long: a number and a unit, us, ms, s, m or h (e.g. `10m`,
+    /// `1h`; more than 0).
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
     pub case_timeout: String,
     /// Allow managed-memory oversubscription cases (can hang the GPU on some machines).
     #[arg(long)]
@@ -123,6 +177,9 @@ pub struct RunArgs {
     /// Run only cases whose label contains this text.
     #[arg(long)]
     pub only: Option<String>,
+    /// Print only errors and one summary line per scenario (no progress).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -132,6 +189,9 @@ pub struct PlanArgs {
     /// Free device memory to plan against (e.g. `23GiB`); default: what NVML reports here.
     #[arg(long)]
     pub device_free: Option<String>,
+    /// Print one summary line per scenario instead of its table of cases.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -148,9 +208,19 @@ pub struct InfoArgs {
     /// Cap for the pinned-ceiling probe.
     #[arg(long)]
     pub pinned_cap: Option<String>,
-    /// Print JSON instead of text (only JSON on stdout; same exit code as without it).
-    #[arg(long)]
+    /// Output format on stdout: `json` prints only JSON there (same exit code as `text`).
+    #[arg(long, value_enum, default_value_t = InfoFormat::Text)]
+    pub format: InfoFormat,
+    /// Same as `--format json`.
+    #[arg(long, hide = true)]
     pub json: bool,
+}
+
+impl InfoArgs {
+    /// Whether JSON was asked for (`--format json` or `--json`).
+    pub fn wants_json(&self) -> bool {
+        self.json || self.format == InfoFormat::Json
+    }
 }
 
 #[derive(Debug, Args, Clone)]
@@ -161,15 +231,25 @@ pub struct CompareArgs {
     /// Relative change below which a difference is "no change" (0.02 = 2%).
     #[arg(long, default_value_t = 0.02)]
     pub noise: f64,
-    /// Output format on stdout.
-    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
-    pub format: CompareFormat,
-    /// Also write the comparison as a self-contained HTML page.
-    #[arg(long)]
+    /// What to write: a table, Markdown, CSV, JSON, or a self-contained HTML page.
+    #[arg(long, value_enum, default_value_t = CompareOutput::Table)]
+    pub format: CompareOutput,
+    /// File to write it to (`-`: standard output).
+    #[arg(long, short, value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
+    /// Also write the HTML page to this file (older spelling of `--format html -o FILE`).
+    #[arg(long, hide = true, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Replace an output file even when it is read-only (an input is never replaced).
     #[arg(long)]
     pub force: bool,
+    /// Exit with status 4 when a case's verdict against the baseline is this (`change`: slower or
+    /// faster), for CI gates.
+    #[arg(long, value_enum, value_name = "VERDICT")]
+    pub fail_on: Option<FailOn>,
+    /// Do not print notes on skipped inputs or the `wrote …` line.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -178,8 +258,8 @@ pub struct ReportArgs {
     /// with its CSV, as `results/*.csv` does, is skipped with a note).
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
-    /// Output HTML file.
-    #[arg(long, short, default_value = "report/index.html")]
+    /// HTML file to write (`-`: standard output).
+    #[arg(long, short, value_name = "FILE", default_value = "report/index.html")]
     pub output: PathBuf,
     /// nvbandwidth `-j` output to show as a reference series.
     #[arg(long)]
@@ -190,20 +270,17 @@ pub struct ReportArgs {
     /// Replace the output file even when it is read-only (an input is never replaced).
     #[arg(long)]
     pub force: bool,
+    /// Do not print notes on skipped inputs or the `wrote …` line.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
-const SUBCOMMANDS: &[&str] = &[
-    "run",
-    "plan",
-    "info",
-    "compare",
-    "report",
-    "scenarios",
-    "help",
-];
-
-/// `pinscope scenarios/x.toml` means `pinscope run scenarios/x.toml`.
+/// `pinscope scenarios/x.toml` means `pinscope run scenarios/x.toml`: an argument that names no
+/// command (nor `help`) is a scenario.
 fn insert_implicit_run(mut args: Vec<OsString>) -> Vec<OsString> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let is_command = |a: &str| a == "help" || cmd.find_subcommand(a).is_some();
     let first = args
         .iter()
         .skip(1)
@@ -211,7 +288,7 @@ fn insert_implicit_run(mut args: Vec<OsString>) -> Vec<OsString> {
         .map(|i| i + 1);
     if let Some(i) = first {
         let a = args[i].to_string_lossy();
-        if !SUBCOMMANDS.contains(&a.as_ref()) {
+        if !is_command(&a) {
             args.insert(i, OsString::from("run"));
         }
     }
@@ -221,6 +298,10 @@ fn insert_implicit_run(mut args: Vec<OsString>) -> Vec<OsString> {
 /// Parses `args` (including the program name), runs, and returns the process exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     let args = insert_implicit_run(args.into_iter().collect());
+    if let Some(help) = help_of_help(&args) {
+        print!("{help}");
+        return 0;
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -238,15 +319,73 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     }
 }
 
+/// `pinscope help --help` (or `-h`): clap answers it with an error; this is the help of `help`.
+fn help_of_help(args: &[OsString]) -> Option<String> {
+    use clap::CommandFactory;
+    let rest = args.get(1..)?;
+    let is_help_flag = |a: &OsString| a == "--help" || a == "-h";
+    if rest.first()? != "help" || !rest[1..].iter().any(is_help_flag) {
+        return None;
+    }
+    let mut cmd = Cli::command();
+    cmd.build();
+    let help = cmd.find_subcommand_mut("help")?;
+    Some(help.render_help().to_string())
+}
+
 fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
     match &cli.command {
-        Command::Run(a) => run_command(a, cli.quiet),
-        Command::Plan(a) => plan_command(a, cli.quiet),
+        Command::Run(a) => run_command(a, cli.quiet || a.quiet),
+        Command::Plan(a) => plan_command(a, cli.quiet || a.quiet),
         Command::Info(a) => info_command(a),
-        Command::Compare(a) => compare_command(a, cli.quiet),
-        Command::Report(a) => report_command(a, cli.quiet),
+        Command::Compare(a) => compare_command(a, cli.quiet || a.quiet),
+        Command::Report(a) => report_command(a, cli.quiet || a.quiet),
         Command::Scenarios(a) => scenarios_command(a),
+        Command::Completions(a) => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            clap_complete::generate(a.shell, &mut cmd, "pinscope", &mut std::io::stdout());
+            Ok(0)
+        }
+        Command::Man => {
+            use clap::CommandFactory;
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut page)
+                .map_err(|e| crate::Error::io(std::path::Path::new("-"), e))?;
+            write_output(&Default::default(), std::path::Path::new("-"), &page)?;
+            Ok(0)
+        }
     }
+}
+
+/// Checks an output path under `policy` before any work; `-` (standard output) always passes.
+pub fn check_output(
+    policy: &crate::results::OutputPolicy,
+    path: &std::path::Path,
+) -> Result<(), crate::Error> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    policy.check(path)
+}
+
+/// Writes `bytes` to `path` (atomically, under `policy`: never over an input, a read-only file
+/// only when forced), or to standard output when `path` is `-`.
+pub fn write_output(
+    policy: &crate::results::OutputPolicy,
+    path: &std::path::Path,
+    bytes: &[u8],
+) -> Result<(), crate::Error> {
+    use std::io::Write;
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(bytes)
+            .and_then(|()| out.flush())
+            .map_err(|e| crate::Error::io(path, e));
+    }
+    policy.write(path, bytes)
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
     }
     let policy = OutputPolicy::new(read, args.force);
     // A bad output path is refused before any input is read.
-    policy.check(&args.output)?;
+    super::check_output(&policy, &args.output)?;
     let inputs = results_inputs(&args.results, quiet)?;
     let sets = load_all(&inputs)?;
     let mut nvb = Vec::new();
@@ -29,8 +29,8 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
         .clone()
         .unwrap_or_else(|| "pinscope report".into());
     let page = render_report(&sets, &nvb, &title)?;
-    policy.write(&args.output, page.as_bytes())?;
-    if !quiet {
+    super::write_output(&policy, &args.output, page.as_bytes())?;
+    if !quiet && args.output.as_os_str() != "-" {
         eprintln!("wrote {}", args.output.display());
     }
     Ok(0)

@@ -102,7 +102,7 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
     };
     let mut interrupted = false;
     for s in &scenarios {
-        let out = run_scenario(&mut session, s, &args.out, &opts, &stop)?;
+        let out = run_scenario(&mut session, s, &args.out_dir, &opts, &stop)?;
         if !quiet || out.partial {
             eprintln!("{}", out.summary);
         }

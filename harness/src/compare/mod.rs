@@ -4,12 +4,14 @@
 //! output format (one file each) turns that into text.
 
 mod csvfmt;
+mod gate;
 mod json;
 mod markdown;
 mod model;
 mod table;
 
 pub use csvfmt::CsvExporter;
+pub use gate::Match;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
 pub use model::*;

@@ -378,7 +378,7 @@ fn wrong_types_say_what_was_expected() {
         ),
         (
             "probes = { hold_after_free = \"2 fortnights\" }",
-            "`probes.hold_after_free` is not a valid duration: `2 fortnights` has an unknown time unit `fortnights`: use us, ms, s or m",
+            "`probes.hold_after_free` is not a valid duration: `2 fortnights` has an unknown time unit `fortnights`: use us, ms, s, m or h",
         ),
         ("label = 5", "`label` must be a string, not an integer"),
     ];
