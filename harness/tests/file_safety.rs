@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -21,6 +22,11 @@ fn copy_run(dir: &Path, name: &str) -> PathBuf {
         }
     }
     dir.join(format!("{name}.csv"))
+}
+
+/// The shipped quick scenario.
+fn quick() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/quick.toml")
 }
 
 fn read(p: &Path) -> Vec<u8> {
@@ -347,4 +353,84 @@ fn labels_from_a_csv_never_reach_the_terminal_raw() {
             }
         }
     }
+}
+
+// ---- command line ----------------------------------------------------------------------------
+
+/// A negative number is a value: it reaches the check, which refuses it in one sentence.
+#[test]
+fn a_negative_value_reaches_its_check() {
+    pinscope()
+        .arg("plan")
+        .arg(quick())
+        .args(["--allow-pinned", "-0.5"])
+        .refused(
+            2,
+            "--allow-pinned must be above 0 and at most 0.9, not -0.5",
+        );
+    let csv = run_fixture("h200-headline.csv");
+    pinscope()
+        .arg("compare")
+        .arg(&csv)
+        .arg(&csv)
+        .args(["--noise", "-0.1"])
+        .refused(2, "--noise -0.1 is outside 0..1");
+}
+
+/// `pinscope -- x.toml` runs x.toml (here it is refused for what is in it, not for the `--`).
+#[test]
+fn a_double_dash_before_a_scenario_means_run() {
+    pinscope()
+        .arg("--")
+        .arg(fixture("malformed/truncated.toml"))
+        .fails(2, "TOML syntax error");
+}
+
+#[test]
+fn a_mistyped_command_is_answered_with_the_command_meant() {
+    pinscope()
+        .args(["comapre", "a.csv", "b.csv"])
+        .refused(2, "did you mean `pinscope compare`?");
+    pinscope()
+        .args(["-q", "repotr", "a.csv"])
+        .refused(2, "did you mean `pinscope report`?");
+    // A file of that name is a scenario, as before.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("plna"), "name = [").expect("write");
+    pinscope()
+        .current_dir(tmp.path())
+        .arg("plna")
+        .fails(2, "plna has 1 problem")
+        .stderr(predicate::str::contains("did you mean").not());
+}
+
+#[test]
+fn info_device_is_read_as_run_reads_it() {
+    pinscope()
+        .args(["info", "--device", "all"])
+        .refused(2, "--device all: info describes one GPU at a time");
+    pinscope()
+        .args(["info", "--device", "x"])
+        .refused(2, "--device x: `x` is not a GPU");
+}
+
+/// `run --out` naming a file, or a place where nothing can be created, is refused before the
+/// driver is loaded (exit 2, not the missing driver's 3).
+#[test]
+fn run_out_is_checked_before_the_driver() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("file.csv");
+    std::fs::write(&file, "x").expect("write");
+    pinscope()
+        .arg("run")
+        .arg(quick())
+        .arg("--out")
+        .arg(&file)
+        .refused(2, "is a file, not a folder");
+    #[cfg(target_os = "linux")]
+    pinscope()
+        .arg("run")
+        .arg(quick())
+        .args(["--out", "/proc/x"])
+        .refused(2, "/proc/x cannot hold the results files");
 }

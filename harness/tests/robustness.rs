@@ -605,6 +605,23 @@ fn malformed_scenarios_are_refused_with_located_messages() {
             "duplicate-keys.toml",
             &["<f>:8:1: TOML syntax error: duplicate key"],
         ),
+        // Control and text-direction characters would act on a terminal or split a table row.
+        (
+            "control-label.toml",
+            &["<f>:5:9: `label` holds the control or text-direction character U+001B"],
+        ),
+        (
+            "bidi-label.toml",
+            &[
+                "<f>:5:9: `label` holds the control or text-direction character U+202E",
+                "<f>:10:9: `label` holds the control or text-direction character U+000A",
+            ],
+        ),
+        // The results file is named after it: `<stamp>-<name>-<host>.samples.csv` must fit 255 bytes.
+        (
+            "long-name.toml",
+            &["<f>:1:8: `name` is 300 characters long; names are limited to 64"],
+        ),
         // Points at the first bad byte.
         (
             "not-utf8.toml",

@@ -102,7 +102,7 @@ pub struct ScenarioArgs {
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
     /// Largest fraction of physical RAM a case may pin (up to 0.9).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub allow_pinned: f64,
 }
 
@@ -196,9 +196,9 @@ pub struct PlanArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct InfoArgs {
-    /// CUDA device ordinal.
-    #[arg(long, default_value_t = 0)]
-    pub device: u32,
+    /// The GPU to describe: one CUDA device ordinal, as `run --device` takes it.
+    #[arg(long, default_value = "0")]
+    pub device: String,
     /// Replace the host name with a stable hash.
     #[arg(long)]
     pub anonymize: bool,
@@ -229,7 +229,7 @@ pub struct CompareArgs {
     #[arg(required = true, num_args = 2..)]
     pub results: Vec<PathBuf>,
     /// Relative change below which a difference is "no change" (0.02 = 2%).
-    #[arg(long, default_value_t = 0.02)]
+    #[arg(long, default_value_t = 0.02, allow_negative_numbers = true)]
     pub noise: f64,
     /// What to write: a table, Markdown, CSV, JSON, or a self-contained HTML page.
     #[arg(long, value_enum, default_value_t = CompareOutput::Table)]
@@ -284,8 +284,13 @@ fn insert_implicit_run(mut args: Vec<OsString>) -> Vec<OsString> {
     let first = args
         .iter()
         .skip(1)
-        .position(|a| !a.to_string_lossy().starts_with('-'))
+        .position(|a| a == "--" || !a.to_string_lossy().starts_with('-'))
         .map(|i| i + 1);
+    // `pinscope -- x.toml`: everything after `--` is a scenario, so `run` goes before it.
+    if let Some(i) = first.filter(|&i| args[i] == "--") {
+        args.insert(i, OsString::from("run"));
+        return args;
+    }
     if let Some(i) = first {
         let a = args[i].to_string_lossy();
         if !is_command(&a) {
@@ -295,9 +300,43 @@ fn insert_implicit_run(mut args: Vec<OsString>) -> Vec<OsString> {
     args
 }
 
+/// The command `word` was probably meant to be, when it is no command, no file and no shipped
+/// scenario but is one or two edits away from a command (`comapre`).
+fn mistyped_command(word: &std::ffi::OsStr) -> Option<String> {
+    use clap::CommandFactory;
+    let w = word.to_str()?;
+    let path = std::path::Path::new(w);
+    if w.starts_with('-') || path.exists() || crate::scenario::shipped::named_by(path).is_some() {
+        return None;
+    }
+    let cmd = Cli::command();
+    if w == "help" || cmd.find_subcommand(w).is_some() {
+        return None;
+    }
+    cmd.get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name())
+        .map(|name| (strsim::damerau_levenshtein(w, name), name))
+        .filter(|&(d, _)| d <= 2)
+        .min()
+        .map(|(_, name)| name.to_string())
+}
+
 /// Parses `args` (including the program name), runs, and returns the process exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
-    let args = insert_implicit_run(args.into_iter().collect());
+    let args: Vec<OsString> = args.into_iter().collect();
+    let first = args
+        .iter()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'));
+    if let Some((word, meant)) = first.and_then(|w| Some((w, mistyped_command(w)?))) {
+        eprintln!(
+            "error: `{}` is not a command, a scenario file or a shipped scenario: did you mean `pinscope {meant}`?",
+            crate::input::escape_text(&word.to_string_lossy())
+        );
+        return 2;
+    }
+    let args = insert_implicit_run(args);
     if let Some(help) = help_of_help(&args) {
         print!("{help}");
         return 0;

@@ -34,6 +34,7 @@
 //! unit = "s"
 //! ```
 
+mod characters;
 mod claim;
 mod expand;
 mod keys;
@@ -183,6 +184,12 @@ fn load_shipped(path: &Path, not_found: std::io::Error) -> Result<Scenario, Erro
 pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
     let fail = |mut items: Vec<Problem>| {
         items.sort_by_key(|p| (p.line, p.column));
+        // Messages quote what the user wrote: never a raw control character on the terminal.
+        for p in &mut items {
+            if let std::borrow::Cow::Owned(m) = crate::input::escape_text(&p.message) {
+                p.message = m;
+            }
+        }
         Error::Scenario(Problems {
             path: path_for_messages.into(),
             items,
@@ -196,6 +203,7 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
     }
     let root = raw::parse(text).map_err(|p| fail(vec![p]))?;
     let mut problems = Vec::new();
+    characters::check(&root, &mut problems);
     let mut file = validate::validate(&root, &mut problems);
     validate_blocks::add_claims_and_derived(&root, &mut file, &mut problems);
     let cases = expand::expand(&file, &mut problems);
