@@ -46,12 +46,14 @@ ALLOWED = {
     "results": BOTTOM | {"platform", "scenario", "probe", "stats"},
     "claims": BOTTOM | {"platform", "scenario", "results", "stats"},
     "compare": BOTTOM | {"platform", "results", "stats"},
-    "report": BOTTOM | {"platform", "scenario", "results", "stats", "compare", "claims"},
+    "report": BOTTOM | {"platform", "scenario", "results", "stats", "compare", "claims", "health"},
+    # Health verdicts from what a check measured and the recorded settings, offline.
+    "health": BOTTOM | {"platform", "stats"},
     # The runner: everything but the command line.
     "run": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
-                     "results", "claims", "report"},
+                     "results", "claims", "report", "health"},
     "cli": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
-                     "results", "claims", "compare", "report", "run"},
+                     "results", "claims", "compare", "report", "run", "health"},
 }
 
 # Known wrong-way imports, each with why it is still there. Remove an entry with its import.

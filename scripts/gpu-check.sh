@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
 export PATH=$PATH:/usr/local/cuda/bin
 P=dist/pinscope
-STEPS=${STEPS:-machine,ptx,tests,info,quick,headline,latency,sigint}
+STEPS=${STEPS:-machine,ptx,tests,info,check,quick,headline,latency,sigint}
 has() { [[ ",$STEPS," == *",$1,"* ]]; }
 log() { echo "== $*"; }
 
@@ -32,6 +32,19 @@ fi
 if has info; then
   log "pinscope info"
   $P info --probe 2>&1 | tee "$OUT/info.txt"
+fi
+if has check; then
+  # pinscope check: expected to pass (exit 0) within 30 s; with a floor above any PCIe Gen5 x16
+  # link's reach (70 GB/s) the pinned H2D check must fail (exit 1).
+  log "pinscope check (expect exit 0 within 30 s)"
+  t0=$(date +%s.%N)
+  $P check 2>&1 | tee "$OUT/check.txt"; rc=${PIPESTATUS[0]}
+  t1=$(date +%s.%N)
+  echo "check: exit $rc (expected 0) in $(python3 -c "print(f'{$t1 - $t0:.1f}')") s wall (expected <= 30)"
+  $P check --json > "$OUT/check.json"; echo "check --json: exit $? ($OUT/check.json)"
+  log "pinscope check --min-h2d 70 (expect exit 1)"
+  $P check --min-h2d 70 2>&1 | tee "$OUT/check-min-h2d-70.txt"; rc=${PIPESTATUS[0]}
+  echo "check --min-h2d 70: exit $rc (expected 1)"
 fi
 if has quick; then
   log "quick scenario"

@@ -68,3 +68,14 @@ extern "C" __global__ void pinscope_spin(volatile uint32_t* flag, uint64_t timeo
         if (now - start > timeout_ns) { *status = 1; return; }
     }
 }
+
+// Does nothing: what a launch and a synchronisation cost on their own.
+extern "C" __global__ void pinscope_empty() {}
+
+// One thread follows a chain of 8-byte device pointers `steps` times from `start` and writes
+// the last pointer to *out: each load waits for the one before (load latency).
+extern "C" __global__ void pinscope_chase(const uint64_t* start, uint64_t steps, uint64_t* out) {
+    const uint64_t* p = start;
+    for (uint64_t i = 0; i < steps; ++i) p = reinterpret_cast<const uint64_t*>(*p);
+    *out = reinterpret_cast<uint64_t>(p);
+}

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod compare;
 pub mod cuda;
 pub mod error;
+pub mod health;
 pub mod input;
 pub mod measure;
 pub mod platform;

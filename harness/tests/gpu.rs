@@ -371,3 +371,79 @@ fn latency_modes_time_single_copies_and_verify_them() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn empty_kernels_time_each_wait_and_chases_verify_their_last_pointer() {
+    let text = "name = \"t\"\ndescription = \"d\"\n[defaults]\nmeasure = { samples = 100, warmup = 10, min_samples = 2, max_samples = 3 }\nprobes = { hold_after_free = \"0s\" }\n[[case]]\nlabel = \"sync\"\nengine = \"empty\"\nmode = \"latency\"\nsweep = { wait = [\"stream\", \"spin\", \"yield\", \"blocking\", \"event-blocking\", \"query\"] }\n[[case]]\nlabel = \"launch-call\"\nengine = \"empty\"\nmode = \"enqueue\"\n[[case]]\nlabel = \"launch-rate\"\nengine = \"empty\"\n[[case]]\nlabel = \"chase\"\nengine = \"chase\"\nhost = \"alloc\"\nflags = [\"mapped\"]\nsize = \"2MiB\"\n[[case]]\nlabel = \"chase-random\"\nengine = \"chase-random\"\nhost = \"register\"\nflags = [\"mapped\"]\nsize = \"2MiB\"\n";
+    let rows = run_all_ok(text, 11, |r| {
+        format!(
+            "{}: p50 {:?} p99 {:?} event {:?} µs, time {:?} ms, {} samples, verified {}",
+            r.title(),
+            r.lat_p50_us,
+            r.lat_p99_us,
+            r.lat_event_p50_us,
+            r.time_median_ms,
+            r.samples,
+            r.verified
+        )
+    });
+    for r in &rows {
+        let chase = r.engine.starts_with("chase");
+        assert_eq!(
+            r.verified,
+            if chase { "yes" } else { "n/a" },
+            "{}",
+            r.title()
+        );
+        if r.mode == "latency" || chase {
+            let p50 = r.lat_p50_us.expect("p50");
+            assert!(p50 > 0.0, "{}", r.title());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn the_settings_and_the_check_on_a_real_gpu() {
+    use pinscope::health::{self, Check, Thresholds, Verdict};
+    let session = open_session(0, true).expect("GPU 0");
+    let s = session.machine.settings.clone().expect("settings recorded");
+    for row in s.rows() {
+        println!("setting {}: {}  [{}]", row.label, row.value, row.source);
+    }
+    assert_eq!(s.can_map_host_memory.value(), Some(&true));
+    assert!(s.async_engine_count.value().is_some_and(|n| *n >= 1));
+    if s.pcie_gen_max.value().is_some() {
+        // NVML answers: the reading during a transfer must exist and not exceed the maximum.
+        let now = s
+            .pcie_gen_under_load
+            .value()
+            .expect("link during a transfer");
+        assert!(now <= s.pcie_gen_max.value().expect("max"));
+    }
+    let wsl2 = session.machine.platform == "wsl2";
+    let m = pinscope::run::measure_check(&session, wsl2);
+    let r = health::evaluate(&m, &s, &Thresholds::default(), wsl2);
+    for c in &r {
+        println!(
+            "check {:?}: {:?} measured {:?} threshold {} {}",
+            c.check, c.verdict, c.measured, c.threshold, c.advice
+        );
+    }
+    let verdict = |c: Check| r.iter().find(|x| x.check == c).map(|x| x.verdict);
+    assert_eq!(verdict(Check::DataVerification), Some(Verdict::Pass));
+    let h2d = m.pinned_h2d.expect("measured").expect("copies ran");
+    assert!(h2d.median_gbs > 1.0, "{h2d:?}");
+    let strict = Thresholds {
+        min_h2d_gbs: Some(h2d.median_gbs * 2.0),
+        ..Thresholds::default()
+    };
+    let m = pinscope::run::measure_check(&session, false);
+    let r = health::evaluate(&m, &s, &strict, false);
+    assert_eq!(
+        health::overall(&r),
+        Verdict::Fail,
+        "a floor at twice the measured rate fails"
+    );
+}

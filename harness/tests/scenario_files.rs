@@ -300,7 +300,50 @@ fn ollama_like_scenario_is_valid() {
 #[test]
 fn latency_scenario_asks_each_question_and_stays_short() {
     let s = load_ok(&shipped("latency.toml"));
-    assert!(s.cases.iter().all(|c| c.mode.is_latency()));
+    let copies: Vec<_> = s
+        .cases
+        .iter()
+        .filter(|c| c.engine == Engine::Copy)
+        .collect();
+    assert!(copies.iter().all(|c| c.mode.is_latency()));
+    // Every way of waiting, each once, on an empty kernel; a launch call and the launch rate.
+    let waits: Vec<String> = s
+        .cases
+        .iter()
+        .filter(|c| c.engine == Engine::Empty && c.mode == Mode::Latency)
+        .map(|c| c.wait.to_string())
+        .collect();
+    assert_eq!(
+        waits,
+        [
+            "stream",
+            "spin",
+            "yield",
+            "blocking",
+            "event-blocking",
+            "query"
+        ]
+    );
+    assert!(
+        s.cases
+            .iter()
+            .any(|c| c.engine == Engine::Empty && c.mode == Mode::Enqueue)
+    );
+    assert!(
+        s.cases
+            .iter()
+            .any(|c| c.engine == Engine::Empty && c.mode == Mode::Direct)
+    );
+    // The pointer chase, in order and at random, at nvbandwidth's 2 MiB and past the L2.
+    for engine in [Engine::Chase, Engine::ChaseRandom] {
+        let sizes: Vec<u64> = s
+            .cases
+            .iter()
+            .filter(|c| c.engine == engine)
+            .map(|c| c.size)
+            .collect();
+        assert_eq!(sizes, [2 << 20, 256 << 20], "{engine}");
+    }
     for mode in [Mode::Latency, Mode::LatencySync, Mode::Enqueue] {
         assert!(s.cases.iter().any(|c| c.mode == mode), "{mode}");
     }
@@ -319,7 +362,7 @@ fn latency_scenario_asks_each_question_and_stays_short() {
         }
     }
     assert!(s.cases.iter().any(|c| c.flags.mapped));
-    assert!(s.cases.iter().all(|c| c.measure.samples >= 1000));
+    assert!(copies.iter().all(|c| c.measure.samples >= 1000));
     // The whole GPU check has a few minutes: the latency scenario must stay well under one.
     let total: f64 = s.cases.iter().map(scenario::estimate_seconds).sum();
     assert!(total < 40.0, "latency.toml is estimated at {total} s");

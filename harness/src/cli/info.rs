@@ -32,6 +32,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
             } else {
                 println!("GPU: none usable — {why}");
             }
+            machine.settings = Some(crate::run::record_settings_without_gpu("no usable GPU"));
             no_gpu = Some(why);
             None
         }
@@ -89,6 +90,9 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
             g.can_map_host_memory, g.integrated, g.async_engines, g.multiprocessors
         );
     }
+    if let Some(settings) = &machine.settings {
+        print_settings(settings);
+    }
     if let Some(s) = &session {
         println!("memory observers:");
         for line in probe::describe(&s.observers).lines() {
@@ -126,4 +130,16 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         }
     }
     Ok(code)
+}
+
+/// The settings that change the answer, one line each: label, value, source.
+fn print_settings(settings: &crate::platform::Settings) {
+    println!("settings that change the answer:");
+    for row in settings.rows() {
+        if row.source.is_empty() {
+            println!("  {}: {}", row.label, row.value);
+        } else {
+            println!("  {}: {}  [{}]", row.label, row.value, row.source);
+        }
+    }
 }

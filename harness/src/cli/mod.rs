@@ -1,6 +1,7 @@
 //! Command-line interface (clap derive). `main_with_args` is the whole program: parse, dispatch,
 //! print an error as one sentence, return the exit code.
 
+pub mod check;
 pub mod compare;
 pub mod info;
 pub mod plan;
@@ -30,7 +31,7 @@ Examples:
   pinscope report results/*.csv -o reports/my-machine/index.html
 
 Exit status: 0 done, 2 bad input or usage, 3 no usable GPU or driver, 4 `compare --fail-on`
-found a matching change, 130 interrupted, 1 anything else.";
+found a matching change, 124 a case ran past --case-timeout, 130 interrupted, 1 anything else.";
 
 /// The usage line, which also says that a bare scenario runs it.
 const USAGE: &str = "pinscope [OPTIONS] <COMMAND>
@@ -65,6 +66,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Render a self-contained HTML report from results files.
     Report(ReportArgs),
+    /// A health verdict for one GPU in seconds: link, bandwidth, data, NUMA, clocks (exit 1 on a failed check).
+    Check(check::CheckArgs),
     /// List the scenarios shipped inside pinscope with the question each answers.
     Scenarios(ScenariosArgs),
     /// Print a shell completion script (e.g. `pinscope completions bash > pinscope.bash`).
@@ -377,6 +380,7 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
         Command::Run(a) => run_command(a, cli.quiet || a.quiet),
         Command::Plan(a) => plan_command(a, cli.quiet || a.quiet),
         Command::Info(a) => info_command(a),
+        Command::Check(a) => check::check_command(a),
         Command::Compare(a) => compare_command(a, cli.quiet || a.quiet),
         Command::Report(a) => report_command(a, cli.quiet || a.quiet),
         Command::Scenarios(a) => scenarios_command(a),

@@ -109,7 +109,22 @@ pub fn run_label(i: usize) -> String {
     }
 }
 
-fn machine_fields(set: &ResultSet) -> Vec<(&'static str, String)> {
+/// The settings a run recorded (in its sidecar), if any.
+fn settings_of(set: &ResultSet) -> Option<&crate::platform::Settings> {
+    set.sidecar.as_ref()?.machine.settings.as_ref()
+}
+
+/// The machine fields compared across runs; the recorded settings too when `with_settings`
+/// (every run recorded them).
+fn machine_fields(set: &ResultSet, with_settings: bool) -> Vec<(&'static str, String)> {
+    let mut fields = base_machine_fields(set);
+    if let Some(settings) = settings_of(set).filter(|_| with_settings) {
+        fields.extend(settings.rows().into_iter().map(|r| (r.label, r.value)));
+    }
+    fields
+}
+
+fn base_machine_fields(set: &ResultSet) -> Vec<(&'static str, String)> {
     let k = set
         .rows
         .first()
@@ -179,7 +194,11 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
         })
         .collect();
 
-    let fields: Vec<Vec<(&str, String)>> = sets.iter().map(machine_fields).collect();
+    let with_settings = sets.iter().all(|s| settings_of(s).is_some());
+    let fields: Vec<Vec<(&str, String)>> = sets
+        .iter()
+        .map(|s| machine_fields(s, with_settings))
+        .collect();
     let machine_diffs = fields
         .first()
         .map(|f0| {
@@ -196,6 +215,18 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
         .unwrap_or_default();
 
     let mut notes = Vec::new();
+    let without: Vec<&str> = runs
+        .iter()
+        .zip(sets)
+        .filter(|(_, s)| settings_of(s).is_none())
+        .map(|(r, _)| r.label.as_str())
+        .collect();
+    if !with_settings && without.len() < runs.len() {
+        notes.push(format!(
+            "Settings (PCIe link under load, clocks, NUMA, HAGS, TDR, CUDA environment) are not compared: run(s) {} recorded none (written by a pinscope that did not record them, or without a sidecar).",
+            without.join(", ")
+        ));
+    }
     for (r, s) in runs.iter().zip(sets) {
         if r.partial {
             notes.push(format!(

@@ -110,6 +110,56 @@ pub struct CudaDeviceFacts {
     pub luid: Option<[u8; 8]>,
 }
 
+/// The device attributes that decide which transfer strategies can work on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceAttribute {
+    CanMapHostMemory,
+    UnifiedAddressing,
+    CanUseHostPointerForRegisteredMem,
+    HostRegisterSupported,
+    PageableMemoryAccess,
+    ConcurrentManagedAccess,
+    AsyncEngineCount,
+}
+
+impl DeviceAttribute {
+    /// The driver's name of the attribute (`CU_DEVICE_ATTRIBUTE_…`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceAttribute::CanMapHostMemory => "CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY",
+            DeviceAttribute::UnifiedAddressing => "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING",
+            DeviceAttribute::CanUseHostPointerForRegisteredMem => {
+                "CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"
+            }
+            DeviceAttribute::HostRegisterSupported => "CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED",
+            DeviceAttribute::PageableMemoryAccess => "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS",
+            DeviceAttribute::ConcurrentManagedAccess => {
+                "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS"
+            }
+            DeviceAttribute::AsyncEngineCount => "CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT",
+        }
+    }
+
+    fn raw(self) -> sys::CUdevice_attribute {
+        use sys::CUdevice_attribute as A;
+        match self {
+            DeviceAttribute::CanMapHostMemory => A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY,
+            DeviceAttribute::UnifiedAddressing => A::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING,
+            DeviceAttribute::CanUseHostPointerForRegisteredMem => {
+                A::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+            }
+            DeviceAttribute::HostRegisterSupported => {
+                A::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
+            }
+            DeviceAttribute::PageableMemoryAccess => A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
+            DeviceAttribute::ConcurrentManagedAccess => {
+                A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+            }
+            DeviceAttribute::AsyncEngineCount => A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT,
+        }
+    }
+}
+
 /// How many CUDA devices the driver reports (loads the driver and initialises CUDA).
 pub fn device_count() -> Result<u32, OpenError> {
     if !driver_present() {
@@ -171,6 +221,14 @@ impl Gpu {
         // SAFETY: valid out-pointer and device handle; failure leaves v = 0.
         let _ = unsafe { sys::cuDeviceGetAttribute(&mut v, a, self.dev) };
         v
+    }
+
+    /// One device attribute, or the driver's error (unlike the facts, which read a failure as 0).
+    pub fn attribute(&self, a: DeviceAttribute) -> Result<i32, CudaError> {
+        written("cuDeviceGetAttribute", 0i32, |v| {
+            // SAFETY: valid out-pointer and device handle.
+            unsafe { sys::cuDeviceGetAttribute(v, a.raw(), self.dev) }
+        })
     }
 
     /// Name, UUID, capability, driver version, PCIe bus id, TCC/WDDM, LUID …
@@ -480,6 +538,11 @@ impl HostBuffer {
         self.ptr.as_ptr()
     }
 
+    /// The buffer's host address (to find its mapping in `/proc/self/numa_maps`).
+    pub fn address(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+
     /// The address `off` bytes in, as an async copy takes its host end (bounds checked by the
     /// caller before the driver uses it).
     fn copy_end(&self, off: usize) -> *mut std::ffi::c_void {
@@ -742,6 +805,54 @@ driver_object!(
     "destroying an event"
 );
 
+/// How a context's host threads wait for the GPU: the `CU_CTX_SCHED_*` flag it is created with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// Spin on the CPU until the GPU is done (lowest latency, one core busy).
+    Spin,
+    /// Spin, yielding the CPU to other threads between checks.
+    Yield,
+    /// Sleep on an OS primitive until the driver wakes the thread.
+    BlockingSync,
+}
+
+/// A context of a case's own (`cuCtxCreate`) on the device of the context current on this
+/// thread, created with a [`Schedule`] flag and pushed current over it; destroyed on drop, which
+/// pops it so the context below is current again. Everything created while it is current
+/// belongs to it and must be dropped first.
+pub struct OwnContext {
+    raw: sys::CUcontext,
+}
+
+impl OwnContext {
+    pub fn create(schedule: Schedule) -> Result<OwnContext, CudaError> {
+        use sys::CUctx_flags as F;
+        let dev = written("cuCtxGetDevice", 0, |d| {
+            // SAFETY: valid out-pointer; fails cleanly when no context is current.
+            unsafe { sys::cuCtxGetDevice(d) }
+        })?;
+        let sched = match schedule {
+            Schedule::Spin => F::CU_CTX_SCHED_SPIN,
+            Schedule::Yield => F::CU_CTX_SCHED_YIELD,
+            Schedule::BlockingSync => F::CU_CTX_SCHED_BLOCKING_SYNC,
+        };
+        let flags = sched as u32 | F::CU_CTX_MAP_HOST as u32;
+        let raw = written("cuCtxCreate", std::ptr::null_mut(), |c| {
+            // SAFETY: valid out-pointer, a device handle from the driver, valid flag bits.
+            unsafe { sys::cuCtxCreate_v2(c, flags, dev) }
+        })?;
+        Ok(OwnContext { raw })
+    }
+}
+
+impl Drop for OwnContext {
+    fn drop(&mut self) {
+        // SAFETY: created by `create`, destroyed once; destroying the current context pops it.
+        let r = unsafe { sys::cuCtxDestroy_v2(self.raw) };
+        record_drop_error("destroying a case's own context", check("cuCtxDestroy", r));
+    }
+}
+
 /// Bounds check for an async copy.
 fn in_bounds(off: usize, len: usize, total: usize) -> bool {
     off.checked_add(len).is_some_and(|e| e <= total)
@@ -799,6 +910,17 @@ impl Stream {
         })
     }
 
+    /// True once everything queued on the stream is done (`cuStreamQuery`, which also makes a
+    /// driver that batches commands submit them).
+    pub fn is_done(&self) -> Result<bool, CudaError> {
+        // SAFETY: live stream.
+        match unsafe { sys::cuStreamQuery(self.raw) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            other => check("cuStreamQuery", other).map(|_| false),
+        }
+    }
+
     /// Makes this stream wait for `event`.
     pub fn wait(&self, event: &Event) -> Result<(), CudaError> {
         // SAFETY: live stream and event.
@@ -809,6 +931,17 @@ impl Stream {
 }
 
 impl Event {
+    /// A timing event whose synchronisation sleeps until the driver wakes the thread
+    /// (`CU_EVENT_BLOCKING_SYNC`) instead of spinning as the context decides.
+    pub fn blocking() -> Result<Event, CudaError> {
+        let flags = sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32;
+        // SAFETY: valid out-pointer; a valid flag of cuEventCreate.
+        let raw = written("cuEventCreate", std::ptr::null_mut(), |r| unsafe {
+            sys::cuEventCreate(r, flags)
+        })?;
+        Ok(Event { raw })
+    }
+
     pub fn record(&self, stream: &Stream) -> Result<(), CudaError> {
         // SAFETY: live event and stream.
         check("cuEventRecord", unsafe {
@@ -833,6 +966,15 @@ impl Event {
                 sys::CUresult::CUDA_ERROR_NOT_READY => std::hint::spin_loop(),
                 other => return check("cuEventQuery", other),
             }
+        }
+    }
+    /// Whether the work before the event has finished, without waiting (`cuEventQuery`).
+    pub fn is_complete(&self) -> Result<bool, CudaError> {
+        // SAFETY: live event.
+        match unsafe { sys::cuEventQuery(self.raw) } {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            other => check("cuEventQuery", other).map(|()| false),
         }
     }
     /// Milliseconds from `self` to `end` (both recorded and complete).

@@ -13,12 +13,14 @@ use std::ffi::c_void;
 pub const PTX: &str = include_str!("../../kernels/pinscope.ptx");
 
 /// Entry points every PTX build must define.
-pub const ENTRY_POINTS: [&str; 5] = [
+pub const ENTRY_POINTS: [&str; 7] = [
     "pinscope_copy_v4",
     "pinscope_read_v4",
     "pinscope_write_v4",
     "pinscope_verify_v4",
     "pinscope_spin",
+    "pinscope_empty",
+    "pinscope_chase",
 ];
 
 const THREADS: u32 = 512;
@@ -31,6 +33,8 @@ pub struct Kernels {
     write: sys::CUfunction,
     verify: sys::CUfunction,
     spin: sys::CUfunction,
+    empty: sys::CUfunction,
+    chase: sys::CUfunction,
     blocks: u32,
 }
 
@@ -73,14 +77,21 @@ impl Kernels {
     /// Loads the PTX module (JIT-compiled by the driver for this GPU).
     pub fn load(gpu: &Gpu) -> Result<Kernels, CudaError> {
         gpu.make_current()?;
+        Kernels::load_here(gpu.facts().multiprocessors)
+    }
+
+    /// Loads the PTX module into the context current on this thread (a context of a case's own,
+    /// [`super::OwnContext`]), for a GPU of `sms` multiprocessors.
+    pub fn load_here(sms: u32) -> Result<Kernels, CudaError> {
         let module = Module::load(PTX)?;
-        let sms = gpu.facts().multiprocessors;
         Ok(Kernels {
             copy: module.function("pinscope_copy_v4")?,
             read: module.function("pinscope_read_v4")?,
             write: module.function("pinscope_write_v4")?,
             verify: module.function("pinscope_verify_v4")?,
             spin: module.function("pinscope_spin")?,
+            empty: module.function("pinscope_empty")?,
+            chase: module.function("pinscope_chase")?,
             _module: module,
             // 2048 resident threads per SM on every GPU since Maxwell: fill them all.
             blocks: sms * (2048 / THREADS),
@@ -165,6 +176,36 @@ impl Kernels {
         let bad = u32::from_le_bytes([out[0], out[1], out[2], out[3]]);
         let first = u32::from_le_bytes([out[4], out[5], out[6], out[7]]);
         Ok((u64::from(bad), (bad > 0).then_some(u64::from(first))))
+    }
+}
+
+impl Kernels {
+    /// Launches the empty kernel (one block of one thread) on `stream`.
+    pub fn empty(&self, stream: &Stream) -> Result<(), CudaError> {
+        launch(self.empty, 1, 1, stream, &mut [])
+    }
+
+    /// Follows the pointer chain in `chain` from byte `start` for `steps` loads with one thread;
+    /// the last pointer lands in the first 8 bytes of `out`. Every pointer of the chain must be
+    /// a device address inside `chain` (the caller builds it so).
+    pub fn chase(
+        &self,
+        stream: &Stream,
+        chain: &dyn DeviceAccessible,
+        start: usize,
+        steps: u64,
+        out: &dyn DeviceAccessible,
+    ) -> Result<(), CudaError> {
+        let first = range_ptr(chain, start, 16, "chase kernel")?;
+        let o = range_ptr(out, 0, 16, "chase kernel")?;
+        let (mut first, mut steps, mut o) = (first, steps, o);
+        launch(
+            self.chase,
+            1,
+            1,
+            stream,
+            &mut [arg(&mut first), arg(&mut steps), arg(&mut o)],
+        )
     }
 }
 

@@ -48,6 +48,7 @@ pub fn this_machine(anonymize: bool) -> Machine {
         cpu_threads: u32::try_from(cpu_threads).unwrap_or(u32::MAX),
         ram_bytes: sys.total_memory(),
         gpu: None,
+        settings: None,
     }
 }
 

@@ -112,19 +112,24 @@ pub fn numa_node_of(pci_bus_id: &str) -> Option<u32> {
 
 /// [`numa_node_of`] below `root` (for tests with a fixture tree).
 pub fn numa_node_in(root: &Path, pci_bus_id: &str) -> Option<u32> {
-    // CUDA prints `00000000:17:00.0`; sysfs names it `0000:17:00.0` (lowercase hex).
-    let id = pci_bus_id.trim().to_ascii_lowercase();
-    let id = match id.split_once(':') {
-        Some((domain, rest)) if domain.len() > 4 => {
-            format!("{}:{rest}", &domain[domain.len() - 4..])
-        }
-        _ => id,
-    };
-    let text = std::fs::read_to_string(root.join(id).join("numa_node")).ok()?;
+    let text =
+        std::fs::read_to_string(root.join(sysfs_bus_id(pci_bus_id)).join("numa_node")).ok()?;
     text.trim()
         .parse::<i64>()
         .ok()
         .and_then(|n| u32::try_from(n).ok())
+}
+
+/// A PCI bus id as sysfs names the device: CUDA prints `00000000:17:00.0`, sysfs names it
+/// `0000:17:00.0` (lowercase hex).
+pub fn sysfs_bus_id(pci_bus_id: &str) -> String {
+    let id = pci_bus_id.trim().to_ascii_lowercase();
+    match id.split_once(':') {
+        Some((domain, rest)) if domain.len() > 4 => {
+            format!("{}:{rest}", &domain[domain.len() - 4..])
+        }
+        _ => id,
+    }
 }
 
 #[cfg(test)]

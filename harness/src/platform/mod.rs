@@ -5,8 +5,11 @@ use serde::{Deserialize, Serialize};
 
 mod detect;
 mod devices;
+pub mod host_settings;
+mod settings;
 pub use detect::*;
 pub use devices::*;
+pub use settings::*;
 
 /// The platform families pinscope tells apart; they observe memory differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,6 +103,10 @@ pub struct Machine {
     pub cpu_threads: u32,
     pub ram_bytes: u64,
     pub gpu: Option<GpuInfo>,
+    /// The settings that change a transfer's answer; absent in files written before pinscope
+    /// recorded them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<Settings>,
 }
 
 impl Machine {

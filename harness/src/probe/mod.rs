@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 mod cuda;
 mod ledger;
 mod nvml;
+mod nvml_settings;
 mod procfs;
 
 #[cfg(windows)]
@@ -38,7 +39,8 @@ mod os;
 pub use cuda::{CudaMemFn, CudaObserver};
 pub use ledger::{Ledger, LedgerCategory};
 pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts, nvml_memory};
-pub use os::{dxgi_adapters, running_under_wine};
+pub use nvml_settings::{NvmlSettings, fill_under_load_without_nvml, fill_without_nvml};
+pub use os::{dxgi_adapters, fill_windows_settings, running_under_wine};
 pub use procfs::{ProcfsObserver, parse_meminfo, parse_status};
 
 /// Accounting metrics carried as columns (MiB, signed deltas against the `before` snapshot).

@@ -32,7 +32,7 @@ fn nvml_uuid(uuid: &str) -> String {
 }
 
 /// Opens NVML and finds the device: by UUID, or index 0 only when no UUID is given.
-fn open(uuid: Option<&str>) -> Result<(Nvml, u32), String> {
+pub(super) fn open(uuid: Option<&str>) -> Result<(Nvml, u32), String> {
     let nvml = Nvml::init().map_err(|e| format!("NVML not loaded: {e}"))?;
     let index = match uuid {
         Some(u) => {

@@ -2,6 +2,7 @@
 //! the sidecar says why they did not run) and always unavailable.
 
 use super::{DxgiAdapter, Observer, Unsupported};
+use crate::platform::Settings;
 
 /// No DXGI here.
 pub fn dxgi_adapters() -> Result<Vec<DxgiAdapter>, String> {
@@ -20,4 +21,10 @@ pub(super) fn observers(_luid: Option<[u8; 8]>) -> Vec<Box<dyn Observer>> {
         Box::new(Unsupported::new("pdh", why)),
         Box::new(Unsupported::new("process", why)),
     ]
+}
+
+/// The Windows settings (HAGS, TDR, build, power plan, sysmem fallback) exist only on Windows.
+pub fn fill_windows_settings(s: &mut Settings, _luid: Option<[u8; 8]>) {
+    crate::platform::set_unavailable!(s, "Windows only (this is not a Windows build)"; hags, hw_sch_mode, tdr_delay, tdr_level,
+        tdr_ddi_delay, windows_build, windows_display_version, power_plan, sysmem_fallback);
 }

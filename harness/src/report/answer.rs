@@ -163,8 +163,32 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
                 });
             }
         }
+        if let Some(settings) = &c.machine.settings {
+            out.extend(settings_checks(settings));
+        }
     }
     out
+}
+
+/// The verdicts of `pinscope check` that the recorded settings decide (the link, the clocks and
+/// the NUMA placement during the run's own sampling transfer), one sentence each.
+fn settings_checks(settings: &crate::platform::Settings) -> Vec<Sentence> {
+    crate::health::settings_checks(settings)
+        .into_iter()
+        .map(|c| {
+            let mut text = format!("{}: {}", c.check.title(), c.verdict.name());
+            if let Some(m) = &c.measured {
+                text.push_str(&format!(" — {m}"));
+            }
+            if !c.threshold.is_empty() {
+                text.push_str(&format!(" (threshold {})", c.threshold));
+            }
+            if !c.advice.is_empty() {
+                text.push_str(&format!("; {}", c.advice));
+            }
+            sentence("Check", text)
+        })
+        .collect()
 }
 
 /// What the case holding the most page-locked memory did to each observer after allocation.

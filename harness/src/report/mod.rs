@@ -23,6 +23,7 @@ mod plot_runs;
 mod plot_size;
 mod plot_strategy;
 mod plot_timeline;
+mod settings_table;
 pub mod summary;
 
 pub use answer::{Sentence, answer};
@@ -191,6 +192,7 @@ fn machines(out: &mut String, sets: &[ResultSet], labels: &[String]) {
         })
         .collect();
     out.push_str(&html::table(&head, &rows, &|_| ""));
+    out.push_str(&settings_table::settings_table(sets, labels));
     out.push_str("</section>\n");
 }
 

@@ -4,11 +4,11 @@
 use super::CaseOutcome;
 use super::probes::{max_allocatable, pinned_ceiling};
 use super::session::Session;
-use crate::cuda::{CudaError, Gpu as CudaGpu};
+use crate::cuda::{CudaError, Gate, Gpu as CudaGpu, Kernels, OwnContext, Schedule};
 use crate::measure::Lockstep;
 use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
 use crate::results::Status;
-use crate::scenario::{Case, Measure, Route};
+use crate::scenario::{Case, Measure, Route, Wait};
 use crate::strategy::{self, Footprint, Verified};
 use crate::units::format_size;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,6 +75,33 @@ fn failed(e: &CudaError, phase: &str) -> Status {
     Status::Failed(format!("{} ({phase})", e))
 }
 
+/// A context of a case's own, created with the scheduling flag its `wait` names, current while
+/// the case runs, with the kernels and the spin gate loaded into it (fields drop in order: the
+/// kernels and the gate before the context).
+struct OwnGpu {
+    kernels: Kernels,
+    gate: Gate,
+    _context: OwnContext,
+}
+
+impl OwnGpu {
+    /// The case's own context, or `None` when it runs in the run's context.
+    fn open(case: &Case, sms: u32) -> Result<Option<OwnGpu>, CudaError> {
+        let schedule = match case.wait {
+            Wait::Spin => Schedule::Spin,
+            Wait::Yield => Schedule::Yield,
+            Wait::Blocking => Schedule::BlockingSync,
+            Wait::Stream | Wait::EventBlocking | Wait::Query => return Ok(None),
+        };
+        let context = OwnContext::create(schedule)?;
+        Ok(Some(OwnGpu {
+            kernels: Kernels::load_here(sms)?,
+            gate: Gate::new()?,
+            _context: context,
+        }))
+    }
+}
+
 /// How a case is sampled: its `measure` and batch, except that a churn case is `cycles` single
 /// copies with no warm-up (strategy/churn.rs) and a latency case `measure.samples` single copies
 /// after its warm-up ([`crate::scenario::latency_counts`]) or until `measure.time_limit`;
@@ -90,7 +117,7 @@ fn sampling(case: &Case) -> (Measure, u32) {
     };
     match case.route() {
         Route::Churn { cycles, .. } => (single(0, cycles, cycles, std::time::Duration::MAX), 1),
-        Route::Latency(_) => {
+        Route::Latency { .. } => {
             let (warmup, n) = crate::scenario::latency_counts(&case.measure);
             (single(warmup, 1, n, case.measure.time_limit), 1)
         }
@@ -123,11 +150,26 @@ pub fn run_case_in_step(
     step: Option<&Lockstep>,
 ) -> CaseOutcome {
     let member = Member(step);
-    let gpu = strategy::Gpu {
-        kernels: &session.kernels,
-        gate: &session.gate,
-    };
     let mut out = CaseOutcome::empty(case, Status::Ok);
+    // A case that waits in a context of its own runs entirely in it (created before the first
+    // snapshot, so its memory is not booked to the case's allocation).
+    let own = match OwnGpu::open(case, session.gpu.facts().multiprocessors) {
+        Ok(o) => o,
+        Err(e) => {
+            out.status = failed(&e, "own context");
+            return out;
+        }
+    };
+    let gpu = match &own {
+        Some(o) => strategy::Gpu {
+            kernels: &o.kernels,
+            gate: &o.gate,
+        },
+        None => strategy::Gpu {
+            kernels: &session.kernels,
+            gate: &session.gate,
+        },
+    };
     let accounting = case.probes.accounting;
     let obs = &mut session.observers;
     let snap = |obs: &mut Observers, out: &mut CaseOutcome, phase: &str| {

@@ -6,15 +6,18 @@
 //! is [`crate::report::summary`]; the `run` and `info` commands are in `cli/`.
 
 pub mod case;
+pub mod check;
 pub mod device_memory;
 pub mod fleet;
 pub mod outcome;
 pub mod probes;
 pub mod scenario;
 pub mod session;
+pub mod settings;
 pub mod watchdog;
 
 pub use case::{guard, run_case};
+pub use check::measure_check;
 pub use fleet::Fleet;
 pub use outcome::{CaseOutcome, Ceiling, MaxAlloc, RowContext};
 pub use probes::{ceiling_cap, ceiling_with_device_held, max_allocatable, pinned_ceiling};
@@ -22,3 +25,4 @@ pub use scenario::{
     RunOptions, SWEEP_LIMIT, ScenarioOutcome, install_interrupt_handler, run_scenario,
 };
 pub use session::{Session, open_session};
+pub use settings::{record_settings, record_settings_without_gpu};

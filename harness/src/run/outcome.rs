@@ -4,7 +4,7 @@
 use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
 use crate::results::{Lane, Row, SampleRow, Status};
-use crate::scenario::Case;
+use crate::scenario::{CHASE_STEPS, Case, Engine};
 use crate::stats::{Percentiles, median, percentiles, summarize};
 use crate::strategy::{Footprint, SampleTimes, SetupTimes};
 use crate::units::MIB;
@@ -47,6 +47,8 @@ impl CaseOutcome {
     }
     pub fn empty(case: &Case, status: Status) -> Self {
         let lanes = match case.direction {
+            _ if case.engine == Engine::Empty => vec![(Lane::Device, 0)],
+            _ if case.engine.is_chase() => vec![(Lane::H2d, CHASE_STEPS * 8)],
             _ if case.engine.is_device() => vec![(Lane::Device, case.size)],
             crate::scenario::Direction::H2d => vec![(Lane::H2d, case.size)],
             crate::scenario::Direction::D2h => vec![(Lane::D2h, case.size)],
@@ -78,9 +80,23 @@ struct LatencyUs {
     event_p50: Option<f64>,
 }
 
-/// [`LatencyUs`] of a latency case's `lane` (one copy per sample); nothing for other modes,
-/// whose per-transfer times are a batch's average, not a latency.
+/// [`LatencyUs`] of a latency case's `lane` (one copy, launch or call per sample), or of a
+/// pointer chase (per dependent load, from the event time: each sample's percentiles are
+/// averages over its loads); nothing for other cases, whose per-transfer times are a batch's
+/// average, not a latency.
 fn latency_us(outcome: &CaseOutcome, case: &Case, lane: Lane) -> LatencyUs {
+    if case.engine.is_chase() {
+        let per_load: Vec<f64> = outcome
+            .measured
+            .event_times(lane)
+            .into_iter()
+            .map(|ms| ms * 1e3 / CHASE_STEPS as f64)
+            .collect();
+        return LatencyUs {
+            host: percentiles(&per_load),
+            event_p50: median(&per_load),
+        };
+    }
     if !case.mode.is_latency() {
         return LatencyUs::default();
     }

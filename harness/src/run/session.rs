@@ -34,7 +34,9 @@ pub fn open_session(device: u32, anonymize: bool) -> Result<Session, Error> {
         context: String::new(),
     })?;
     let mut machine = crate::platform::this_machine(anonymize);
-    machine.gpu = Some(gpu_info(&gpu));
+    let info = gpu_info(&gpu);
+    machine.settings = Some(super::settings::record_settings(&gpu, &info));
+    machine.gpu = Some(info);
     let ledger = Ledger::new();
     let facts = gpu.facts();
     let observers = Observers::for_this_machine(GpuContext {

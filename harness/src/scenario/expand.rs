@@ -9,7 +9,7 @@
 use super::keys;
 use super::raw::Pos;
 use super::validate::{Axis, CaseBlock, File, Settings};
-use super::{Case, Direction, Engine, HostKind, Mode};
+use super::{Case, Direction, Engine, HostKind, Mode, Wait};
 use crate::error::Problem;
 use crate::units::{self, MIB};
 use std::collections::HashSet;
@@ -154,8 +154,12 @@ pub(super) fn engine_direction(e: Engine) -> Option<(Direction, &'static str)> {
             Direction::H2d,
             "times the CPU writing the host buffer, as before a host-to-device copy",
         )),
+        Engine::Chase | Engine::ChaseRandom => Some((
+            Direction::H2d,
+            "reads host memory from a kernel, one dependent load at a time",
+        )),
         Engine::Copy | Engine::Kernel => None,
-        Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy => None,
+        Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy | Engine::Empty => None,
     }
 }
 
@@ -163,6 +167,29 @@ pub(super) fn engine_direction(e: Engine) -> Option<(Direction, &'static str)> {
 /// 4 bytes; one direction, which the bidirectional rule already asks), and the 16-byte multiple every other mode's `size` needs; `size` as written.
 fn latency_rules(c: &Case, size: &str) -> Vec<(&'static [&'static str], String)> {
     let mut v: Vec<(&'static [&'static str], String)> = Vec::new();
+    if c.wait != Wait::Stream && c.mode != Mode::Latency {
+        v.push((
+            &["wait", "mode"],
+            format!(
+                "wait = \"{}\" says how a latency sample's end is awaited: it needs mode = \"latency\"",
+                c.wait
+            ),
+        ));
+    }
+    if c.engine.is_chase() {
+        if c.host == HostKind::Managed {
+            v.push((
+                &["engine", "host"],
+                format!("engine = \"{}\" reads page-locked host memory in place; managed memory would migrate to the GPU: use host = \"alloc\" or \"register\" with flags = [\"mapped\"]", c.engine),
+            ));
+        }
+        if c.size < 4096 {
+            v.push((
+                &["size", "engine"],
+                format!("engine = \"{}\" chains one pointer per 128 bytes: `size` must be at least 4KiB, not {size}", c.engine),
+            ));
+        }
+    }
     if !c.mode.is_latency() {
         if !c.size.is_multiple_of(16) {
             v.push((
@@ -175,16 +202,17 @@ fn latency_rules(c: &Case, size: &str) -> Vec<(&'static [&'static str], String)>
         return v;
     }
     let mode = c.mode;
-    if c.engine != Engine::Copy {
+    let launches = c.engine == Engine::Empty && mode != Mode::LatencySync;
+    if c.engine != Engine::Copy && !launches {
         v.push((
             &["mode", "engine"],
             format!(
-                "mode = \"{mode}\" times copies: it needs engine = \"copy\", not \"{}\"",
+                "mode = \"{mode}\" times copies (or, except \"latency-sync\", launches of engine = \"empty\"): it needs engine = \"copy\", not \"{}\"",
                 c.engine
             ),
         ));
     }
-    if c.host == HostKind::Managed {
+    if c.host == HostKind::Managed && !c.engine.is_device() {
         v.push((
             &["mode", "host"],
             format!("mode = \"{mode}\" times copies from pageable, allocated or registered memory: use host = \"pageable\", \"alloc\" or \"register\", not \"managed\""),

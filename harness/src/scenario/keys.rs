@@ -9,7 +9,7 @@
 
 use super::Case;
 use super::raw::Pos;
-use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads};
+use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads, Wait};
 use std::time::Duration;
 
 /// The type of a case key.
@@ -20,6 +20,7 @@ pub(super) enum Ty {
     Engine,
     Direction,
     Mode,
+    Wait,
     /// Bytes: a positive multiple of 16 (`size`: of 4; `expand` asks 16 of the non-latency modes).
     Size,
     Int {
@@ -44,6 +45,7 @@ pub(super) enum Val {
     Engine(Engine),
     Direction(Direction),
     Mode(Mode),
+    Wait(Wait),
     Bytes(u64),
     Int(u32),
     Float(f64),
@@ -110,6 +112,7 @@ pub(super) const KEYS: &[Key] = &[
     key!("engine", Ty::Engine, "\"copy\"", Engine => engine),
     key!("direction", Ty::Direction, "\"h2d\"", Direction => direction),
     key!("mode", Ty::Mode, "\"direct\"", Mode => mode),
+    key!("wait", Ty::Wait, "\"stream\"", Wait => wait),
     key!("size", Ty::Size, "\"512MiB\"", Bytes => size),
     key!("chunk", Ty::Size, "none", Bytes => Some chunk),
     key!("ring", Ty::Int { min: 1, max: ANY }, "3", Int => ring),

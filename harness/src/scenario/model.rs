@@ -70,6 +70,13 @@ pub enum Engine {
     DeviceWrite,
     /// A kernel copies one device buffer into another.
     DeviceCopy,
+    /// An empty kernel: nothing moves (launch and synchronisation cost; no host buffer).
+    Empty,
+    /// One thread chases a chain of pointers through mapped host memory at a 128-byte stride
+    /// (nvbandwidth's `host_device_latency_sm`): zero-copy read latency.
+    Chase,
+    /// The same over a random single-cycle chain (no stride a prefetcher could follow).
+    ChaseRandom,
 }
 
 impl Engine {
@@ -84,9 +91,12 @@ impl Engine {
             Self::DeviceRead => "device-read",
             Self::DeviceWrite => "device-write",
             Self::DeviceCopy => "device-copy",
+            Self::Empty => "empty",
+            Self::Chase => "chase",
+            Self::ChaseRandom => "chase-random",
         }
     }
-    pub const ALL: [Engine; 9] = [
+    pub const ALL: [Engine; 12] = [
         Self::Copy,
         Self::Kernel,
         Self::KernelRead,
@@ -96,17 +106,28 @@ impl Engine {
         Self::DeviceRead,
         Self::DeviceWrite,
         Self::DeviceCopy,
+        Self::Empty,
+        Self::Chase,
+        Self::ChaseRandom,
     ];
-    /// True for engines that touch device memory only (no host buffer, nothing crosses PCIe).
+    /// True for engines that have no host buffer and move nothing over PCIe: the device memory
+    /// engines and the empty kernel.
     pub fn is_device(self) -> bool {
         matches!(
             self,
-            Self::DeviceRead | Self::DeviceWrite | Self::DeviceCopy
+            Self::DeviceRead | Self::DeviceWrite | Self::DeviceCopy | Self::Empty
         )
     }
     /// True for engines that run a kernel on host memory the GPU addresses (needs mapped/managed).
     pub fn is_zero_copy(self) -> bool {
-        matches!(self, Self::Kernel | Self::KernelRead | Self::KernelWrite)
+        matches!(
+            self,
+            Self::Kernel | Self::KernelRead | Self::KernelWrite | Self::Chase | Self::ChaseRandom
+        )
+    }
+    /// True for the pointer-chase engines (one dependent load after another: read latency).
+    pub fn is_chase(self) -> bool {
+        matches!(self, Self::Chase | Self::ChaseRandom)
     }
     /// True for engines where only the CPU touches memory (no transfer over PCIe).
     pub fn is_cpu(self) -> bool {
@@ -229,12 +250,26 @@ parse_by_name!(
         Engine::CpuWrite,
         Engine::DeviceRead,
         Engine::DeviceWrite,
-        Engine::DeviceCopy
+        Engine::DeviceCopy,
+        Engine::Empty,
+        Engine::Chase,
+        Engine::ChaseRandom
     ]
 );
 parse_by_name!(
     Direction,
     [Direction::H2d, Direction::D2h, Direction::Bidirectional]
+);
+parse_by_name!(
+    Wait,
+    [
+        Wait::Stream,
+        Wait::Spin,
+        Wait::Yield,
+        Wait::Blocking,
+        Wait::EventBlocking,
+        Wait::Query
+    ]
 );
 parse_by_name!(
     Mode,
@@ -268,6 +303,59 @@ pub struct Measure {
     /// many untimed ones, whichever is more); the spread target does not end them early.
     #[serde(default = "default_latency_samples")]
     pub samples: u32,
+}
+
+/// Dependent loads in one transfer of a pointer-chase case (`chase`, `chase-random`): one kernel
+/// launch follows the chain this many times.
+pub const CHASE_STEPS: u64 = 1 << 16;
+/// Launches per sample of an empty-kernel case in `mode = "direct"` unless `measure.batch` says.
+pub const EMPTY_BATCH: u32 = 1000;
+
+/// How the host waits for the end of a latency sample (`wait`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Wait {
+    /// `cuStreamSynchronize` in the run's context (the driver's default scheduling: spin while
+    /// there are fewer active contexts than cores, else yield).
+    #[default]
+    Stream,
+    /// `cuStreamSynchronize` in a context of the case's own created with `CU_CTX_SCHED_SPIN`.
+    Spin,
+    /// The same with `CU_CTX_SCHED_YIELD`.
+    Yield,
+    /// The same with `CU_CTX_SCHED_BLOCKING_SYNC` (the thread sleeps until woken).
+    Blocking,
+    /// `cuEventSynchronize` on an end event created with `CU_EVENT_BLOCKING_SYNC`.
+    EventBlocking,
+    /// Polling `cuStreamQuery` until the stream is done.
+    Query,
+}
+
+impl Wait {
+    pub const ALL: [Wait; 6] = [
+        Self::Stream,
+        Self::Spin,
+        Self::Yield,
+        Self::Blocking,
+        Self::EventBlocking,
+        Self::Query,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Stream => "stream",
+            Self::Spin => "spin",
+            Self::Yield => "yield",
+            Self::Blocking => "blocking",
+            Self::EventBlocking => "event-blocking",
+            Self::Query => "query",
+        }
+    }
+    /// True when the case runs in a context of its own, created with the scheduling flag.
+    pub fn own_context(self) -> bool {
+        matches!(self, Self::Spin | Self::Yield | Self::Blocking)
+    }
 }
 
 /// The samples a latency case takes unless `measure.samples` says otherwise.
@@ -379,8 +467,9 @@ pub enum Route {
         cycles: u32,
         pause: std::time::Duration,
     },
-    /// One operation per sample, timed by itself (`latency`, `latency-sync`, `enqueue`).
-    Latency(LatencyCall),
+    /// One operation per sample, timed by itself (`latency`, `latency-sync`, `enqueue`), the end
+    /// awaited as `wait` says.
+    Latency { call: LatencyCall, wait: Wait },
 }
 
 /// Which call a latency case times.
@@ -401,7 +490,7 @@ impl Route {
         match self {
             Route::Staged { chunk, .. } => chunk,
             Route::RegisterPerCopy { slice } => slice,
-            Route::Direct | Route::Churn { .. } | Route::Latency(_) => 0,
+            Route::Direct | Route::Churn { .. } | Route::Latency { .. } => 0,
         }
     }
 
@@ -411,7 +500,7 @@ impl Route {
         match self {
             Route::Staged { chunk, ring, .. } => chunk * u64::from(ring.max(1)),
             Route::RegisterPerCopy { slice } => slice,
-            Route::Direct | Route::Churn { .. } | Route::Latency(_) => 0,
+            Route::Direct | Route::Churn { .. } | Route::Latency { .. } => 0,
         }
     }
 }
@@ -449,6 +538,9 @@ pub struct Case {
     /// Keys of the VRAM-budget experiments: `device_hold`, `cycles`, `pause` (see `vram.rs`).
     #[serde(default)]
     pub vram: super::vram::VramKeys,
+    /// How a latency case's host waits for each sample's end.
+    #[serde(default)]
+    pub wait: Wait,
 }
 
 impl Case {
@@ -470,9 +562,18 @@ impl Case {
                 cycles: self.vram.cycles,
                 pause: self.vram.pause,
             },
-            Mode::Latency => Route::Latency(LatencyCall::AsyncAndSync),
-            Mode::LatencySync => Route::Latency(LatencyCall::Sync),
-            Mode::Enqueue => Route::Latency(LatencyCall::Enqueue),
+            Mode::Latency => Route::Latency {
+                call: LatencyCall::AsyncAndSync,
+                wait: self.wait,
+            },
+            Mode::LatencySync => Route::Latency {
+                call: LatencyCall::Sync,
+                wait: self.wait,
+            },
+            Mode::Enqueue => Route::Latency {
+                call: LatencyCall::Enqueue,
+                wait: self.wait,
+            },
         }
     }
 
@@ -494,6 +595,11 @@ impl Case {
             self.streams,
             self.threads
         ) + &self.vram.key_suffix(self.mode)
+            + &if self.wait == Wait::Stream {
+                String::new()
+            } else {
+                format!(",wait={}", self.wait)
+            }
     }
 
     /// Directions moved at once: 2 for `bidirectional`, else 1.
@@ -513,7 +619,7 @@ impl Case {
         }
         match self.route() {
             Route::Churn { .. } => self.size,
-            Route::Direct | Route::Latency(_) if self.host.is_pinned() => self.size * dirs,
+            Route::Direct | Route::Latency { .. } if self.host.is_pinned() => self.size * dirs,
             route => route.pinned_besides_host() * dirs,
         }
     }
@@ -547,6 +653,9 @@ impl Case {
         }
         if self.engine == Engine::DeviceCopy {
             return 2 * self.size;
+        }
+        if self.engine == Engine::Empty || self.engine.is_chase() {
+            return 0;
         }
         if self.engine.is_device() {
             return self.size;

@@ -4,7 +4,7 @@
 //! Size: over 500 lines: the table and, at the end, its device-memory cells (free device memory,
 //! `device_hold`, past-the-card notes, device and churn estimates) that read the same constants.
 
-use super::{Case, Engine, HostKind, Mode, Route, Scenario};
+use super::{CHASE_STEPS, Case, EMPTY_BATCH, Engine, HostKind, Mode, Route, Scenario};
 use crate::units::{GB, MIB, format_size};
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -45,11 +45,14 @@ pub fn assumed_bps(c: &Case) -> f64 {
 
 /// A rough wall-time estimate for one case, in seconds (the model is printed under the table).
 pub fn estimate_seconds(c: &Case) -> f64 {
-    if let Some(s) = device_estimate_seconds(c) {
-        return s;
-    }
     if c.mode.is_latency() {
         return latency_estimate_seconds(c);
+    }
+    if c.engine == Engine::Empty || c.engine.is_chase() {
+        return launches_estimate_seconds(c);
+    }
+    if let Some(s) = device_estimate_seconds(c) {
+        return s;
     }
     let bps = assumed_bps(c);
     let batch = if c.measure.batch == 0 {
@@ -73,9 +76,39 @@ pub const ASSUMED_LATENCY_S: f64 = 20e-6;
 /// size at the assumed bandwidth, stopping at `time_limit`.
 fn latency_estimate_seconds(c: &Case) -> f64 {
     let (warmup, samples) = latency_counts(&c.measure);
-    let per = ASSUMED_LATENCY_S + c.size as f64 / assumed_bps(c);
+    let bytes = if c.engine == Engine::Empty { 0 } else { c.size };
+    let per = ASSUMED_LATENCY_S + bytes as f64 / assumed_bps(c);
     let sampling = (f64::from(samples) * per).min(c.measure.time_limit.as_secs_f64());
     f64::from(warmup) * per + sampling + c.probes.hold_after_free.as_secs_f64() + SETUP_S
+}
+
+/// Assumed time of one dependent load from mapped host memory (a PCIe round trip), seconds.
+pub const ASSUMED_CHASE_LOAD_S: f64 = 1e-6;
+
+/// The empty kernel and the pointer chase in `mode = "direct"`: `batch` launches per sample
+/// (20 µs each, or [`CHASE_STEPS`] loads of 1 µs), sampled as every direct case is.
+fn launches_estimate_seconds(c: &Case) -> f64 {
+    let (per_launch, auto) = if c.engine.is_chase() {
+        (CHASE_STEPS as f64 * ASSUMED_CHASE_LOAD_S, 1)
+    } else {
+        (ASSUMED_LATENCY_S, EMPTY_BATCH)
+    };
+    let batch = if c.measure.batch == 0 {
+        auto
+    } else {
+        c.measure.batch
+    };
+    let per_sample = f64::from(batch) * per_launch;
+    let sampling = (f64::from(c.measure.max_samples) * per_sample).min(
+        c.measure
+            .time_limit
+            .as_secs_f64()
+            .max(f64::from(c.measure.min_samples) * per_sample),
+    );
+    f64::from(c.measure.warmup) * per_sample
+        + sampling
+        + c.probes.hold_after_free.as_secs_f64()
+        + SETUP_S
 }
 
 /// Untimed and timed copies of a latency case: (warm-up, samples). The warm-up is
@@ -150,7 +183,7 @@ fn dash_if_zero(bytes: u64) -> String {
 
 fn chunk_ring(c: &Case) -> String {
     match c.route() {
-        Route::Direct | Route::Churn { .. } | Route::Latency(_) => "-".into(),
+        Route::Direct | Route::Churn { .. } | Route::Latency { .. } => "-".into(),
         Route::Staged { chunk, ring, .. } => format!("{}×{ring}", format_bytes_exact(chunk)),
         Route::RegisterPerCopy { slice } => format_bytes_exact(slice),
     }
@@ -260,13 +293,17 @@ pub fn plan_table_for(
     };
     let batch_of = |c: &Case| match c.measure.batch {
         _ if c.mode == Mode::Churn || c.mode.is_latency() => "1".into(),
+        0 if c.engine == Engine::Empty => EMPTY_BATCH.to_string(),
+        0 if c.engine.is_chase() => "1".into(),
         0 => format!("auto {}", auto_batch(c.size)),
         b => b.to_string(),
     };
     type Column<'a> = (&'static str, &'a dyn Fn(&Case) -> String);
     let streams = |c: &Case| c.streams.to_string();
+    let wait = |c: &Case| c.wait.to_string();
     let threads = |c: &Case| c.threads.to_string();
-    let candidates: [Column<'_>; 3] = [
+    let candidates: [Column<'_>; 4] = [
+        ("wait", &wait),
         ("streams", &streams),
         ("threads", &threads),
         ("batch", &batch_of),
@@ -315,7 +352,11 @@ pub fn plan_table_for(
             c.engine.to_string(),
             host_side(c.direction.to_string()),
             c.mode.to_string(),
-            format_bytes_exact(c.size),
+            if c.engine == Engine::Empty {
+                "-".into()
+            } else {
+                format_bytes_exact(c.size)
+            },
             chunk_ring(c),
         ];
         row.extend(extra.iter().map(|(_, f)| f(c)));
@@ -404,6 +445,15 @@ pub fn plan_table_for(
         let _ = writeln!(
             out,
             "  latency modes: (warm-up + samples) × (20 µs + size / bandwidth), warm-up = max(measure.warmup, samples / 10)"
+        );
+    }
+    if s.cases
+        .iter()
+        .any(|c| c.engine == Engine::Empty || c.engine.is_chase())
+    {
+        let _ = writeln!(
+            out,
+            "  empty kernel: 20 µs per launch, 1000 launches per sample in mode = \"direct\"; chase: 65536 loads of 1 µs per launch"
         );
     }
     out

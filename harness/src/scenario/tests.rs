@@ -114,11 +114,14 @@ fn latency_modes_take_4_byte_copies_of_host_memory_only() {
         assert_eq!((s.cases[0].size, s.cases[0].mode.name()), (4, mode));
         assert_eq!(
             s.cases[0].route(),
-            Route::Latency(match mode {
-                "latency" => LatencyCall::AsyncAndSync,
-                "latency-sync" => LatencyCall::Sync,
-                _ => LatencyCall::Enqueue,
-            })
+            Route::Latency {
+                call: match mode {
+                    "latency" => LatencyCall::AsyncAndSync,
+                    "latency-sync" => LatencyCall::Sync,
+                    _ => LatencyCall::Enqueue,
+                },
+                wait: Wait::Stream,
+            }
         );
         assert_eq!(s.cases[0].measure.samples, 1000);
     }
@@ -126,7 +129,7 @@ fn latency_modes_take_4_byte_copies_of_host_memory_only() {
         (
             "[[case]]\nlabel = \"k\"\nmode = \"latency\"\nengine = \"kernel\"\nhost = \"alloc\"\nflags = [\"mapped\"]\n",
             &[
-                "5:8: case `k`: mode = \"latency\" times copies: it needs engine = \"copy\", not \"kernel\"",
+                "5:8: case `k`: mode = \"latency\" times copies (or, except \"latency-sync\", launches of engine = \"empty\"): it needs engine = \"copy\", not \"kernel\"",
             ],
         ),
         (
@@ -144,6 +147,60 @@ fn latency_modes_take_4_byte_copies_of_host_memory_only() {
         (
             "[[case]]\nlabel = \"s\"\nmode = \"latency\"\nmeasure = { samples = 5 }\n",
             &["6:23: `measure.samples` must be a whole number from 10 to 1000000, not 5"],
+        ),
+    ]);
+}
+
+#[test]
+fn waits_empty_kernels_and_chases_follow_their_rules() {
+    let s = parse(
+        "t.toml",
+        &format!("{HEAD}[[case]]\nlabel = \"e\"\nengine = \"empty\"\nmode = \"latency\"\nwait = \"blocking\"\n[[case]]\nlabel = \"c\"\nengine = \"chase-random\"\nhost = \"alloc\"\nflags = [\"mapped\"]\nsize = \"2MiB\"\n"),
+    )
+    .expect("valid");
+    assert_eq!(s.cases[0].wait, Wait::Blocking);
+    assert!(
+        s.cases[0].key().ends_with(",wait=blocking"),
+        "{}",
+        s.cases[0].key()
+    );
+    assert_eq!(
+        (s.cases[0].device_bytes(), s.cases[0].pinned_bytes()),
+        (0, 0)
+    );
+    assert!(
+        !s.cases[1].key().contains("wait="),
+        "the default wait keeps old keys"
+    );
+    assert_eq!(s.cases[1].device_bytes(), 0);
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"w\"\nwait = \"spin\"\n",
+            &[
+                "5:8: case `w`: wait = \"spin\" says how a latency sample's end is awaited: it needs mode = \"latency\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"e\"\nengine = \"empty\"\nsize = \"4KiB\"\ndirection = \"d2h\"\n",
+            &[
+                "5:10: case `e`: engine = \"empty\" moves nothing (no host buffer, no direction, no size): remove `direction`, `size`",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"e\"\nengine = \"empty\"\nmode = \"latency-sync\"\n",
+            &[
+                "6:8: case `e`: mode = \"latency-sync\" times copies (or, except \"latency-sync\", launches of engine = \"empty\"): it needs engine = \"copy\", not \"empty\"",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"c\"\nengine = \"chase\"\nhost = \"alloc\"\n",
+            &[&format!("5:10: case `c`: {}", expand::KERNEL_NEEDS_MAPPED)],
+        ),
+        (
+            "[[case]]\nlabel = \"c\"\nengine = \"chase\"\nhost = \"alloc\"\nflags = [\"mapped\"]\nsize = \"1KiB\"\n",
+            &[
+                "8:8: case `c`: engine = \"chase\" chains one pointer per 128 bytes: `size` must be at least 4KiB, not 1KiB",
+            ],
         ),
     ]);
 }
@@ -832,12 +889,14 @@ fn every_engine_name_parses_and_unknown_ones_are_listed() {
     for e in Engine::ALL {
         let (host, flags, dir) = match e {
             Engine::Copy => ("alloc", "[]", "h2d"),
-            Engine::Kernel | Engine::KernelRead => ("alloc", "[\"mapped\"]", "h2d"),
+            Engine::Kernel | Engine::KernelRead | Engine::Chase | Engine::ChaseRandom => {
+                ("alloc", "[\"mapped\"]", "h2d")
+            }
             Engine::KernelWrite => ("register", "[\"mapped\"]", "d2h"),
             Engine::CpuRead => ("alloc", "[\"write-combined\"]", "d2h"),
             Engine::CpuWrite => ("pageable", "[]", "h2d"),
             // Device memory only: no host, flags or direction (tests_vram.rs).
-            Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy => {
+            Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy | Engine::Empty => {
                 let s = ok(&format!("[[case]]\nlabel = \"e\"\nengine = \"{e}\"\n"));
                 assert_eq!(s.cases[0].engine, e);
                 continue;
@@ -851,7 +910,7 @@ fn every_engine_name_parses_and_unknown_ones_are_listed() {
     assert_problems(&[(
         "[[case]]\nlabel = \"e\"\nengine = \"kernel_read\"\n",
         &[
-            "5:10: `engine` must be one of \"copy\", \"kernel\", \"kernel-read\", \"kernel-write\", \"cpu-read\", \"cpu-write\", \"device-read\", \"device-write\", \"device-copy\", not \"kernel_read\"; did you mean \"kernel-read\"?",
+            "5:10: `engine` must be one of \"copy\", \"kernel\", \"kernel-read\", \"kernel-write\", \"cpu-read\", \"cpu-write\", \"device-read\", \"device-write\", \"device-copy\", \"empty\", \"chase\", \"chase-random\", not \"kernel_read\"; did you mean \"kernel-read\"?",
         ],
     )]);
 }

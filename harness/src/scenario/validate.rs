@@ -10,7 +10,7 @@
 use super::keys::Key;
 pub(super) use super::keys::{Given, KEYS, Ty, Val};
 use super::raw::{self, Entry, Kind, Pos};
-use super::{Case, Engine, HostFlags, Mode, Threads};
+use super::{Case, Engine, HostFlags, Mode, Threads, Wait};
 use super::{Claim, Derived};
 use crate::error::Problem;
 use crate::units;
@@ -348,6 +348,10 @@ pub(super) fn parse_value(
         Ty::Mode => {
             let names = Mode::ALL.map(Mode::name);
             enum_value(key, &names, v).map(|(x, w)| (Val::Mode(x), w))?
+        }
+        Ty::Wait => {
+            let names = Wait::ALL.map(Wait::name);
+            enum_value(key, &names, v).map(|(x, w)| (Val::Wait(x), w))?
         }
         Ty::Flags => flags_value(key, v, in_sweep).map(|(x, w)| (Val::Flags(x), w))?,
         Ty::Size => {

@@ -195,16 +195,25 @@ pub(super) fn rules(
 ) -> Vec<(&'static [&'static str], String)> {
     let mut v: Vec<(&'static [&'static str], String)> = Vec::new();
     if c.engine.is_device() {
-        let given: Vec<&str> = ["host", "flags", "direction"]
-            .into_iter()
-            .filter(|k| written(k))
-            .collect();
+        // The empty kernel moves nothing, so it takes no size either.
+        let empty = c.engine == Engine::Empty;
+        let keys: &[&str] = if empty {
+            &["host", "flags", "direction", "size"]
+        } else {
+            &["host", "flags", "direction"]
+        };
+        let given: Vec<&str> = keys.iter().copied().filter(|k| written(k)).collect();
         if !given.is_empty() {
             let list: Vec<String> = given.iter().map(|k| format!("`{k}`")).collect();
+            let what = if empty {
+                "moves nothing (no host buffer, no direction, no size)"
+            } else {
+                "works on device memory only (no host buffer, no direction)"
+            };
             v.push((
-                &["engine", "host", "flags", "direction"],
+                &["engine", "host", "flags", "direction", "size"],
                 format!(
-                    "engine = \"{}\" works on device memory only (no host buffer, no direction): remove {}",
+                    "engine = \"{}\" {what}: remove {}",
                     c.engine,
                     list.join(", ")
                 ),

@@ -11,34 +11,109 @@
 //!   page-locked memory the stream is held by the spin gate first, so the queue holds one kernel
 //!   and one copy and the call never waits for the copy; pageable memory is not gated (the call
 //!   itself stages the data, and a device-to-host call returns only once the data has arrived).
+//!
+//! `wait` says how the host waits in `latency` mode: a stream synchronisation (in the run's
+//! context, or in a context of the case's own created with a scheduling flag, which the runner
+//! makes current), an event synchronisation that sleeps, or polling the stream.
 
 use super::*;
 use crate::cuda::Event;
-use crate::scenario::LatencyCall;
+use crate::scenario::{LatencyCall, Wait};
 use std::time::Instant;
 
-/// One timed copy per sample, through `call`.
+/// One timed copy per sample, through `call`, its end awaited as `wait` says.
 pub struct Latency {
     call: LatencyCall,
+    wait: Wait,
     start: Event,
     end: Event,
 }
 
 impl Latency {
-    pub fn allocate(case: &Case, call: LatencyCall) -> Result<OneWayTransfer<Self>, CudaError> {
+    pub fn allocate(
+        case: &Case,
+        call: LatencyCall,
+        wait: Wait,
+    ) -> Result<OneWayTransfer<Self>, CudaError> {
         let host = host_buffer(case, case.size as usize)?;
         let setup = SetupTimes::of(&host);
         let how = Latency {
             call,
+            wait,
             start: Event::new()?,
-            end: Event::new()?,
+            end: end_event(wait)?,
         };
         OneWayTransfer::new(case, host, 1, setup, how)
     }
 }
 
+/// The end event of a sample: one whose synchronisation sleeps for `event-blocking`.
+pub(super) fn end_event(wait: Wait) -> Result<Event, CudaError> {
+    if wait == Wait::EventBlocking {
+        Event::blocking()
+    } else {
+        Event::new()
+    }
+}
+
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Queues `op` on `s` between the `start` and `end` events and waits for it as `wait` says:
+/// (host ms from just before `op` until the wait returned, event ms).
+pub(super) fn until_done(
+    s: &Stream,
+    start: &Event,
+    end: &Event,
+    wait: Wait,
+    op: impl FnOnce() -> Result<(), CudaError>,
+) -> Result<(f64, f64), CudaError> {
+    start.record(s)?;
+    let t0 = Instant::now();
+    op()?;
+    end.record(s)?;
+    match wait {
+        // The context's scheduling flag decides how the stream synchronisation waits.
+        Wait::Stream | Wait::Spin | Wait::Yield | Wait::Blocking => s.synchronize()?,
+        Wait::EventBlocking => end.synchronize()?,
+        Wait::Query => {
+            while !s.is_done()? {
+                std::hint::spin_loop();
+            }
+        }
+    }
+    let host = ms_since(t0);
+    Ok((host, start.elapsed_ms(end)?))
+}
+
+/// Host ms of the call `op` alone. When `gated` the stream is held by the spin gate first, so
+/// the queue holds one kernel and `op`'s work and the call never waits for the GPU; the stream
+/// is synchronised after.
+pub(super) fn call_alone(
+    s: &Stream,
+    gpu: &Gpu,
+    gated: bool,
+    op: impl FnOnce() -> Result<(), CudaError>,
+) -> Result<f64, CudaError> {
+    if gated {
+        gpu.gate.hold(gpu.kernels, s)?;
+    }
+    let t0 = Instant::now();
+    let queued = op();
+    let host = ms_since(t0);
+    if gated {
+        gpu.gate.release();
+    }
+    queued?;
+    s.synchronize()?;
+    if gated && gpu.gate.timed_out() {
+        return Err(CudaError::new(
+            "spin gate",
+            "timed out before the call was queued",
+        ));
+    }
+    Ok(host)
 }
 
 /// Queues the one copy of the ends on `stream`.
@@ -50,50 +125,25 @@ fn copy_async(io: &OneWay, stream: &Stream) -> Result<(), CudaError> {
     }
 }
 
-impl Latency {
-    /// Async copy + stream synchronisation: (host ms, event ms).
-    fn async_and_sync(&self, io: &OneWay, s: &Stream) -> Result<(f64, Option<f64>), CudaError> {
-        self.start.record(s)?;
-        let t0 = Instant::now();
-        copy_async(io, s)?;
-        self.end.record(s)?;
-        s.synchronize()?;
-        let host = ms_since(t0);
-        Ok((host, Some(self.start.elapsed_ms(&self.end)?)))
+/// The synchronous copy call: host ms.
+fn sync_call(io: &mut OneWay) -> Result<f64, CudaError> {
+    let t0 = Instant::now();
+    if io.h2d {
+        io.device.write(0, io.host.as_slice())?;
+    } else {
+        io.device.read(0, io.host.as_mut_slice())?;
     }
+    Ok(ms_since(t0))
+}
 
-    /// The synchronous copy call: host ms.
-    fn sync_call(io: &mut OneWay) -> Result<f64, CudaError> {
-        let t0 = Instant::now();
-        if io.h2d {
-            io.device.write(0, io.host.as_slice())?;
-        } else {
-            io.device.read(0, io.host.as_mut_slice())?;
-        }
-        Ok(ms_since(t0))
-    }
-
-    /// The async copy call alone, the stream of page-locked memory held by the gate: host ms.
-    fn enqueue(io: &OneWay, s: &Stream, gpu: &Gpu) -> Result<f64, CudaError> {
-        let gated = io.host.is_page_locked();
-        if gated {
-            gpu.gate.hold(gpu.kernels, s)?;
-        }
-        let t0 = Instant::now();
-        let queued = copy_async(io, s);
-        let host = ms_since(t0);
-        if gated {
-            gpu.gate.release();
-        }
-        queued?;
-        s.synchronize()?;
-        if gated && gpu.gate.timed_out() {
-            return Err(CudaError::new(
-                "spin gate",
-                "timed out before the copy was queued",
-            ));
-        }
-        Ok(host)
+/// The one-lane sample of a host time and, when recorded, an event time (ms).
+pub(super) fn one_sample(lane: Lane, host_ms: f64, event_ms: Option<f64>) -> SampleTimes {
+    SampleTimes {
+        lanes: vec![(lane, host_ms)],
+        wall_ms: host_ms,
+        event_ms: event_ms.map(|e| (lane, e)).into_iter().collect(),
+        register_ms: None,
+        unregister_ms: None,
     }
 }
 
@@ -103,17 +153,17 @@ impl Enqueue for Latency {
         let Rig { io, streams, gpu } = rig;
         let s = &streams[0];
         let (host_ms, event_ms) = match self.call {
-            LatencyCall::AsyncAndSync => self.async_and_sync(io, s)?,
-            LatencyCall::Sync => (Self::sync_call(io)?, None),
-            LatencyCall::Enqueue => (Self::enqueue(io, s, gpu)?, None),
+            LatencyCall::AsyncAndSync => {
+                let (h, e) =
+                    until_done(s, &self.start, &self.end, self.wait, || copy_async(io, s))?;
+                (h, Some(e))
+            }
+            LatencyCall::Sync => (sync_call(io)?, None),
+            LatencyCall::Enqueue => {
+                let gated = io.host.is_page_locked();
+                (call_alone(s, gpu, gated, || copy_async(io, s))?, None)
+            }
         };
-        let lane = io.lane();
-        Ok(SampleTimes {
-            lanes: vec![(lane, host_ms)],
-            wall_ms: host_ms,
-            event_ms: event_ms.map(|e| (lane, e)).into_iter().collect(),
-            register_ms: None,
-            unregister_ms: None,
-        })
+        Ok(one_sample(io.lane(), host_ms, event_ms))
     }
 }

@@ -6,10 +6,12 @@
 //! [`Transfer::verify`] → [`Transfer::free`].
 
 mod bidirectional;
+mod chase;
 pub mod churn;
 mod copy_engine;
 mod cpu_access;
 mod device_local;
+mod empty;
 mod latency;
 mod one_way;
 mod register_per_copy;
@@ -19,7 +21,7 @@ mod zero_copy;
 
 use crate::cuda::{CudaError, DeviceBuffer, Gate, HostBuffer, Kernels, Stream};
 use crate::scenario::Lane;
-use crate::scenario::{Case, Direction, Engine, HostKind, Route};
+use crate::scenario::{Case, Direction, EMPTY_BATCH, Engine, HostKind, Route};
 pub(crate) use one_way::{Enqueue, OneWay, OneWayTransfer, Rig};
 
 /// What a strategy needs from the GPU.
@@ -167,10 +169,17 @@ pub fn seed_for(case: &Case) -> u32 {
     0x5EED_0000 ^ (case.index as u32).wrapping_mul(0x0101_0101) ^ case.size as u32
 }
 
-/// Transfers per sample: the case's `batch`, or enough to move >= 256 MiB (at most 256).
+/// Transfers per sample: the case's `batch`, or enough to move >= 256 MiB (at most 256); for
+/// the empty kernel, which moves nothing, [`EMPTY_BATCH`] launches.
 pub fn batch_for(case: &Case) -> u32 {
     if case.measure.batch > 0 {
         return case.measure.batch;
+    }
+    if case.engine == Engine::Empty {
+        return EMPTY_BATCH;
+    }
+    if case.engine.is_chase() {
+        return 1;
     }
     let target = 256u64 << 20;
     target.div_ceil(case.size.max(1)).clamp(1, 256) as u32
@@ -179,6 +188,12 @@ pub fn batch_for(case: &Case) -> u32 {
 /// Allocates the memory a case needs (nothing is touched yet).
 pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
     let _ = gpu;
+    if case.engine == Engine::Empty {
+        return Ok(Box::new(empty::EmptyKernel::allocate(case)?));
+    }
+    if case.engine.is_chase() {
+        return Ok(Box::new(chase::Chase::allocate(case)?));
+    }
     if case.engine.is_device() {
         return Ok(Box::new(device_local::DeviceLocal::allocate(case)?));
     }
@@ -193,7 +208,9 @@ pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> 
             _,
             _,
         ) => Box::new(staged::Staged::allocate(case, chunk, ring, threads)?),
-        (Route::Latency(call), _, _) => Box::new(latency::Latency::allocate(case, call)?),
+        (Route::Latency { call, wait }, _, _) => {
+            Box::new(latency::Latency::allocate(case, call, wait)?)
+        }
         (Route::RegisterPerCopy { slice }, _, _) => {
             Box::new(register_per_copy::RegisterPerCopy::allocate(case, slice)?)
         }
@@ -207,7 +224,16 @@ pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> 
             Box::new(bidirectional::Bidirectional::allocate(case)?)
         }
         (Route::Direct, Engine::Copy, _) => Box::new(copy_engine::CopyEngine::allocate(case)?),
-        (Route::Direct, Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy, _) => {
+        (
+            Route::Direct,
+            Engine::DeviceRead
+            | Engine::DeviceWrite
+            | Engine::DeviceCopy
+            | Engine::Empty
+            | Engine::Chase
+            | Engine::ChaseRandom,
+            _,
+        ) => {
             return Err(CudaError::new("allocate", "handled above"));
         }
     })

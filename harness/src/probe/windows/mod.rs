@@ -10,8 +10,10 @@ use windows::core::{HSTRING, PCSTR};
 mod dxgi;
 mod pdh;
 mod process;
+mod settings;
 
 pub use dxgi::dxgi_adapters;
+pub use settings::fill_windows_settings;
 
 pub(super) fn observers(luid: Option<[u8; 8]>) -> Vec<Box<dyn Observer>> {
     vec![

@@ -1,0 +1,185 @@
+//! `pinscope check`: a health verdict for one GPU in well under 30 s. Short pinned and pageable
+//! copies both ways with data verification, the settings recorded during a transfer, then one
+//! verdict per check. Exit 0 when nothing failed (warnings printed), 1 when a check failed,
+//! 3 without a GPU, 2 for bad arguments.
+
+use crate::Error;
+use crate::health::{
+    self, CheckResult, Copies, DEFAULT_MIN_LINK_SHARE, Measured, Thresholds, Verdict,
+};
+use crate::platform::Settings;
+use crate::run::{measure_check, open_session};
+use clap::Args;
+use std::time::Instant;
+
+#[derive(Debug, Args, Clone)]
+pub struct CheckArgs {
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub device: u32,
+    /// Print JSON instead of text (only JSON on stdout; same exit code).
+    #[arg(long)]
+    pub json: bool,
+    /// Fail when pinned host→device bandwidth is below this many GB/s (1e9 B/s); warn within 5%
+    /// above it. Default: a share of the link's theoretical rate (--min-link-share).
+    #[arg(long, value_name = "GB/s")]
+    pub min_h2d: Option<f64>,
+    /// As --min-h2d, for device→host.
+    #[arg(long, value_name = "GB/s")]
+    pub min_d2h: Option<f64>,
+    /// Share of the link's theoretical rate (from its maximum generation and width) that pinned
+    /// bandwidth must reach where no --min-h2d / --min-d2h is given.
+    #[arg(long, default_value_t = DEFAULT_MIN_LINK_SHARE, value_name = "FRACTION")]
+    pub min_link_share: f64,
+}
+
+/// The report `check` prints: as text, or as JSON for scripts.
+#[derive(Debug, serde::Serialize)]
+struct CheckReport {
+    pinscope_version: &'static str,
+    verdict: Verdict,
+    exit_code: i32,
+    /// Why no GPU could be used, when none could.
+    gpu_unavailable: Option<String>,
+    device: u32,
+    gpu: Option<String>,
+    platform: String,
+    seconds: f64,
+    thresholds: Thresholds,
+    checks: Vec<CheckResult>,
+    measured: Option<Measured>,
+    settings: Option<Settings>,
+}
+
+fn thresholds(args: &CheckArgs) -> Result<Thresholds, Error> {
+    let floor = |name: &str, v: Option<f64>| match v {
+        Some(x) if !(x.is_finite() && x > 0.0) => Err(Error::Usage(format!(
+            "--{name} {x} is not a bandwidth: give a number of GB/s above 0, such as 48"
+        ))),
+        _ => Ok(v),
+    };
+    let share = args.min_link_share;
+    if !(share > 0.0 && share <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--min-link-share {share} is not a share: give a fraction above 0 and at most 1, such as 0.6"
+        )));
+    }
+    Ok(Thresholds {
+        min_h2d_gbs: floor("min-h2d", args.min_h2d)?,
+        min_d2h_gbs: floor("min-d2h", args.min_d2h)?,
+        min_link_share: share,
+    })
+}
+
+/// `pinscope check`.
+pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
+    let thresholds = thresholds(args)?;
+    let started = Instant::now();
+    let machine = crate::platform::this_machine(false);
+    let mut report = CheckReport {
+        pinscope_version: env!("CARGO_PKG_VERSION"),
+        verdict: Verdict::NotRun,
+        exit_code: 3,
+        gpu_unavailable: None,
+        device: args.device,
+        gpu: None,
+        platform: machine.platform.clone(),
+        seconds: 0.0,
+        thresholds,
+        checks: Vec::new(),
+        measured: None,
+        settings: None,
+    };
+    match open_session(args.device, false) {
+        Ok(session) => {
+            let wsl2 = session.machine.platform == crate::platform::Platform::Wsl2.name();
+            let measured = measure_check(&session, wsl2);
+            let settings = session.machine.settings.clone().unwrap_or_default();
+            report.checks = health::evaluate(&measured, &settings, &thresholds, wsl2);
+            report.verdict = health::overall(&report.checks);
+            report.exit_code = i32::from(report.verdict == Verdict::Fail);
+            report.gpu = session.machine.gpu.as_ref().map(|g| g.name.clone());
+            report.measured = Some(measured);
+            report.settings = Some(settings);
+        }
+        Err(Error::NoGpu(why)) => {
+            report.checks = health::all_not_run(&format!("no usable GPU: {why}"));
+            report.gpu_unavailable = Some(why);
+        }
+        Err(e) => return Err(e),
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    if args.json {
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| Error::Usage(format!("the check's JSON could not be written ({e})")))?;
+        println!("{text}");
+    } else {
+        print_text(&report);
+    }
+    Ok(report.exit_code)
+}
+
+fn print_text(r: &CheckReport) {
+    match (&r.gpu, &r.gpu_unavailable) {
+        (_, Some(why)) => println!("pinscope check: no usable GPU — {why}"),
+        (gpu, None) => println!(
+            "pinscope check: GPU {} ({}), {}",
+            r.device,
+            gpu.as_deref().unwrap_or("unnamed"),
+            r.platform
+        ),
+    }
+    let width = r
+        .checks
+        .iter()
+        .map(|c| c.check.title().chars().count())
+        .max()
+        .unwrap_or(0);
+    for c in &r.checks {
+        let measured = c
+            .measured
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let mut line = format!(
+            "  {:<8} {:<width$}  {measured}",
+            c.verdict.name(),
+            c.check.title()
+        );
+        if !c.threshold.is_empty() {
+            line.push_str(&format!("  (threshold {})", c.threshold));
+        }
+        println!("{}", line.trim_end());
+        if !c.advice.is_empty() && r.gpu_unavailable.is_none() {
+            println!("          → {}", c.advice);
+        }
+    }
+    if let Some(m) = &r.measured {
+        println!(
+            "measured (median, GB/s = 1e9 B/s): pinned H2D {}, D2H {}; pageable H2D {}, D2H {}",
+            gbs(m.pinned_h2d.as_ref()),
+            gbs(m.pinned_d2h.as_ref()),
+            gbs(m.pageable_h2d.as_ref()),
+            gbs(m.pageable_d2h.as_ref())
+        );
+    }
+    println!(
+        "verdict: {} (exit {}) in {:.1} s",
+        r.verdict.name(),
+        r.exit_code,
+        r.seconds
+    );
+}
+
+fn gbs(c: Option<&Copies>) -> String {
+    match c {
+        Some(Ok(b)) => format!(
+            "{:.1} GB/s ({} copies of {})",
+            b.median_gbs,
+            b.samples_gbs.len(),
+            crate::units::format_size(b.copy_bytes)
+        ),
+        Some(Err(e)) => format!("failed ({e})"),
+        None => "not measured".into(),
+    }
+}

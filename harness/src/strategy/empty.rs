@@ -1,0 +1,95 @@
+//! The empty kernel (`engine = "empty"`): nothing moves, so what is timed is the launch and the
+//! synchronisation themselves. `latency`: one launch + the wait `wait` names per sample (host
+//! clock, and the event pair around the kernel); `enqueue`: the launch call alone, the stream held
+//! by the spin gate; `direct`: `batch` launches back to back and one synchronisation, so the
+//! time per launch is the inverse of the launch rate.
+
+use super::latency::{call_alone, end_event, one_sample, until_done};
+use super::*;
+use crate::cuda::Event;
+use crate::scenario::{LatencyCall, Wait};
+use std::time::Instant;
+
+/// An empty kernel on one stream, timed per `route`.
+pub struct EmptyKernel {
+    route: Route,
+    stream: Stream,
+    start: Event,
+    end: Event,
+}
+
+impl EmptyKernel {
+    pub fn allocate(case: &Case) -> Result<EmptyKernel, CudaError> {
+        let route = case.route();
+        let wait = match route {
+            Route::Latency { wait, .. } => wait,
+            _ => Wait::Stream,
+        };
+        Ok(EmptyKernel {
+            route,
+            stream: Stream::new()?,
+            start: Event::new()?,
+            end: end_event(wait)?,
+        })
+    }
+
+    /// `batch` launches back to back, then one synchronisation: (host ms, event ms).
+    fn launches(&self, gpu: &Gpu, batch: u32) -> Result<(f64, f64), CudaError> {
+        let s = &self.stream;
+        self.start.record(s)?;
+        let t0 = Instant::now();
+        for _ in 0..batch {
+            gpu.kernels.empty(s)?;
+        }
+        self.end.record(s)?;
+        s.synchronize()?;
+        let host = t0.elapsed().as_secs_f64() * 1e3;
+        Ok((host, self.start.elapsed_ms(&self.end)?))
+    }
+}
+
+impl Transfer for EmptyKernel {
+    fn moves(&self) -> Moves {
+        Moves::OneWay(Lane::Device, 0)
+    }
+
+    fn touch(&mut self, _gpu: &Gpu) -> Result<(), CudaError> {
+        Ok(())
+    }
+
+    fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
+        let s = &self.stream;
+        let (host, event) = match self.route {
+            Route::Latency {
+                call: LatencyCall::Enqueue,
+                ..
+            } => (call_alone(s, gpu, true, || gpu.kernels.empty(s))?, None),
+            Route::Latency { wait, .. } => {
+                let (h, e) = until_done(s, &self.start, &self.end, wait, || gpu.kernels.empty(s))?;
+                (h, Some(e))
+            }
+            _ => {
+                let (h, e) = self.launches(gpu, batch)?;
+                (h, Some(e))
+            }
+        };
+        Ok(one_sample(Lane::Device, host, event))
+    }
+
+    /// Nothing lands anywhere: there is nothing to check.
+    fn verify(&mut self, _gpu: &Gpu) -> Result<Verified, CudaError> {
+        Ok(Verified::NotApplicable)
+    }
+
+    fn setup(&self) -> SetupTimes {
+        SetupTimes::default()
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint::default()
+    }
+
+    fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
+        Ok(SetupTimes::default())
+    }
+}

@@ -1,0 +1,216 @@
+//! `pinscope check` and the settings record through the real binary, on a machine without a
+//! GPU (where a driver is present these tests say so and do not apply; the GPU run is in
+//! scripts/gpu-check.sh).
+
+mod common;
+
+use common::*;
+use predicates::prelude::*;
+
+fn without_driver(test: &str, body: impl FnOnce()) {
+    if pinscope::cuda::driver_present() {
+        eprintln!("{test}: a CUDA driver is present here, so the no-GPU behaviour cannot be seen");
+    } else {
+        body();
+    }
+}
+
+const CHECKS: [&str; 8] = [
+    "link_under_load",
+    "pinned_h2d",
+    "pinned_d2h",
+    "data_verification",
+    "pinned_numa",
+    "clocks_under_load",
+    "wsl2_pinned_ceiling",
+    "copy_latency",
+];
+
+#[test]
+fn check_without_a_gpu_exits_3_and_names_every_check_as_not_run() {
+    without_driver("check_without_a_gpu_exits_3", || {
+        let out = pinscope().arg("check").output().expect("runs");
+        assert_eq!(out.status.code(), Some(3));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("no usable GPU"), "{text}");
+        for title in [
+            "PCIe link during a transfer",
+            "data verification",
+            "4-byte copy latency",
+        ] {
+            assert!(
+                text.lines()
+                    .any(|l| l.contains("not run") && l.contains(title)),
+                "{title}: {text}"
+            );
+        }
+        assert!(text.contains("verdict: not run (exit 3)"), "{text}");
+        assert!(no_panic().eval(&String::from_utf8_lossy(&out.stderr)));
+    });
+}
+
+#[test]
+fn check_json_without_a_gpu_is_valid_json_with_every_check_not_run() {
+    without_driver("check_json_without_a_gpu", || {
+        let out = pinscope()
+            .args(["check", "--json", "--min-h2d", "48"])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(3));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("only JSON");
+        assert_eq!(v["verdict"], "not_run");
+        assert_eq!(v["exit_code"], 3);
+        assert!(v["gpu_unavailable"].as_str().is_some_and(|w| !w.is_empty()));
+        assert_eq!(v["thresholds"]["min_h2d_gbs"], 48.0);
+        let checks = v["checks"].as_array().expect("checks");
+        let names: Vec<&str> = checks.iter().filter_map(|c| c["check"].as_str()).collect();
+        assert_eq!(names, CHECKS);
+        for c in checks {
+            assert_eq!(c["verdict"], "not_run", "{c}");
+            assert!(
+                c["advice"]
+                    .as_str()
+                    .is_some_and(|a| a.contains("no usable GPU"))
+            );
+        }
+    });
+}
+
+#[test]
+fn check_refuses_thresholds_that_are_not_numbers_before_looking_for_a_gpu() {
+    pinscope()
+        .args(["check", "--min-h2d=-5"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--min-h2d -5 is not a bandwidth"));
+    pinscope()
+        .args(["check", "--min-link-share", "1.5"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not a share"));
+    pinscope()
+        .args(["check", "--min-d2h", "NaN"])
+        .assert()
+        .code(2)
+        .stderr(no_panic());
+}
+
+#[test]
+fn info_json_carries_the_settings_with_sources_or_reasons() {
+    without_driver("info_json_carries_the_settings", || {
+        let out = pinscope().args(["info", "--json"]).output().expect("runs");
+        assert_eq!(out.status.code(), Some(3));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+        let s = &v["machine"]["settings"];
+        assert_eq!(
+            s["kernel_release"]["source"]["file"],
+            "/proc/sys/kernel/osrelease"
+        );
+        assert!(s["mem_total"]["value"].as_u64().is_some_and(|b| b > 0));
+        assert_eq!(
+            s["cuda_visible_devices"]["source"]["env"],
+            "CUDA_VISIBLE_DEVICES"
+        );
+        assert_eq!(s["bar1_size"]["unavailable"], "no usable GPU");
+        assert!(
+            s["hags"]["unavailable"]
+                .as_str()
+                .is_some_and(|w| w.contains("Windows only"))
+        );
+    });
+}
+
+#[test]
+fn info_prints_each_setting_with_its_source() {
+    without_driver("info_prints_each_setting", || {
+        pinscope()
+            .arg("info")
+            .env("CUDA_DEVICE_MAX_CONNECTIONS", "8")
+            .assert()
+            .code(3)
+            .stdout(predicate::str::contains("settings that change the answer:"))
+            .stdout(predicate::str::contains(
+                "CUDA_DEVICE_MAX_CONNECTIONS: `8`  [environment CUDA_DEVICE_MAX_CONNECTIONS]",
+            ))
+            .stdout(predicate::str::contains("MemTotal: "))
+            .stdout(predicate::str::contains("[file /proc/meminfo]"));
+    });
+}
+
+/// Copies a published run (CSV, samples, sidecar) to `dir` as `name`, with `settings` (made up
+/// for the test: SYNTHETIC values, not a measurement) written into its sidecar.
+fn run_with_settings(dir: &std::path::Path, name: &str, settings: serde_json::Value) -> String {
+    let from = repo().join("reports/h200/20261130-051541-register-vs-alloc-vm");
+    let to = dir.join(name);
+    for ext in ["csv", "samples.csv"] {
+        std::fs::copy(from.with_extension(ext), to.with_extension(ext)).expect("copy");
+    }
+    let text = std::fs::read_to_string(from.with_extension("json")).expect("sidecar");
+    let mut sidecar: serde_json::Value = serde_json::from_str(&text).expect("json");
+    sidecar["machine"]["settings"] = settings;
+    std::fs::write(to.with_extension("json"), sidecar.to_string()).expect("write");
+    to.with_extension("csv").display().to_string()
+}
+
+fn width_under_load(width: u32) -> serde_json::Value {
+    let nvml = |call: &str| serde_json::json!({"nvml": call});
+    serde_json::json!({
+        "pcie_width_under_load": {"value": width, "source": nvml("nvmlDeviceGetCurrPcieLinkWidth (during a transfer)")},
+        "pcie_gen_under_load": {"value": 5, "source": nvml("nvmlDeviceGetCurrPcieLinkGeneration (during a transfer)")},
+        "pcie_gen_max": {"value": 5, "source": nvml("nvmlDeviceGetMaxPcieLinkGeneration")},
+        "pcie_width_max": {"value": 16, "source": nvml("nvmlDeviceGetMaxPcieLinkWidth")},
+        "cuda_launch_blocking": {"value": "unset", "source": {"env": "CUDA_LAUNCH_BLOCKING"}},
+    })
+}
+
+#[test]
+fn compare_names_a_setting_that_differs_and_report_shows_the_settings_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = run_with_settings(dir.path(), "a", width_under_load(16));
+    let b = run_with_settings(dir.path(), "b", width_under_load(8));
+    let out = pinscope().args(["compare", &a, &b]).output().expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("differs — PCIe width, during a transfer: A=16  B=8"),
+        "{text}"
+    );
+    assert!(!text.contains("differs — CUDA_LAUNCH_BLOCKING"), "{text}");
+    let html = dir.path().join("r.html");
+    pinscope()
+        .args(["report", &a, &b, "-o"])
+        .arg(&html)
+        .assert()
+        .code(0);
+    let page = std::fs::read_to_string(&html).expect("report");
+    assert!(page.contains("Settings that change the answer"));
+    assert!(page.contains("PCIe width, during a transfer"));
+    // The answer section carries the check verdicts the recorded settings decide.
+    assert!(
+        page.contains("PCIe link during a transfer: pass — gen5x16"),
+        "run A's link"
+    );
+    assert!(
+        page.contains("PCIe link during a transfer: fail — gen5x8"),
+        "run B's link"
+    );
+}
+
+#[test]
+fn compare_says_when_a_run_recorded_no_settings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = run_with_settings(dir.path(), "a", width_under_load(16));
+    let b = run_with_settings(dir.path(), "b", serde_json::Value::Null);
+    let out = pinscope().args(["compare", &a, &b]).output().expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("are not compared: run(s) B recorded none"),
+        "{text}"
+    );
+    assert!(!text.contains("differs — PCIe width"), "{text}");
+}
