@@ -1,5 +1,6 @@
-//! The "Results files" section of `docs/results-schema.md` (and, for the latency columns, the
-//! "Columns" section of `docs/latency.md`) lists every column the writer writes (and the family
+//! The "Results files" section of `docs/results-schema.md` and the "Columns" sections of
+//! `docs/latency.md` (the latency columns) and `docs/accounting.md` (the host phase and probe
+//! columns) together list every column the writer writes (and the family
 //! `d_<phase>_<metric>_mib` with every phase and metric), so the docs cannot fall behind the CSV.
 
 use pinscope::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, base_columns, columns};
@@ -17,14 +18,18 @@ fn results_section() -> String {
         + readme[start..]
             .find("Beside it")
             .expect("the section's end");
-    readme[start..end].to_string() + &latency_columns_section()
+    readme[start..end].to_string()
+        + &columns_section("/../docs/latency.md")
+        + &columns_section("/../docs/accounting.md")
 }
 
-/// The "Columns" section of `docs/latency.md`, which documents the latency columns.
-fn latency_columns_section() -> String {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/latency.md"))
-        .expect("docs/latency.md is readable");
-    let start = doc.find("## Columns").expect("a Columns section");
+/// The "Columns" section of a document under the repository root (`rel` from the crate).
+fn columns_section(rel: &str) -> String {
+    let path = format!("{}{rel}", env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let start = doc
+        .find("## Columns")
+        .unwrap_or_else(|| panic!("{path} has no Columns section"));
     let end = doc[start + 3..]
         .find("\n## ")
         .map_or(doc.len(), |e| start + 3 + e);
