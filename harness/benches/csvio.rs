@@ -9,7 +9,7 @@ use pinscope::results::{ResultSet, ResultsWriter};
 use std::hint::black_box;
 
 fn bench(c: &mut Criterion) {
-    let set = devfixture::big_set(100_000, 5);
+    let (set, samples) = devfixture::big_set_with_samples(100_000, 5);
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("big.csv");
     let mut g = c.benchmark_group("csv 100k rows");
@@ -20,7 +20,7 @@ fn bench(c: &mut Criterion) {
             for chunk in set.rows.chunks(1000) {
                 w.write_case(chunk, &[]).expect("write");
             }
-            w.write_case(&[], &set.samples).expect("write samples");
+            w.write_case(&[], &samples).expect("write samples");
             drop(w);
             black_box(ResultSet::load(&path).expect("load").rows.len())
         })

@@ -259,9 +259,7 @@ fn report_omits_empty_plots_with_a_sentence() {
         r.max_alloc_host_mib = None;
         r.max_alloc_free_mib = None;
     }
-    sets[0]
-        .samples
-        .retain(|s| !s.series.starts_with("timeline:"));
+    sets[0].samples.drop_timelines();
     let html = report::render_report(&sets, &[], "t").expect("renders");
     assert!(html.contains("No plot: no case in this scenario recorded accounting deltas"));
     assert!(

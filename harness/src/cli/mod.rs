@@ -258,7 +258,9 @@ pub struct CompareArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ReportArgs {
     /// Results CSVs (their .json and .samples.csv are read from beside them; a .samples.csv given
-    /// with its CSV, as `results/*.csv` does, is skipped with a note).
+    /// with its CSV, as `results/*.csv` does, is skipped with a note), or folders: the CSVs in
+    /// them and their subfolders; a subfolder with `steps.json` is a node of a fleet run
+    /// (scripts/slurm/pinscope-fleet.sbatch) and gets a line in the page's node table.
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
     /// HTML file to write (`-`: standard output).

@@ -420,8 +420,9 @@ pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
     }
     out.extend(cmp.notes.iter().cloned());
     out.push(format!(
-        "Verdicts: {:.0}% bootstrap CI of the ratio of medians ({} resamples) must exclude 1 and the change must exceed the noise threshold ±{:.1}%.",
+        "Verdicts: {:.0}% bootstrap CI of the ratio of medians ({} to {} resamples: a case stops once its verdict is settled) must exclude 1 and the change must exceed the noise threshold ±{:.1}%.",
         cmp.rule.confidence * 100.0,
+        crate::stats::FIRST_STAGE_RESAMPLES.min(cmp.rule.resamples),
         cmp.rule.resamples,
         cmp.rule.noise * 100.0
     ));

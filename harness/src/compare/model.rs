@@ -276,8 +276,6 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
                 .collect()
         })
         .collect();
-    let samples: Vec<HashMap<(&str, &str), Vec<f64>>> =
-        sets.iter().map(ResultSet::bandwidth_by_case).collect();
 
     let mut seen = BTreeSet::new();
     let mut keys: Vec<(&Row, (&str, Lane))> = Vec::new();
@@ -296,10 +294,7 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
         if !row.status.is_ok() {
             return (None, 0);
         }
-        let raw = samples[i]
-            .get(&(row.case_key.as_str(), row.lane.name()))
-            .cloned()
-            .unwrap_or_default();
+        let raw = sets[i].bandwidth_samples(&row.case_key, row.lane).to_vec();
         if raw.is_empty() {
             (row.bw_median_gbs.and_then(|m| Sample::new(vec![m]).ok()), 0)
         } else {

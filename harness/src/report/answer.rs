@@ -116,15 +116,14 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
             ));
         }
     }
-    let owned: Vec<Row> = all_rows.iter().map(|r| (*r).clone()).collect();
-    for line in super::summary::multi_gpu_lines(&owned) {
+    for line in super::summary::multi_gpu_lines(all_rows) {
         out.push(sentence("Every GPU at once", line));
     }
     if let Some(m) = super::memory_cost::memory_sentence(rows) {
         out.push(sentence("Memory", m));
     }
     // Device bandwidth, past the card, pinned ceilings with device memory held, churn.
-    for line in super::device_memory::answer_lines(&owned) {
+    for line in super::device_memory::answer_lines(all_rows) {
         let (topic, text) = line.split_once(": ").unwrap_or(("Device memory", &line));
         let mut topic = topic.to_string();
         if let Some(first) = topic.get(..1) {

@@ -18,9 +18,14 @@ fn title(r: &Row) -> String {
 
 /// Plain-words sentences about device bandwidth, allocations past the card, pinned ceilings with
 /// device memory held and pinned churn. Empty when the rows hold none of these.
-pub fn answer_lines(rows: &[Row]) -> Vec<String> {
+pub fn answer_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
+    let rows: Vec<&Row> = rows.iter().map(R::borrow).collect();
     let mut out = Vec::new();
-    let device: Vec<&Row> = rows.iter().filter(|r| r.lane == Lane::Device).collect();
+    let device: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.lane == Lane::Device)
+        .collect();
     let past = |r: &Row| {
         hold_axis(r)
             .and_then(|h| DeviceHold::parse(h).ok())

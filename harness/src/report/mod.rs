@@ -13,6 +13,7 @@ pub(crate) mod answer;
 mod chart;
 mod compare_page;
 pub mod device_memory;
+mod fleet;
 pub mod html;
 pub mod labels;
 pub mod memory_cost;
@@ -36,7 +37,9 @@ pub use plot_runs::runs_side_by_side;
 pub use summary::{answer_lines, summary_text};
 
 use crate::Error;
-use crate::results::{ClaimVerdict, Lane, ObserverStatus, ProbeRecord, ResultSet, Row, Sidecar};
+use crate::results::{
+    ClaimVerdict, Lane, NodeFolder, ObserverStatus, ProbeRecord, ResultSet, Row, Sidecar,
+};
 use html::escape;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -83,20 +86,16 @@ pub fn strategy_label(r: &Row) -> String {
 
 /// Raw bandwidth samples of every set, looked up by case and lane.
 pub(crate) struct SampleIndex<'a> {
-    maps: Vec<HashMap<(&'a str, &'a str), Vec<f64>>>,
+    sets: &'a [ResultSet],
 }
 
 impl<'a> SampleIndex<'a> {
     pub(crate) fn new(sets: &'a [ResultSet]) -> Self {
-        let maps = sets.iter().map(ResultSet::bandwidth_by_case).collect();
-        SampleIndex { maps }
+        SampleIndex { sets }
     }
 
-    pub(crate) fn get(&self, set: usize, case_key: &str, lane: Lane) -> Vec<f64> {
-        self.maps[set]
-            .get(&(case_key, lane.name()))
-            .cloned()
-            .unwrap_or_default()
+    pub(crate) fn get(&self, set: usize, case_key: &str, lane: Lane) -> &'a [f64] {
+        self.sets[set].samples.bandwidth(case_key, lane)
     }
 }
 
@@ -350,6 +349,91 @@ fn summary_rows(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<Vec<String>> {
 
 /// Tables longer than this are folded into a `<details>` element.
 const FOLD_ROWS: usize = 200;
+/// A scenario with more rows than this is summarised by strategy, lane and size instead of
+/// listed row by row (every row stays in the results CSV, named under the table).
+pub const LIST_ROWS: usize = 2_000;
+/// Lines of an aggregated summary; further groups are counted.
+const MAX_AGGREGATE_ROWS: usize = 500;
+
+/// The summary of a scenario with many rows: one line per strategy, lane and size with the
+/// distribution of the rows' medians.
+fn aggregated_summary(out: &mut String, rows: &[CaseRow<'_>], labels: &[String], paths: &[&Path]) {
+    let mut groups: std::collections::BTreeMap<(String, Lane, u64), (usize, Vec<f64>)> =
+        Default::default();
+    let mut files = std::collections::BTreeSet::new();
+    for (set, r) in rows {
+        files.insert(*set);
+        let g = groups
+            .entry((
+                format!("{}{}", labels[*set], strategy_label(r)),
+                r.lane,
+                r.size_bytes,
+            ))
+            .or_default();
+        g.0 += 1;
+        if let Some(v) = r.bw_median_gbs.filter(|_| r.status.is_ok()) {
+            g.1.push(v);
+        }
+    }
+    let total = groups.len();
+    let cells: Vec<Vec<String>> = groups
+        .into_iter()
+        .take(MAX_AGGREGATE_ROWS)
+        .map(|((strategy, lane, size), (n, v))| {
+            let s = crate::stats::Sample::new(v).ok();
+            let q = |q: f64| opt(s.as_ref().map(|s| s.quantile(q)), 2);
+            vec![
+                strategy,
+                lane.name().to_string(),
+                crate::units::format_size(size),
+                n.to_string(),
+                s.as_ref().map_or(0, crate::stats::Sample::len).to_string(),
+                q(0.0),
+                q(0.5),
+                q(1.0),
+            ]
+        })
+        .collect();
+    para(
+        out,
+        &format!(
+            "{} rows, more than the {LIST_ROWS} a page lists: one line per strategy, lane and size, with the spread of the rows' median GB/s ({total} lines{}).",
+            rows.len(),
+            if total > MAX_AGGREGATE_ROWS {
+                format!(", the first {MAX_AGGREGATE_ROWS} shown")
+            } else {
+                String::new()
+            }
+        ),
+    );
+    let head = [
+        "strategy",
+        "lane",
+        "size",
+        "rows",
+        "ok",
+        "min median GB/s",
+        "median",
+        "max median GB/s",
+    ];
+    out.push_str(&html::table(&head, &cells, &|_| ""));
+    out.push_str("<p class=\"note\">Every row is in the results CSV: ");
+    for (i, set) in files.into_iter().enumerate() {
+        let path = paths
+            .get(set)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "{}<a href=\"{}\">{}{}</a>",
+            if i > 0 { ", " } else { "" },
+            escape(&path),
+            escape(&labels[set]),
+            escape(&path)
+        );
+    }
+    out.push_str("</p>\n");
+}
 
 fn summary(
     out: &mut String,
@@ -357,6 +441,7 @@ fn summary(
     by_scenario: &HashMap<&str, Vec<CaseRow<'_>>>,
     labels: &[String],
     nvb: &[NvbandwidthSeries],
+    paths: &[&Path],
 ) {
     section(out, "summary", "Parameters and numbers");
     let head = [
@@ -383,6 +468,10 @@ fn summary(
         let _ = writeln!(out, "<h3>{}</h3>", escape(name));
         if rows.is_empty() {
             para(out, "No cases of this scenario were recorded.");
+            continue;
+        }
+        if rows.len() > LIST_ROWS {
+            aggregated_summary(out, rows, labels, paths);
             continue;
         }
         let mut cells = summary_rows(rows, labels);
@@ -650,6 +739,20 @@ pub fn render_report(
     nvbandwidth: &[NvbandwidthSeries],
     title: &str,
 ) -> Result<String, Error> {
+    render_fleet_report(sets, &[], nvbandwidth, title)
+}
+
+/// [`render_report`] for runs gathered from a fleet folder: the nodes' table comes first (a
+/// fleet where no node wrote results still gets a page saying why).
+pub fn render_fleet_report(
+    sets: &[ResultSet],
+    nodes: &[NodeFolder],
+    nvbandwidth: &[NvbandwidthSeries],
+    title: &str,
+) -> Result<String, Error> {
+    if sets.is_empty() && !nodes.is_empty() {
+        return Ok(fleet::nodes_only_page(title, nodes));
+    }
     if sets.is_empty() {
         return Err(Error::Usage(
             "there is nothing to report: give at least one results CSV".into(),
@@ -697,6 +800,12 @@ pub fn render_report(
             rows_total - ok
         ),
     );
+    if let Some(f) = fleet::fleet_section(sets, nodes) {
+        body.push_str(&f);
+    }
+    if !nodes.is_empty() {
+        fleet::nodes_section(&mut body, nodes);
+    }
     let several_platforms = platform::platforms_differ(sets);
     body.push_str("<nav><a href=\"#answer\">answer</a> · ");
     if several_platforms {
@@ -750,7 +859,15 @@ pub fn render_report(
     }
     body.push_str("</section>\n");
 
-    summary(&mut body, &names, &by_scenario, &labels, nvbandwidth);
+    let paths: Vec<&Path> = sets.iter().map(|s| s.path.as_path()).collect();
+    summary(
+        &mut body,
+        &names,
+        &by_scenario,
+        &labels,
+        nvbandwidth,
+        &paths,
+    );
     machines(&mut body, sets, &labels);
     observers(&mut body, sets, &labels);
     scenarios(&mut body, sets, &names);

@@ -47,7 +47,7 @@ pub fn strategy_bars(
     let mut whiskers = Vec::new();
     for (set, r) in &ok {
         let raw = samples.get(*set, &r.case_key, r.lane);
-        let (median, ci) = match Sample::new(raw) {
+        let (median, ci) = match Sample::new(raw.to_vec()) {
             Ok(s) if s.len() >= 2 => (
                 s.median(),
                 Some(bootstrap_median_ci(&s, REPORT_RESAMPLES, 0.95)),

@@ -6,8 +6,8 @@
 use super::CaseRow;
 use super::chart::{self, Figure, Line, XAxis, downsample};
 use super::labels::case_memory_words;
-use crate::results::ResultSet;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use crate::results::{ResultSet, Timelines};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 /// Points kept per line; longer timelines are reduced to per-bucket min and max.
@@ -21,26 +21,17 @@ pub const MIN_CHANGE_MIB: f64 = 1.0;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// Points per metric of one case: metric -> (ms after free, value).
-type Metrics<'a> = BTreeMap<&'a str, Vec<(f64, f64)>>;
-
-/// Timeline points of every set: (set, case key) -> metric -> points.
+/// Timeline points of every set: (set, case key) -> metric -> (ms after free, value).
 pub struct TimelineIndex<'a> {
-    map: HashMap<(usize, &'a str), Metrics<'a>>,
+    map: HashMap<(usize, &'a str), &'a Timelines>,
 }
 
 impl<'a> TimelineIndex<'a> {
     pub fn new(sets: &'a [ResultSet]) -> Self {
-        let mut map: HashMap<(usize, &str), Metrics<'_>> = HashMap::new();
+        let mut map = HashMap::new();
         for (i, s) in sets.iter().enumerate() {
-            for x in &s.samples {
-                if let (Some(metric), Some(t)) = (x.series.strip_prefix("timeline:"), x.t_ms) {
-                    map.entry((i, x.case_key.as_str()))
-                        .or_default()
-                        .entry(metric)
-                        .or_default()
-                        .push((t, x.value));
-                }
+            for (key, metrics) in s.samples.timelines() {
+                map.insert((i, key), metrics);
             }
         }
         TimelineIndex { map }
@@ -83,7 +74,7 @@ pub fn scenario_timelines(
         };
         cases_with += 1;
         let mut moving: Vec<Moving<'_>> = Vec::new();
-        for (metric, pts) in metrics {
+        for (metric, pts) in metrics.iter() {
             if !is_memory(metric) {
                 constant += 1;
                 continue;
@@ -99,7 +90,7 @@ pub fn scenario_timelines(
             let mut p = pts.clone();
             p.sort_by(|a, b| a.0.total_cmp(&b.0));
             moving.push(Moving {
-                metric,
+                metric: metric.as_ref(),
                 points: p,
                 range,
             });

@@ -156,7 +156,8 @@ fn truncate(s: &str, n: usize) -> String {
 
 /// What running every GPU at once did: per case and lane, each GPU's bandwidth together against
 /// alone, and the sum.
-pub fn multi_gpu_lines(rows: &[Row]) -> Vec<String> {
+pub fn multi_gpu_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
+    let rows: Vec<&Row> = rows.iter().map(R::borrow).collect();
     let base = |r: &Row| {
         r.case_key
             .split(crate::results::MULTI_GPU_MARK)

@@ -3,6 +3,7 @@
 //! Size: over 500 lines: writer and reader of both CSV files (results and samples) with their
 //! located error messages; they share the column list and the header lookup.
 
+use super::samples::Samples;
 use super::schema::*;
 use super::sidecar::{samples_path, sidecar_path};
 use crate::Error;
@@ -569,7 +570,8 @@ pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, Error> {
 pub struct ResultSet {
     pub path: PathBuf,
     pub rows: Vec<Row>,
-    pub samples: Vec<SampleRow>,
+    /// The series the views read (bandwidth samples, timelines); see [`Samples`].
+    pub samples: Samples,
     /// `None` when the sidecar is missing (a CSV alone can still be compared).
     pub sidecar: Option<super::Sidecar>,
 }
@@ -579,13 +581,19 @@ impl ResultSet {
     /// A samples file or sidecar that belongs to another run is refused: its run id (sidecar)
     /// or its case keys (samples) must be those of the CSV.
     pub fn load(path: &Path) -> Result<ResultSet, Error> {
-        let rows = read_rows(path)?;
         let sp = samples_path(path);
-        let samples = if sp.exists() {
-            read_samples(&sp)?
-        } else {
-            Vec::new()
-        };
+        // The samples file is usually 50 times the CSV: read it beside the rows.
+        let (rows, samples) = rayon::join(
+            || read_rows(path),
+            || {
+                if sp.exists() {
+                    Samples::read(&sp)
+                } else {
+                    Ok(Samples::default())
+                }
+            },
+        );
+        let (rows, samples) = (rows?, samples?);
         check_samples_belong(path, &rows, &sp, &samples)?;
         let jp = sidecar_path(path);
         let sidecar = if jp.exists() {
@@ -609,24 +617,9 @@ impl ResultSet {
         self.sidecar.as_ref().is_some_and(|s| s.partial)
     }
 
-    /// The raw bandwidth samples (GB/s) of every case and lane, by (case key, lane).
-    pub fn bandwidth_by_case(&self) -> std::collections::HashMap<(&str, &str), Vec<f64>> {
-        let mut m: std::collections::HashMap<(&str, &str), Vec<f64>> = Default::default();
-        for x in self.samples.iter().filter(|x| x.series == "bw_gbs") {
-            m.entry((x.case_key.as_str(), x.lane.as_str()))
-                .or_default()
-                .push(x.value);
-        }
-        m
-    }
-
     /// The raw bandwidth samples (GB/s) of one case and lane.
-    pub fn bandwidth_samples(&self, case_key: &str, lane: Lane) -> Vec<f64> {
-        self.samples
-            .iter()
-            .filter(|s| s.case_key == case_key && s.lane == lane.name() && s.series == "bw_gbs")
-            .map(|s| s.value)
-            .collect()
+    pub fn bandwidth_samples(&self, case_key: &str, lane: Lane) -> &[f64] {
+        self.samples.bandwidth(case_key, lane)
     }
 }
 
@@ -663,16 +656,16 @@ fn check_samples_belong(
     csv: &Path,
     rows: &[Row],
     path: &Path,
-    samples: &[SampleRow],
+    samples: &Samples,
 ) -> Result<(), Error> {
     let keys: std::collections::HashSet<&str> = rows.iter().map(|r| r.case_key.as_str()).collect();
-    match samples.iter().find(|s| !keys.contains(s.case_key.as_str())) {
+    match samples.case_keys().find(|k| !keys.contains(k)) {
         None => Ok(()),
-        Some(s) => Err(Error::BadResults {
+        Some(key) => Err(Error::BadResults {
             path: path.to_path_buf(),
             reason: format!(
                 "it holds samples of case `{}`, which {} does not have, so it belongs to another run: move it away or put the CSV of its run beside it",
-                s.case_key,
+                key,
                 csv.display()
             ),
         }),

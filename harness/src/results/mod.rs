@@ -3,11 +3,15 @@
 mod csvio;
 #[cfg(test)]
 pub mod fixtures;
+mod node_folder;
 mod output;
+mod samples;
 mod schema;
 mod sidecar;
 
 pub use csvio::*;
+pub use node_folder::*;
 pub use output::*;
+pub use samples::*;
 pub use schema::*;
 pub use sidecar::*;

@@ -5,8 +5,13 @@ use super::sample::{Sample, median_in_place, quantile_of_sorted};
 
 /// The fixed seed of every bootstrap (reports are reproducible).
 pub const SEED: u64 = 0x5EED_0FB0_0757_A7A7;
-/// Resamples used by [`super::compare`] and the report.
+/// The most resamples behind one interval of [`super::compare`] (see [`adaptive_ratio_ci`]).
 pub const DEFAULT_RESAMPLES: usize = 10_000;
+/// Resamples of the first stage of [`adaptive_ratio_ci`]; each further stage doubles them.
+pub const FIRST_STAGE_RESAMPLES: usize = 1_000;
+/// Half-width, in binomial standard deviations of the order-statistic index, of the band in which
+/// more resamples could still move a percentile endpoint (3.29: two-sided 99.9%).
+pub const ENDPOINT_BAND_Z: f64 = 3.29;
 /// Two-sided confidence of the intervals pinscope prints.
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 
@@ -75,6 +80,82 @@ pub fn bootstrap_ratio_ci(
     percentile_interval(ratios, confidence)
 }
 
+/// A percentile interval from a bootstrap that stopped as soon as its endpoints' sides of 1 were
+/// settled, with the resamples it took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StagedInterval {
+    pub lo: f64,
+    pub hi: f64,
+    pub resamples: usize,
+}
+
+/// [`bootstrap_ratio_ci`] in stages of [`FIRST_STAGE_RESAMPLES`], doubling, up to
+/// `max_resamples`: it stops after a stage when each endpoint's side of 1 (`lo > 1`, `hi < 1`:
+/// all a verdict reads) is the same across the band of order statistics the endpoint could
+/// still move to with more resamples ([`ENDPOINT_BAND_Z`]), or after the first stage when
+/// `settled` (the verdict does not read the interval, e.g. the ratio is inside the noise).
+/// The resamples are the same stream as [`bootstrap_ratio_ci`]'s, so a case that needs all of
+/// them gets exactly its interval.
+pub fn adaptive_ratio_ci(
+    base: &Sample,
+    other: &Sample,
+    max_resamples: usize,
+    confidence: f64,
+    settled: bool,
+) -> StagedInterval {
+    let mut rng = Rng::new(SEED);
+    let (b, o) = (base.values(), other.values());
+    let mut bb = Vec::with_capacity(b.len());
+    let mut ob = Vec::with_capacity(o.len());
+    let max = max_resamples.max(1);
+    let mut ratios: Vec<f64> = Vec::with_capacity(FIRST_STAGE_RESAMPLES.min(max));
+    let mut stage = FIRST_STAGE_RESAMPLES.min(max);
+    loop {
+        while ratios.len() < stage {
+            let mb = resample_median(&mut rng, b, &mut bb);
+            let mo = resample_median(&mut rng, o, &mut ob);
+            ratios.push(mo / mb);
+        }
+        let mut sorted: Vec<f64> = ratios.iter().copied().filter(|v| v.is_finite()).collect();
+        sorted.sort_by(f64::total_cmp);
+        let alpha = (1.0 - confidence.clamp(0.0, 1.0)) / 2.0;
+        let (lo, hi) = if sorted.is_empty() {
+            (f64::NAN, f64::NAN)
+        } else {
+            (
+                quantile_of_sorted(&sorted, alpha),
+                quantile_of_sorted(&sorted, 1.0 - alpha),
+            )
+        };
+        let done = stage >= max
+            || settled
+            || (side_settled(&sorted, alpha, |v| v > 1.0)
+                && side_settled(&sorted, 1.0 - alpha, |v| v < 1.0));
+        if done {
+            return StagedInterval {
+                lo,
+                hi,
+                resamples: ratios.len(),
+            };
+        }
+        stage = (stage * 2).min(max);
+    }
+}
+
+/// True when `side` gives the same answer for every order statistic the `q` quantile of
+/// `sorted` could move to with more resamples (`ENDPOINT_BAND_Z` binomial deviations).
+fn side_settled(sorted: &[f64], q: f64, side: impl Fn(f64) -> bool) -> bool {
+    let Some(last) = sorted.len().checked_sub(1) else {
+        return false;
+    };
+    let n = sorted.len() as f64;
+    let centre = q * last as f64;
+    let spread = ENDPOINT_BAND_Z * (n * q * (1.0 - q)).sqrt();
+    let first = (centre - spread).floor().max(0.0) as usize;
+    let end = ((centre + spread).ceil() as usize).min(last);
+    side(sorted[first]) == side(sorted[end])
+}
+
 /// Percentile bootstrap interval for the median of one sample.
 pub fn bootstrap_median_ci(sample: &Sample, resamples: usize, confidence: f64) -> (f64, f64) {
     let mut rng = Rng::new(SEED);
@@ -125,6 +206,40 @@ mod tests {
             bootstrap_median_ci(&a, 2000, 0.95),
             bootstrap_median_ci(&a, 2000, 0.95)
         );
+    }
+
+    #[test]
+    fn staged_interval_stops_early_when_clear_and_runs_to_the_end_when_not() {
+        let a = noisy(20.0, 30, 1);
+        let b = noisy(25.0, 30, 2);
+        let full = bootstrap_ratio_ci(&a, &b, DEFAULT_RESAMPLES, 0.95);
+        let s = adaptive_ratio_ci(&a, &b, DEFAULT_RESAMPLES, 0.95, false);
+        assert_eq!(s.resamples, FIRST_STAGE_RESAMPLES);
+        assert_eq!(s.lo > 1.0, full.0 > 1.0);
+        assert!((s.lo - full.0).abs() < 0.01 && (s.hi - full.1).abs() < 0.01);
+        // Shifts that put the lower end near 1 need more stages; whatever a case stops at, its
+        // interval is the plain bootstrap's with as many resamples (the same stream).
+        let c = noisy(20.0, 30, 3);
+        let mut staged = 0;
+        for step in 0..40 {
+            let shifted = Sample::new(
+                c.values()
+                    .iter()
+                    .map(|v| v * (1.0 + step as f64 * 0.001))
+                    .collect(),
+            )
+            .expect("finite");
+            let s = adaptive_ratio_ci(&c, &shifted, DEFAULT_RESAMPLES, 0.95, false);
+            assert_eq!(
+                (s.lo, s.hi),
+                bootstrap_ratio_ci(&c, &shifted, s.resamples, 0.95)
+            );
+            staged += usize::from(s.resamples > FIRST_STAGE_RESAMPLES);
+        }
+        assert!(staged > 0, "no shift needed a second stage");
+        // A verdict that does not read the interval: one stage.
+        let s = adaptive_ratio_ci(&c, &c, DEFAULT_RESAMPLES, 0.95, true);
+        assert_eq!(s.resamples, FIRST_STAGE_RESAMPLES);
     }
 
     #[test]

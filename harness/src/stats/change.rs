@@ -1,7 +1,7 @@
 //! Change detection between two samples of a higher-is-better quantity (bandwidth): a verdict
 //! needs the whole confidence interval on one side of 1 *and* a ratio beyond the noise threshold.
 
-use super::bootstrap::{DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap_ratio_ci};
+use super::bootstrap::{DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, adaptive_ratio_ci};
 use super::sample::Sample;
 use serde::Serialize;
 
@@ -36,6 +36,9 @@ pub struct Comparison {
     /// values (then the verdict is `Undecided`: a verdict needs the interval).
     pub ci: Option<(f64, f64)>,
     pub verdict: Verdict,
+    /// Bootstrap resamples behind `ci` (0 without one): fewer than the rule's most when the
+    /// verdict was settled early (see [`adaptive_ratio_ci`]).
+    pub resamples: usize,
 }
 
 /// The rule every verdict follows: the relative change treated as no change, and the bootstrap
@@ -46,7 +49,8 @@ pub struct VerdictRule {
     pub noise: f64,
     /// Two-sided confidence of the interval.
     pub confidence: f64,
-    /// Bootstrap resamples behind the interval.
+    /// The most bootstrap resamples behind one interval; a case stops earlier once its
+    /// verdict is settled (see [`adaptive_ratio_ci`]).
     pub resamples: usize,
 }
 
@@ -66,8 +70,11 @@ impl VerdictRule {
     /// than two values on a side) it is `Undecided`; anything else is `NoChange`.
     pub fn compare(&self, base: &Sample, other: &Sample) -> Comparison {
         let ratio = other.median() / base.median();
-        let ci = (base.len() >= 2 && other.len() >= 2)
-            .then(|| bootstrap_ratio_ci(base, other, self.resamples, self.confidence));
+        // Inside the noise (or no finite ratio) the verdict is `NoChange` whatever the interval.
+        let settled = !ratio.is_finite() || (ratio - 1.0).abs() <= self.noise;
+        let staged = (base.len() >= 2 && other.len() >= 2)
+            .then(|| adaptive_ratio_ci(base, other, self.resamples, self.confidence, settled));
+        let ci = staged.map(|s| (s.lo, s.hi));
         let (above, below) = match ci {
             Some((lo, hi)) => (lo > 1.0, hi < 1.0),
             None => (false, false),
@@ -83,7 +90,12 @@ impl VerdictRule {
         } else {
             Verdict::NoChange
         };
-        Comparison { ratio, ci, verdict }
+        Comparison {
+            ratio,
+            ci,
+            verdict,
+            resamples: staged.map_or(0, |s| s.resamples),
+        }
     }
 }
 

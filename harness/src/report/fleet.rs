@@ -1,0 +1,410 @@
+//! The fleet section of the report: the nodes of a fleet folder (what each step of each node
+//! exited with, in words), and for runs from many machines each group's distribution of the
+//! headline measures with the GPUs far from their group named first.
+
+use super::html::{escape, table};
+use super::{para, section};
+use crate::results::{Lane, MULTI_GPU_MARK, NodeFolder, ResultSet, Row};
+use crate::stats::{MAD_SCALE, Sample};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// What a step's exit code means, as pinscope documents its exit codes.
+fn step_word(code: Option<i32>) -> String {
+    match code {
+        None => "not in this pinscope".into(),
+        Some(0) => "ok".into(),
+        Some(1) => "a check failed".into(),
+        Some(2) => "usage or input error".into(),
+        Some(3) => "no GPU".into(),
+        Some(n) => format!("exit {n}"),
+    }
+}
+
+/// The node's GPU from `info`, or why it had none.
+fn gpu_cell(n: &NodeFolder) -> String {
+    if let Some(why) = &n.gpu_unavailable {
+        return format!("no GPU: {why}");
+    }
+    n.machine
+        .as_ref()
+        .and_then(|m| m.gpu.as_ref())
+        .map_or_else(|| "—".into(), |g| g.name.clone())
+}
+
+/// The table of nodes: one line each, the nodes whose steps did not all succeed first.
+pub(crate) fn nodes_section(out: &mut String, nodes: &[NodeFolder]) {
+    section(out, "nodes", "Fleet: nodes");
+    let failed = |n: &NodeFolder| {
+        n.problem.is_some()
+            || n.steps.as_ref().is_none_or(|s| {
+                [s.info, s.check, s.run]
+                    .iter()
+                    .any(|c| c.is_some_and(|c| c != 0))
+            })
+    };
+    let no_gpu = nodes
+        .iter()
+        .filter(|n| {
+            n.gpu_unavailable.is_some() || n.steps.as_ref().is_some_and(|s| s.run == Some(3))
+        })
+        .count();
+    let with_results = nodes.iter().filter(|n| !n.results.is_empty()).count();
+    para(
+        out,
+        &format!(
+            "{} node(s): {with_results} wrote results, {no_gpu} had no GPU, {} had a step that did not succeed. Exit codes: 0 ok, 1 a check failed, 2 usage or input error, 3 no GPU.",
+            nodes.len(),
+            nodes.iter().filter(|n| failed(n)).count()
+        ),
+    );
+    let mut order: Vec<&NodeFolder> = nodes.iter().collect();
+    order.sort_by_key(|n| !failed(n));
+    let rows: Vec<Vec<String>> = order
+        .iter()
+        .map(|n| {
+            let s = n.steps.as_ref();
+            vec![
+                n.name.clone(),
+                gpu_cell(n),
+                step_word(s.and_then(|s| s.info)),
+                step_word(s.and_then(|s| s.check)),
+                step_word(s.and_then(|s| s.run)),
+                n.results.len().to_string(),
+                n.problem.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let head = [
+        "node",
+        "GPU",
+        "info",
+        "check",
+        "run",
+        "results files",
+        "problem",
+    ];
+    let failing = order.iter().map(|n| failed(n)).collect::<Vec<_>>();
+    out.push_str(&table(&head, &rows, &|i| {
+        if failing[i] { "failed" } else { "" }
+    }));
+    out.push_str("</section>\n");
+}
+
+/// A page for a fleet folder in which no node wrote results: the nodes and why.
+pub(crate) fn nodes_only_page(title: &str, nodes: &[NodeFolder]) -> String {
+    let mut body = String::new();
+    let _ = writeln!(body, "<h1>{}</h1>", escape(title));
+    para(
+        &mut body,
+        "No node wrote a results file: the table says what each step of each node exited with.",
+    );
+    nodes_section(&mut body, nodes);
+    super::html::page(title, &body)
+}
+
+// ---- runs from many machines: each group's distribution, and who is far from it ----------
+
+/// Runs from at least this many machines get the fleet view.
+pub const FLEET_MIN_MACHINES: usize = 3;
+/// A GPU's measure is far from its group when it is more than this many scaled MADs
+/// (1.4826 × MAD, the standard deviation of normal data) from the group's median …
+pub const FAR_MADS: f64 = 3.5;
+/// … and more than this fraction of the median away (identical GPUs can have a MAD near 0;
+/// 5% is the margin cluster health checks warn at).
+pub const FAR_MIN_REL: f64 = 0.05;
+/// Lines of the distribution table; the rest are counted.
+const MAX_DISTRIBUTION_ROWS: usize = 300;
+/// GPUs named in the "far from their group" table; the rest are counted.
+const MAX_FAR_ROWS: usize = 200;
+
+/// One GPU of the fleet: a host (and the GPU's ordinal on a multi-GPU host).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Gpu<'a> {
+    host: &'a str,
+    device: &'a str,
+}
+
+/// GPUs compared with each other: same GPU model, same PCIe link.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Group<'a> {
+    model: &'a str,
+    link: &'a str,
+}
+
+/// A headline measure: one case and lane of a scenario (the multi-GPU placement mark removed,
+/// so GPU 0 and GPU 1 of a host measure the same thing).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Measure<'a> {
+    scenario: &'a str,
+    case: &'a str,
+    lane: Lane,
+}
+
+/// One GPU's value of one measure, against its group.
+#[derive(Debug, Clone)]
+struct Far {
+    title: String,
+    value: f64,
+    median: f64,
+    /// (value − median) / median.
+    rel: f64,
+    /// (value − median) / (1.4826 × MAD); infinite when the MAD is 0.
+    z: f64,
+}
+
+/// What a GPU looks like against its group.
+#[derive(Debug, Clone)]
+struct GpuVerdict<'a> {
+    gpu: Gpu<'a>,
+    group: Group<'a>,
+    set: usize,
+    far: Vec<Far>,
+    measures: usize,
+}
+
+/// The measures of every GPU, by group: group -> measure -> (GPU, value, row title, set).
+type Grouped<'a> = BTreeMap<Group<'a>, BTreeMap<Measure<'a>, Vec<(Gpu<'a>, f64, &'a Row, usize)>>>;
+
+fn grouped<'a>(sets: &'a [ResultSet]) -> Grouped<'a> {
+    let mut g: Grouped<'a> = BTreeMap::new();
+    for (i, s) in sets.iter().enumerate() {
+        for r in &s.rows {
+            let Some(v) = r
+                .bw_median_gbs
+                .filter(|_| r.status.is_ok() && r.gpus_at_once <= 1)
+            else {
+                continue;
+            };
+            if r.device == "all" {
+                continue;
+            }
+            let case = r.case_key.split(MULTI_GPU_MARK).next().unwrap_or("");
+            let group = Group {
+                model: &r.machine.gpu,
+                link: &r.machine.pcie_link,
+            };
+            let gpu = Gpu {
+                host: &r.machine.host_name,
+                device: &r.device,
+            };
+            let m = Measure {
+                scenario: &r.scenario,
+                case,
+                lane: r.lane,
+            };
+            g.entry(group)
+                .or_default()
+                .entry(m)
+                .or_default()
+                .push((gpu, v, r, i));
+        }
+    }
+    g
+}
+
+/// Every GPU with its measures far from the group's, the farthest first.
+fn far_gpus<'a>(g: &Grouped<'a>) -> Vec<GpuVerdict<'a>> {
+    let mut by_gpu: BTreeMap<(Group<'a>, Gpu<'a>), GpuVerdict<'a>> = BTreeMap::new();
+    for (group, measures) in g {
+        for (m, vals) in measures {
+            let Ok(s) = Sample::new(vals.iter().map(|v| v.1).collect()) else {
+                continue;
+            };
+            if s.len() < FLEET_MIN_MACHINES {
+                continue;
+            }
+            let (median, sd) = (s.median(), MAD_SCALE * s.mad());
+            for (gpu, v, row, set) in vals {
+                let e = by_gpu
+                    .entry((group.clone(), gpu.clone()))
+                    .or_insert_with(|| GpuVerdict {
+                        gpu: gpu.clone(),
+                        group: group.clone(),
+                        set: *set,
+                        far: Vec::new(),
+                        measures: 0,
+                    });
+                e.measures += 1;
+                let d = v - median;
+                if d.abs() > FAR_MADS * sd && d.abs() > FAR_MIN_REL * median.abs() {
+                    e.far.push(Far {
+                        title: format!("{} {}", row.title(), m.lane.name()),
+                        value: *v,
+                        median,
+                        rel: d / median,
+                        z: if sd > 0.0 {
+                            d / sd
+                        } else {
+                            f64::INFINITY.copysign(d)
+                        },
+                    });
+                }
+            }
+        }
+    }
+    let mut out: Vec<GpuVerdict<'a>> = by_gpu.into_values().filter(|v| !v.far.is_empty()).collect();
+    for v in &mut out {
+        v.far.sort_by(|a, b| b.rel.abs().total_cmp(&a.rel.abs()));
+    }
+    out.sort_by(|a, b| b.far[0].rel.abs().total_cmp(&a.far[0].rel.abs()));
+    out
+}
+
+/// The node folder a result set came from, by path.
+fn node_of<'n>(sets: &[ResultSet], set: usize, nodes: &'n [NodeFolder]) -> Option<&'n NodeFolder> {
+    let p = &sets.get(set)?.path;
+    nodes.iter().find(|n| n.results.iter().any(|r| r == p))
+}
+
+/// The fleet section: the GPUs far from their group first, then each group's distributions.
+/// `None` when the runs come from fewer than [`FLEET_MIN_MACHINES`] machines.
+pub(crate) fn fleet_section(sets: &[ResultSet], nodes: &[NodeFolder]) -> Option<String> {
+    let hosts: BTreeSet<&str> = sets
+        .iter()
+        .flat_map(|s| s.rows.iter().map(|r| r.machine.host_name.as_str()))
+        .collect();
+    if hosts.len() < FLEET_MIN_MACHINES {
+        return None;
+    }
+    let g = grouped(sets);
+    let far = far_gpus(&g);
+    let mut out = String::new();
+    section(&mut out, "fleet", "Fleet: GPUs far from their group");
+    para(
+        &mut out,
+        &format!(
+            "{} machines, {} group(s) of the same GPU model and PCIe link. A GPU's median bandwidth in a case is far from its group when it differs from the group's median by more than {FAR_MADS} scaled MADs (1.4826 × median absolute deviation) and by more than {:.0}%; groups need at least {FLEET_MIN_MACHINES} GPUs. {} GPU(s) are far in at least one case; the farthest first.",
+            hosts.len(),
+            g.len(),
+            FAR_MIN_REL * 100.0,
+            far.len()
+        ),
+    );
+    far_table(&mut out, sets, nodes, &far);
+    distribution_table(&mut out, &g);
+    out.push_str("</section>\n");
+    Some(out)
+}
+
+fn far_table(out: &mut String, sets: &[ResultSet], nodes: &[NodeFolder], far: &[GpuVerdict<'_>]) {
+    if far.is_empty() {
+        para(out, "No GPU is far from its group.");
+        return;
+    }
+    let rows: Vec<Vec<String>> = far
+        .iter()
+        .take(MAX_FAR_ROWS)
+        .map(|v| {
+            let f = &v.far[0];
+            let check = node_of(sets, v.set, nodes)
+                .and_then(|n| n.steps.as_ref())
+                .map_or_else(|| "—".into(), |s| step_word(s.check));
+            vec![
+                v.gpu.host.to_string(),
+                if v.gpu.device.is_empty() {
+                    "0".into()
+                } else {
+                    v.gpu.device.to_string()
+                },
+                v.group.model.to_string(),
+                if v.group.link.is_empty() {
+                    "unknown".into()
+                } else {
+                    v.group.link.to_string()
+                },
+                check,
+                f.title.clone(),
+                format!("{:.2}", f.value),
+                format!("{:.2}", f.median),
+                format!("{:+.1}", f.rel * 100.0),
+                if f.z.is_finite() {
+                    format!("{:+.1}", f.z)
+                } else {
+                    "MAD 0".into()
+                },
+                format!("{} of {}", v.far.len(), v.measures),
+            ]
+        })
+        .collect();
+    let head = [
+        "host",
+        "GPU",
+        "model",
+        "PCIe link",
+        "check",
+        "farthest case",
+        "GB/s",
+        "group median GB/s",
+        "off by %",
+        "scaled MADs",
+        "cases far",
+    ];
+    out.push_str(&table(&head, &rows, &|_| "failed"));
+    if far.len() > MAX_FAR_ROWS {
+        para(
+            out,
+            &format!(
+                "… and {} more GPUs far from their group.",
+                far.len() - MAX_FAR_ROWS
+            ),
+        );
+    }
+}
+
+fn distribution_table(out: &mut String, g: &Grouped<'_>) {
+    let _ = writeln!(
+        out,
+        "<h3>{}</h3>",
+        escape("Each group's distribution, per case")
+    );
+    let mut rows = Vec::new();
+    let mut left = 0usize;
+    for (group, measures) in g {
+        for (m, vals) in measures {
+            let Ok(s) = Sample::new(vals.iter().map(|v| v.1).collect()) else {
+                continue;
+            };
+            if rows.len() >= MAX_DISTRIBUTION_ROWS {
+                left += 1;
+                continue;
+            }
+            let title = vals.first().map_or_else(String::new, |v| v.2.title());
+            rows.push(vec![
+                group.model.to_string(),
+                if group.link.is_empty() {
+                    "unknown".into()
+                } else {
+                    group.link.to_string()
+                },
+                format!("{} / {title} {}", m.scenario, m.lane.name()),
+                s.len().to_string(),
+                format!("{:.2}", s.quantile(0.0)),
+                format!("{:.2}", s.quantile(0.1)),
+                format!("{:.2}", s.median()),
+                format!("{:.2}", s.quantile(0.9)),
+                format!("{:.2}", s.quantile(1.0)),
+                format!("{:.1}", 100.0 * MAD_SCALE * s.mad() / s.median().max(1e-12)),
+            ]);
+        }
+    }
+    let head = [
+        "model",
+        "PCIe link",
+        "case",
+        "GPUs",
+        "min GB/s",
+        "p10",
+        "median",
+        "p90",
+        "max",
+        "scaled MAD %",
+    ];
+    out.push_str(&table(&head, &rows, &|_| ""));
+    if left > 0 {
+        para(
+            out,
+            &format!("… {left} more cases: every row is in the results CSVs."),
+        );
+    }
+}

@@ -1,0 +1,496 @@
+//! The samples file as the views (`report`, `compare`) read it: streamed in blocks of
+//! [`BLOCK_BYTES`], each block's lines split on every core, and only the series a view reads
+//! kept: the bandwidth samples (`bw_gbs`) per case and lane, and the hold-after-free timelines
+//! (`timeline:*`) per case. The other series (`phase:*`, `event_ms`, `wall_ms`, `setup:*`, about
+//! 85% of a real run's lines) are checked (field count, schema version) and dropped.
+//!
+//! Memory bound: two blocks (the one being split and the unfinished line carried over), plus
+//! 8 B per bandwidth sample, 16 B per timeline point and each case key once, whatever the
+//! file's size and its other series.
+
+use super::schema::{Lane, SCHEMA_VERSION};
+use crate::Error;
+use rayon::prelude::*;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::Path;
+
+/// Bytes read from the samples file at a time.
+pub const BLOCK_BYTES: usize = 16 << 20;
+/// The series of bandwidth samples (GB/s).
+pub const BANDWIDTH_SERIES: &str = "bw_gbs";
+/// The prefix of hold-after-free timeline series (`timeline:<observer>.<metric>`).
+pub const TIMELINE_PREFIX: &str = "timeline:";
+
+/// Timeline points of one case: metric -> (ms after the free, value).
+pub type Timelines = BTreeMap<Box<str>, Vec<(f64, f64)>>;
+
+/// The raw samples a view reads, by case key (each key stored once).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Samples {
+    bandwidth: HashMap<Box<str>, Vec<(Lane, Vec<f64>)>>,
+    timelines: HashMap<Box<str>, Timelines>,
+}
+
+impl Samples {
+    /// True when no bandwidth sample and no timeline point was kept.
+    pub fn is_empty(&self) -> bool {
+        self.bandwidth.is_empty() && self.timelines.is_empty()
+    }
+
+    /// Every case key that has a kept series.
+    pub fn case_keys(&self) -> impl Iterator<Item = &str> {
+        self.bandwidth
+            .keys()
+            .chain(self.timelines.keys())
+            .map(|k| &**k)
+    }
+
+    /// The bandwidth samples (GB/s) of one case and lane, in file order.
+    pub fn bandwidth(&self, case_key: &str, lane: Lane) -> &[f64] {
+        self.bandwidth
+            .get(case_key)
+            .and_then(|v| v.iter().find(|(l, _)| *l == lane))
+            .map_or(&[], |(_, s)| s.as_slice())
+    }
+
+    /// How many bandwidth samples were kept, over every case.
+    pub fn bandwidth_count(&self) -> usize {
+        self.bandwidth
+            .values()
+            .flat_map(|v| v.iter().map(|(_, s)| s.len()))
+            .sum()
+    }
+
+    /// Every case's timelines.
+    pub fn timelines(&self) -> impl Iterator<Item = (&str, &Timelines)> {
+        self.timelines.iter().map(|(k, t)| (k.as_ref(), t))
+    }
+
+    pub fn push_bandwidth(&mut self, case_key: &str, lane: Lane, value: f64) {
+        let lanes = match self.bandwidth.get_mut(case_key) {
+            Some(l) => l,
+            None => self.bandwidth.entry(case_key.into()).or_default(),
+        };
+        match lanes.iter_mut().find(|(l, _)| *l == lane) {
+            Some((_, v)) => v.push(value),
+            None => lanes.push((lane, vec![value])),
+        }
+    }
+
+    pub fn push_timeline(&mut self, case_key: &str, metric: &str, t_ms: f64, value: f64) {
+        let case = match self.timelines.get_mut(case_key) {
+            Some(c) => c,
+            None => self.timelines.entry(case_key.into()).or_default(),
+        };
+        match case.get_mut(metric) {
+            Some(v) => v.push((t_ms, value)),
+            None => {
+                case.insert(metric.into(), vec![(t_ms, value)]);
+            }
+        }
+    }
+
+    /// The samples of `rows` that a view reads (what [`Samples::read`] keeps of a file).
+    pub fn from_rows<'r>(rows: impl IntoIterator<Item = &'r super::SampleRow>) -> Samples {
+        let mut out = Samples::default();
+        for r in rows {
+            if r.series == BANDWIDTH_SERIES {
+                if let Some(lane) = Lane::parse(&r.lane) {
+                    out.push_bandwidth(&r.case_key, lane, r.value);
+                }
+            } else if let (Some(metric), Some(t)) = (r.series.strip_prefix(TIMELINE_PREFIX), r.t_ms)
+            {
+                out.push_timeline(&r.case_key, metric, t, r.value);
+            }
+        }
+        out
+    }
+
+    /// Forgets the timelines (a view of bandwidth only).
+    pub fn drop_timelines(&mut self) {
+        self.timelines.clear();
+    }
+
+    /// Appends `later` (read from further down the file) after what is here.
+    fn append(&mut self, later: Samples) {
+        for (key, lanes) in later.bandwidth {
+            for (lane, values) in lanes {
+                let mine = self.bandwidth.entry(key.clone()).or_default();
+                match mine.iter_mut().find(|(l, _)| *l == lane) {
+                    Some((_, v)) => v.extend(values),
+                    None => mine.push((lane, values)),
+                }
+            }
+        }
+        for (key, metrics) in later.timelines {
+            let mine = self.timelines.entry(key).or_default();
+            for (m, points) in metrics {
+                mine.entry(m).or_default().extend(points);
+            }
+        }
+    }
+
+    /// Reads the bandwidth and timeline series of a samples file (see the module's doc).
+    pub fn read(path: &Path) -> Result<Samples, Error> {
+        crate::input::check_input(path, &crate::input::SAMPLES_CSV)?;
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut buf = vec![0u8; BLOCK_BYTES];
+        let mut filled = 0usize;
+        let mut cols: Option<Columns> = None;
+        let mut line = 1u64;
+        let mut out = Samples::default();
+        loop {
+            if filled == buf.len() {
+                // One line longer than a block: grow rather than split it.
+                buf.resize(buf.len() * 2, 0);
+            }
+            let n = file
+                .read(&mut buf[filled..])
+                .map_err(|e| Error::io(path, e))?;
+            let end = filled + n;
+            let done = n == 0;
+            // Whole lines only, except at the end of the file.
+            let cut = if done {
+                end
+            } else {
+                match memchr::memrchr(b'\n', &buf[..end]) {
+                    Some(i) => i + 1,
+                    None => {
+                        filled = end;
+                        continue;
+                    }
+                }
+            };
+            let mut text = &buf[..cut];
+            if cols.is_none() {
+                let (c, rest) = Columns::from_header(path, text)?;
+                cols = Some(c);
+                text = rest;
+                line += 1;
+            }
+            if let Some(c) = &cols {
+                let (part, lines) = read_block(path, c, text, line)?;
+                out.append(part);
+                line += lines;
+            }
+            if done {
+                return Ok(out);
+            }
+            buf.copy_within(cut..end, 0);
+            filled = end - cut;
+        }
+    }
+}
+
+/// Where each needed column is in the file's header.
+struct Columns {
+    count: usize,
+    version: usize,
+    key: usize,
+    lane: usize,
+    series: usize,
+    t_ms: usize,
+    value: usize,
+}
+
+impl Columns {
+    /// The header's columns, and the text after the header line.
+    fn from_header<'t>(path: &Path, text: &'t [u8]) -> Result<(Columns, &'t [u8]), Error> {
+        let end = memchr::memchr(b'\n', text).map_or(text.len(), |i| i + 1);
+        let names: Vec<&str> = std::str::from_utf8(&text[..end])
+            .unwrap_or("")
+            .trim_end_matches(['\r', '\n'])
+            .split(',')
+            .map(|s| s.trim().trim_matches('"'))
+            .collect();
+        let idx = |col: &str| {
+            names
+                .iter()
+                .position(|n| *n == col)
+                .ok_or_else(|| Error::BadResults {
+                    path: path.to_path_buf(),
+                    reason: format!("it has no `{col}` column (is it a pinscope samples CSV?)"),
+                })
+        };
+        let cols = Columns {
+            count: names.len(),
+            version: idx("schema_version")?,
+            key: idx("case_key")?,
+            lane: idx("lane")?,
+            series: idx("series")?,
+            t_ms: idx("t_ms")?,
+            value: idx("value")?,
+        };
+        Ok((cols, &text[end..]))
+    }
+}
+
+/// Reads whole lines `text`, whose first line is line `first` of the file, in pieces on every
+/// core; the kept samples in file order and the number of lines.
+fn read_block(
+    path: &Path,
+    cols: &Columns,
+    text: &[u8],
+    first: u64,
+) -> Result<(Samples, u64), Error> {
+    let pieces = split_at_lines(text, rayon::current_num_threads() * 4);
+    let parts: Vec<(Piece, u64)> = pieces.par_iter().map(|p| read_piece(cols, p)).collect();
+    let mut out = Samples::default();
+    let mut line = first;
+    for (part, lines) in parts {
+        match part {
+            Ok(s) => out.append(s),
+            Err((at, why)) => {
+                return Err(Error::BadResults {
+                    path: path.to_path_buf(),
+                    reason: format!("line {}: {why}", line + at),
+                });
+            }
+        }
+        line += lines;
+    }
+    Ok((out, line - first))
+}
+
+/// `text` cut into about `n` pieces, each ending at a line end.
+fn split_at_lines(text: &[u8], n: usize) -> Vec<&[u8]> {
+    let want = (text.len() / n.max(1)).max(64 * 1024);
+    let mut out = Vec::new();
+    let mut rest = text;
+    while rest.len() > want {
+        let cut = memchr::memchr(b'\n', &rest[want..]).map_or(rest.len(), |i| want + i + 1);
+        let (a, b) = rest.split_at(cut);
+        out.push(a);
+        rest = b;
+    }
+    if !rest.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
+/// What one piece of lines gave: its samples, or the failing line (0-based in the piece) and why.
+type Piece = Result<Samples, (u64, String)>;
+
+/// One piece of whole lines: its kept samples, or the failing line (0-based in the piece) and
+/// why; and the number of lines in it.
+fn read_piece(cols: &Columns, text: &[u8]) -> (Piece, u64) {
+    let mut out = Samples::default();
+    let mut fields: Vec<Cow<'_, [u8]>> = Vec::with_capacity(cols.count);
+    let mut n = 0u64;
+    for raw in text.split_inclusive(|&b| b == b'\n') {
+        let at = n;
+        n += 1;
+        let line = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        if let Err(why) =
+            split_fields(line, &mut fields).and_then(|()| take(cols, &fields, &mut out))
+        {
+            return (Err((at, why)), n + remaining_lines(text, raw));
+        }
+    }
+    (Ok(out), n)
+}
+
+fn remaining_lines(text: &[u8], failed: &[u8]) -> u64 {
+    let off = failed.as_ptr() as usize - text.as_ptr() as usize + failed.len();
+    memchr::memchr_iter(b'\n', &text[off..]).count() as u64
+}
+
+/// Splits one CSV line into its fields; quoted fields (`"a,b"`, `""` for a quote) are
+/// unquoted. A quoted field that runs past the line's end is refused: a samples file holds one
+/// sample per line.
+fn split_fields<'l>(line: &'l [u8], out: &mut Vec<Cow<'l, [u8]>>) -> Result<(), String> {
+    out.clear();
+    let mut i = 0;
+    loop {
+        if line.get(i) != Some(&b'"') {
+            match memchr::memchr(b',', &line[i..]) {
+                Some(k) => {
+                    out.push(Cow::Borrowed(&line[i..i + k]));
+                    i += k + 1;
+                    continue;
+                }
+                None => {
+                    out.push(Cow::Borrowed(&line[i..]));
+                    return Ok(());
+                }
+            }
+        }
+        let (field, end) = quoted(line, i + 1)?;
+        out.push(field);
+        match line.get(end) {
+            None => return Ok(()),
+            Some(b',') => i = end + 1,
+            Some(_) => return Err("it has text after a quoted field's closing quote".into()),
+        }
+    }
+}
+
+/// The quoted field whose text starts at `from` (after its opening quote), and where its
+/// closing quote ends.
+fn quoted(line: &[u8], from: usize) -> Result<(Cow<'_, [u8]>, usize), String> {
+    let mut owned: Option<Vec<u8>> = None;
+    let mut j = from;
+    loop {
+        let Some(k) = memchr::memchr(b'"', &line[j..]) else {
+            return Err("a quoted field does not end on its line".into());
+        };
+        let q = j + k;
+        if line.get(q + 1) == Some(&b'"') {
+            // `""` stands for one quote.
+            owned
+                .get_or_insert_with(Vec::new)
+                .extend_from_slice(&line[j..=q]);
+            j = q + 2;
+            continue;
+        }
+        let field = match owned {
+            Some(mut o) => {
+                o.extend_from_slice(&line[j..q]);
+                Cow::Owned(o)
+            }
+            None => Cow::Borrowed(&line[from..q]),
+        };
+        return Ok((field, q + 1));
+    }
+}
+
+fn text(b: &[u8]) -> &str {
+    std::str::from_utf8(b).unwrap_or("").trim()
+}
+
+/// Checks one line's fields and keeps its sample when the series is one a view reads.
+fn take(cols: &Columns, fields: &[Cow<'_, [u8]>], out: &mut Samples) -> Result<(), String> {
+    if fields.len() != cols.count {
+        return Err(format!(
+            "it has {} fields, the header has {}",
+            fields.len(),
+            cols.count
+        ));
+    }
+    let version = text(&fields[cols.version]);
+    if version.parse::<u32>().ok() != Some(SCHEMA_VERSION) {
+        return Err(format!(
+            "schema_version `{version}` is not {SCHEMA_VERSION}"
+        ));
+    }
+    let series = text(&fields[cols.series]);
+    let timeline = series.strip_prefix(TIMELINE_PREFIX);
+    if series != BANDWIDTH_SERIES && timeline.is_none() {
+        return Ok(());
+    }
+    let key = std::str::from_utf8(&fields[cols.key])
+        .map_err(|_| "its case_key is not UTF-8 text".to_string())?
+        .trim();
+    let value_text = text(&fields[cols.value]);
+    let value: f64 = value_text
+        .parse()
+        .map_err(|_| format!("value `{value_text}` is not a number"))?;
+    match timeline {
+        None => {
+            let lane_text = text(&fields[cols.lane]);
+            let lane = Lane::parse(lane_text)
+                .ok_or_else(|| format!("lane `{lane_text}` is not h2d, d2h or sum"))?;
+            out.push_bandwidth(key, lane, value);
+        }
+        Some(metric) => {
+            let t = text(&fields[cols.t_ms]);
+            // A timeline point without its time cannot be drawn: it is skipped, as before.
+            if !t.is_empty() {
+                let t_ms = t
+                    .parse()
+                    .map_err(|_| format!("t_ms `{t}` is not a number"))?;
+                out.push_timeline(key, metric, t_ms, value);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "schema_version,case_key,lane,series,index,t_ms,value\n";
+
+    fn read(text: &str) -> Result<Samples, Error> {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.samples.csv");
+        std::fs::write(&p, text).unwrap();
+        Samples::read(&p)
+    }
+
+    #[test]
+    fn keeps_bandwidth_and_timelines_and_drops_the_rest() {
+        let s = read(&format!(
+            "{HEAD}1,k1,h2d,bw_gbs,0,,50.5\r\n1,\"k\"\"q\",h2d,bw_gbs,0,,4\n1,k1,h2d,phase:nvml.used,alloc,,7\n1,\"k,2\",d2h,bw_gbs,0,,3\n\n1,k1,h2d,bw_gbs,1,,51\n1,k1,h2d,timeline:procfs.rss,0,1.5,9\n1,k1,h2d,timeline:procfs.rss,1,,9"
+        ))
+        .unwrap();
+        assert_eq!(s.bandwidth("k1", Lane::H2d), [50.5, 51.0]);
+        assert_eq!(s.bandwidth("k,2", Lane::D2h), [3.0]);
+        assert_eq!(s.bandwidth("k\"q", Lane::H2d), [4.0]);
+        assert!(s.bandwidth("k1", Lane::D2h).is_empty());
+        assert_eq!(s.bandwidth_count(), 4);
+        let t: Vec<_> = s.timelines().collect();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].1["procfs.rss"], vec![(1.5, 9.0)]);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = read(&format!(
+            "{HEAD}1,k,h2d,bw_gbs,0,,1\n1,k,h2d,bw_gbs,1,,fast\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("line 3: value `fast` is not a number"), "{e}");
+        let e = read(&format!(
+            "{HEAD}1,k,h2d,bw_gbs,0,,1\n2,k,h2d,phase:x,a,,1\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("line 3: schema_version `2`"), "{e}");
+        let e = read(&format!("{HEAD}1,k,h2d,bw_gbs,0,1\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 2: it has 6 fields, the header has 7"),
+            "{e}"
+        );
+        let e = read(&format!("{HEAD}1,\"k\nx\",h2d,bw_gbs,0,,1\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2: a quoted field"), "{e}");
+        let e = read(&format!("{HEAD}1,\"k\"x,h2d,bw_gbs,0,,1\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2: it has text after a quoted"), "{e}");
+        let e = read("a,b\n").unwrap_err().to_string();
+        assert!(e.contains("no `schema_version` column"), "{e}");
+    }
+
+    #[test]
+    fn many_blocks_give_what_one_block_gives() {
+        // Lines well past one piece and one block: order kept, line numbers counted across.
+        let mut text = String::from(HEAD);
+        let n = 3 * BLOCK_BYTES / 40;
+        for i in 0..n {
+            let k = i % 7;
+            text.push_str(&format!("1,key{k},h2d,bw_gbs,{i},,{i}\n"));
+        }
+        let s = read(&text).unwrap();
+        assert_eq!(s.bandwidth_count(), n);
+        let k3 = s.bandwidth("key3", Lane::H2d);
+        assert!(k3.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(k3[0], 3.0);
+        text.push_str("1,key0,h2d,bw_gbs,x,,oops\n");
+        let e = read(&text).unwrap_err().to_string();
+        assert!(e.contains(&format!("line {}: value `oops`", n + 2)), "{e}");
+    }
+}

@@ -1,0 +1,109 @@
+//! The fleet view: runs of many machines, made from a real published run (host names changed,
+//! one GPU planted slow), and a page for scenarios with more rows than a page lists.
+
+#[path = "fixtures/results/devfixture.rs"]
+mod devfixture;
+
+use pinscope::report;
+use pinscope::results::{NodeFolder, NodeSteps, ResultSet};
+use std::path::{Path, PathBuf};
+
+fn headline() -> ResultSet {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/h200");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("published folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with("-h200-headline-vm.csv"))
+        .collect();
+    found.sort();
+    ResultSet::load(found.last().expect("a published h200-headline run")).expect("loads")
+}
+
+/// `n` copies of the published run as machines `node-000`…; `slow` gets `factor` × its
+/// bandwidth in every case.
+fn fleet(n: usize, slow: usize, factor: f64) -> Vec<ResultSet> {
+    let base = headline();
+    (0..n)
+        .map(|i| {
+            let mut s = base.clone();
+            s.path = PathBuf::from(format!("node-{i:03}/run.csv"));
+            for r in &mut s.rows {
+                r.machine.host_name = format!("node-{i:03}");
+                // A little spread between machines, as real fleets have (±0.5%).
+                let jitter = 1.0 + ((i * 7919) % 11) as f64 * 0.001 - 0.005;
+                let f = if i == slow { factor } else { jitter };
+                r.bw_median_gbs = r.bw_median_gbs.map(|v| v * f);
+            }
+            s.samples = Default::default();
+            s
+        })
+        .collect()
+}
+
+fn section<'p>(page: &'p str, id: &str) -> &'p str {
+    let start = page
+        .find(&format!("<section id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no section {id}"));
+    let end = page[start..].find("</section>").expect("section end") + start;
+    &page[start..end]
+}
+
+#[test]
+fn the_slow_gpu_is_named_first_with_its_link_and_check() {
+    let sets = fleet(40, 17, 0.8);
+    let nodes = vec![NodeFolder {
+        name: "node-017".into(),
+        path: PathBuf::from("node-017"),
+        steps: Some(NodeSteps {
+            node: "node-017".into(),
+            info: Some(0),
+            check: Some(1),
+            run: Some(0),
+        }),
+        machine: None,
+        gpu_unavailable: None,
+        results: vec![PathBuf::from("node-017/run.csv")],
+        problem: None,
+    }];
+    let page = report::render_fleet_report(&sets, &nodes, &[], "fleet").expect("renders");
+    let fleet = section(&page, "fleet");
+    assert!(fleet.contains("40 machines, 1 group(s)"), "{fleet}");
+    assert!(fleet.contains("1 GPU(s) are far"), "{fleet}");
+    let first_row = fleet.split("<tbody>").nth(1).expect("a table");
+    let first_row = first_row.split("</tr>").next().expect("a row");
+    for want in [
+        "node-017",
+        "NVIDIA H200",
+        "gen5x16",
+        "a check failed",
+        "-20.0",
+    ] {
+        assert!(first_row.contains(want), "{want} missing from {first_row}");
+    }
+    // The fleet section comes before the per-run answers.
+    assert!(page.find("id=\"fleet\"") < page.find("id=\"answer\""));
+}
+
+#[test]
+fn a_fleet_of_equal_gpus_names_none_and_few_machines_get_no_fleet_view() {
+    let page = report::render_report(&fleet(12, usize::MAX, 1.0), &[], "fleet").expect("renders");
+    assert!(section(&page, "fleet").contains("No GPU is far from its group."));
+    let page = report::render_report(&fleet(2, 0, 0.5), &[], "two").expect("renders");
+    assert!(!page.contains("id=\"fleet\""));
+}
+
+#[test]
+fn many_rows_are_summarised_not_listed() {
+    let set = devfixture::big_set(6_000, 2);
+    let page = report::render_report(std::slice::from_ref(&set), &[], "big").expect("renders");
+    let summary = section(&page, "summary");
+    assert!(
+        summary.contains("more than the 2000 a page lists"),
+        "{summary}"
+    );
+    assert!(summary.contains("href=\"synthetic-big.csv\""));
+    // One line per strategy, lane and size rather than one per row.
+    let lines = summary.matches("<tr>").count();
+    assert!(lines < 6_000 / 2, "{lines} table lines");
+    assert!(page.len() < 2_000_000, "page is {} bytes", page.len());
+}
