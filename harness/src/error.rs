@@ -75,6 +75,10 @@ pub enum Error {
     #[error("{} cannot be used: {reason}", path.display())]
     BadResults { path: PathBuf, reason: String },
 
+    /// An input that pinscope will not read: not a regular file, over its size bound, unreadable.
+    #[error("{} cannot be read: {reason}", path.display())]
+    Input { path: PathBuf, reason: String },
+
     /// An output path that pinscope will not write to (not a regular file, a folder, ...).
     #[error("{0}")]
     Output(String),
@@ -143,6 +147,7 @@ impl Error {
             Error::Scenario(_)
             | Error::Usage(_)
             | Error::BadResults { .. }
+            | Error::Input { .. }
             | Error::Refused(_)
             | Error::Output(_) => 2,
             // A path that does not exist, is a folder, loops or may not be read is bad input,

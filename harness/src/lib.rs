@@ -10,6 +10,7 @@ pub mod compare;
 pub mod cuda;
 pub mod error;
 pub mod health;
+pub mod input;
 pub mod measure;
 pub mod platform;
 pub mod probe;

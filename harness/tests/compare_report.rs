@@ -282,6 +282,7 @@ fn report_command_and_write_report() {
         output: out.clone(),
         nvbandwidth: vec![fixtures_dir().join("h200-linux-nvbandwidth-h2d.json")],
         title: None,
+        force: false,
         quiet: true,
     };
     assert_eq!(

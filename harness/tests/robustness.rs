@@ -262,9 +262,10 @@ fn opt_nonneg_f64() -> impl Strategy<Value = Option<f64>> {
 }
 
 /// Text fields as the reader gives them back: it trims every field, so generated values have no
-/// surrounding whitespace (inner spaces, commas, quotes and newlines must survive).
+/// surrounding whitespace (inner spaces, commas and quotes must survive). Control characters
+/// come back as visible escapes (`escaped_text_reads_back_as_visible_escapes`).
 fn field() -> impl Strategy<Value = String> {
-    "[ -~\n\u{e9}\u{4e2d}]{0,12}".prop_map(|s| s.trim().to_string())
+    "[ -~\u{e9}\u{4e2d}]{0,12}".prop_map(|s| s.trim().to_string())
 }
 
 fn status() -> impl Strategy<Value = Status> {
@@ -620,6 +621,23 @@ fn malformed_scenarios_are_refused_with_located_messages() {
             "duplicate-keys.toml",
             &["<f>:8:1: TOML syntax error: duplicate key"],
         ),
+        // Control and text-direction characters would act on a terminal or split a table row.
+        (
+            "control-label.toml",
+            &["<f>:5:9: `label` holds the control or text-direction character U+001B"],
+        ),
+        (
+            "bidi-label.toml",
+            &[
+                "<f>:5:9: `label` holds the control or text-direction character U+202E",
+                "<f>:10:9: `label` holds the control or text-direction character U+000A",
+            ],
+        ),
+        // The results file is named after it: `<stamp>-<name>-<host>.samples.csv` must fit 255 bytes.
+        (
+            "long-name.toml",
+            &["<f>:1:8: `name` is 300 characters long; names are limited to 64"],
+        ),
         // Points at the first bad byte.
         (
             "not-utf8.toml",
@@ -839,6 +857,31 @@ fn write_case_flushes_before_the_writer_is_dropped() {
     drop(w);
 }
 
+/// Text with a newline, ESC or a bidi override, from a CSV anyone may have written, reads back
+/// as visible escapes: one line, nothing a terminal acts on.
+#[test]
+fn escaped_text_reads_back_as_visible_escapes() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("evil.csv");
+    let mut w = ResultsWriter::create(&path).unwrap_or_else(|e| panic!("{e}"));
+    let row = Row {
+        case_label: "\u{1b}[31mRED\u{1b}]0;pwned\u{7}".into(),
+        case_key: "two\nlines".into(),
+        machine: MachineKey {
+            gpu: "\u{202e}lmth.exe".into(),
+            ..MachineKey::default()
+        },
+        ..Row::default()
+    };
+    w.write_case(std::slice::from_ref(&row), &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    drop(w);
+    let back = results::read_rows(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back[0].case_label, "\\u{1b}[31mRED\\u{1b}]0;pwned\\u{7}");
+    assert_eq!(back[0].case_key, "two\\nlines");
+    assert_eq!(back[0].machine.gpu, "\\u{202e}lmth.exe");
+}
+
 #[test]
 fn sidecar_write_atomic_leaves_no_temporary_file_and_reads_back() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -865,8 +908,9 @@ fn sidecar_write_atomic_leaves_no_temporary_file_and_reads_back() {
 
 #[test]
 fn a_reader_sees_the_old_sidecar_or_the_new_one_never_half() {
-    // write_atomic writes `<name>.tmp` and renames it over the target. A writer that dies after
-    // writing the temporary file leaves the old sidecar whole and readable.
+    // write_atomic writes a uniquely named temporary file and renames it over the target. A
+    // writer that dies after writing its temporary file leaves the old sidecar whole and
+    // readable; a file called `run.json.tmp` is not pinscope's and is never touched.
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let path = dir.path().join("run.json");
     let old = fixture_sidecar();
@@ -875,11 +919,15 @@ fn a_reader_sees_the_old_sidecar_or_the_new_one_never_half() {
     let tmp = dir.path().join("run.json.tmp");
     std::fs::write(&tmp, &full[..full.len() / 2]).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(Sidecar::read(&path).ok(), Some(old.clone()));
-    // The next write replaces the stale temporary file and the target in one step.
+    // The next write replaces the target in one step and leaves the foreign file alone.
     let mut new = old;
     new.run_id = "new".into();
     new.write_atomic(&path).unwrap_or_else(|e| panic!("{e}"));
-    assert!(!tmp.exists(), "the stale temporary file is still there");
+    assert_eq!(
+        std::fs::read(&tmp).ok().as_deref(),
+        Some(&full[..full.len() / 2]),
+        "a file pinscope did not create was changed"
+    );
     assert_eq!(
         Sidecar::read(&path).map(|s| s.run_id).ok().as_deref(),
         Some("new")

@@ -5,6 +5,7 @@ use super::{CompareArgs, CompareFormat, CompareOutput, FailOn, write_output};
 use crate::Error;
 use crate::compare::{Comparison, build, exporter, load_all, results_inputs};
 use crate::report::render_compare_html;
+use crate::results::{Inputs, OutputPolicy};
 use crate::stats::Verdict;
 use std::io::IsTerminal;
 
@@ -18,6 +19,15 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
             "--noise {} is outside 0..1; write a fraction such as 0.02 for 2%",
             args.noise
         )));
+    }
+    let mut read = Inputs::default();
+    for p in &args.results {
+        read.add_results(p);
+    }
+    let policy = OutputPolicy::new(read, args.force);
+    // A bad output path is refused before any input is read.
+    for path in std::iter::once(&args.output).chain(&args.html) {
+        super::check_output(&policy, path)?;
     }
     let inputs = results_inputs(&args.results, quiet)?;
     if inputs.len() < 2 {
@@ -52,13 +62,13 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
             exporter(text_format(other), color).render(&cmp)
         }
     };
-    write_output(&args.output, text.as_bytes())?;
+    write_output(&policy, &args.output, text.as_bytes())?;
     if !to_stdout && !quiet {
         eprintln!("wrote {}", args.output.display());
     }
     if let Some(path) = &args.html {
         let page = render_compare_html(&cmp, &sets)?;
-        write_output(path, page.as_bytes())?;
+        write_output(&policy, path, page.as_bytes())?;
         if !quiet && path.as_os_str() != "-" {
             eprintln!("wrote {}", path.display());
         }

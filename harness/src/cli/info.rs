@@ -7,11 +7,23 @@ use crate::probe::{self, GpuContext, Observers};
 use crate::run::{ceiling_cap, max_allocatable, open_session, pinned_ceiling};
 use crate::units::{MIB, format_size};
 
+/// The one GPU `--device` names, read as `run --device` reads it.
+fn one_device(text: &str) -> Result<u32, Error> {
+    use crate::platform::DeviceSelection;
+    match DeviceSelection::parse(text).map_err(|e| Error::Usage(format!("--device {text}: {e}")))? {
+        DeviceSelection::List(one) if one.len() == 1 => Ok(one[0]),
+        several => Err(Error::Usage(format!(
+            "--device {several}: info describes one GPU at a time: give one CUDA device index such as 0, once per GPU"
+        ))),
+    }
+}
+
 /// `pinscope info`.
 pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
+    let device = one_device(&args.device)?;
     let mut machine = crate::platform::this_machine(args.anonymize);
     let mut no_gpu = None;
-    let session = match open_session(args.device, args.anonymize) {
+    let session = match open_session(device, args.anonymize) {
         Ok(s) => Some(s),
         Err(Error::NoGpu(why)) => {
             // With --json, stdout holds only the JSON: the reason goes into it (and to stderr).

@@ -105,7 +105,7 @@ pub struct ScenarioArgs {
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
     /// Largest fraction of physical RAM a case may pin (up to 0.9).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub allow_pinned: f64,
 }
 
@@ -199,9 +199,9 @@ pub struct PlanArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct InfoArgs {
-    /// CUDA device ordinal.
-    #[arg(long, default_value_t = 0)]
-    pub device: u32,
+    /// The GPU to describe: one CUDA device ordinal, as `run --device` takes it.
+    #[arg(long, default_value = "0")]
+    pub device: String,
     /// Replace the host name with a stable hash.
     #[arg(long)]
     pub anonymize: bool,
@@ -232,7 +232,7 @@ pub struct CompareArgs {
     #[arg(required = true, num_args = 2..)]
     pub results: Vec<PathBuf>,
     /// Relative change below which a difference is "no change" (0.02 = 2%).
-    #[arg(long, default_value_t = 0.02)]
+    #[arg(long, default_value_t = 0.02, allow_negative_numbers = true)]
     pub noise: f64,
     /// What to write: a table, Markdown, CSV, JSON, or a self-contained HTML page.
     #[arg(long, value_enum, default_value_t = CompareOutput::Table)]
@@ -243,6 +243,9 @@ pub struct CompareArgs {
     /// Also write the HTML page to this file (older spelling of `--format html -o FILE`).
     #[arg(long, hide = true, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Replace an output file even when it is read-only (an input is never replaced).
+    #[arg(long)]
+    pub force: bool,
     /// Exit with status 4 when a case's verdict against the baseline is this (`change`: slower or
     /// faster), for CI gates.
     #[arg(long, value_enum, value_name = "VERDICT")]
@@ -269,6 +272,9 @@ pub struct ReportArgs {
     /// Page title.
     #[arg(long)]
     pub title: Option<String>,
+    /// Replace the output file even when it is read-only (an input is never replaced).
+    #[arg(long)]
+    pub force: bool,
     /// Do not print notes on skipped inputs or the `wrote …` line.
     #[arg(long, short)]
     pub quiet: bool,
@@ -283,8 +289,13 @@ fn insert_implicit_run(mut args: Vec<OsString>) -> Vec<OsString> {
     let first = args
         .iter()
         .skip(1)
-        .position(|a| !a.to_string_lossy().starts_with('-'))
+        .position(|a| a == "--" || !a.to_string_lossy().starts_with('-'))
         .map(|i| i + 1);
+    // `pinscope -- x.toml`: everything after `--` is a scenario, so `run` goes before it.
+    if let Some(i) = first.filter(|&i| args[i] == "--") {
+        args.insert(i, OsString::from("run"));
+        return args;
+    }
     if let Some(i) = first {
         let a = args[i].to_string_lossy();
         if !is_command(&a) {
@@ -294,9 +305,43 @@ fn insert_implicit_run(mut args: Vec<OsString>) -> Vec<OsString> {
     args
 }
 
+/// The command `word` was probably meant to be, when it is no command, no file and no shipped
+/// scenario but is one or two edits away from a command (`comapre`).
+fn mistyped_command(word: &std::ffi::OsStr) -> Option<String> {
+    use clap::CommandFactory;
+    let w = word.to_str()?;
+    let path = std::path::Path::new(w);
+    if w.starts_with('-') || path.exists() || crate::scenario::shipped::named_by(path).is_some() {
+        return None;
+    }
+    let cmd = Cli::command();
+    if w == "help" || cmd.find_subcommand(w).is_some() {
+        return None;
+    }
+    cmd.get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name())
+        .map(|name| (strsim::damerau_levenshtein(w, name), name))
+        .filter(|&(d, _)| d <= 2)
+        .min()
+        .map(|(_, name)| name.to_string())
+}
+
 /// Parses `args` (including the program name), runs, and returns the process exit code.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
-    let args = insert_implicit_run(args.into_iter().collect());
+    let args: Vec<OsString> = args.into_iter().collect();
+    let first = args
+        .iter()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'));
+    if let Some((word, meant)) = first.and_then(|w| Some((w, mistyped_command(w)?))) {
+        eprintln!(
+            "error: `{}` is not a command, a scenario file or a shipped scenario: did you mean `pinscope {meant}`?",
+            crate::input::escape_text(&word.to_string_lossy())
+        );
+        return 2;
+    }
+    let args = insert_implicit_run(args);
     if let Some(help) = help_of_help(&args) {
         print!("{help}");
         return 0;
@@ -353,15 +398,30 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
             clap_mangen::Man::new(Cli::command())
                 .render(&mut page)
                 .map_err(|e| crate::Error::io(std::path::Path::new("-"), e))?;
-            write_output(std::path::Path::new("-"), &page)?;
+            write_output(&Default::default(), std::path::Path::new("-"), &page)?;
             Ok(0)
         }
     }
 }
 
-/// Writes `bytes` to `path` (atomically, through the checks every output passes), or to standard
-/// output when `path` is `-`.
-pub fn write_output(path: &std::path::Path, bytes: &[u8]) -> Result<(), crate::Error> {
+/// Checks an output path under `policy` before any work; `-` (standard output) always passes.
+pub fn check_output(
+    policy: &crate::results::OutputPolicy,
+    path: &std::path::Path,
+) -> Result<(), crate::Error> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    policy.check(path)
+}
+
+/// Writes `bytes` to `path` (atomically, under `policy`: never over an input, a read-only file
+/// only when forced), or to standard output when `path` is `-`.
+pub fn write_output(
+    policy: &crate::results::OutputPolicy,
+    path: &std::path::Path,
+    bytes: &[u8],
+) -> Result<(), crate::Error> {
     use std::io::Write;
     if path.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
@@ -370,7 +430,7 @@ pub fn write_output(path: &std::path::Path, bytes: &[u8]) -> Result<(), crate::E
             .and_then(|()| out.flush())
             .map_err(|e| crate::Error::io(path, e));
     }
-    crate::results::write_atomic(path, bytes)
+    policy.write(path, bytes)
 }
 
 #[cfg(test)]

@@ -4,11 +4,21 @@ use super::ReportArgs;
 use crate::Error;
 use crate::compare::{load_all, results_inputs};
 use crate::report::{load_nvbandwidth, render_fleet_report};
-use crate::results::expand_inputs;
+use crate::results::{Inputs, OutputPolicy, expand_inputs};
 
 /// `pinscope report`.
 pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
     let expanded = expand_inputs(&args.results)?;
+    let mut read = Inputs::default();
+    for p in args.results.iter().chain(&expanded.results) {
+        read.add_results(p);
+    }
+    for p in &args.nvbandwidth {
+        read.add(p, "nvbandwidth file");
+    }
+    let policy = OutputPolicy::new(read, args.force);
+    // A bad output path is refused before any input is read.
+    super::check_output(&policy, &args.output)?;
     let inputs = results_inputs(&expanded.results, quiet)?;
     if inputs.is_empty() && expanded.nodes.is_empty() {
         return Err(Error::Usage(format!(
@@ -30,7 +40,7 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
         .clone()
         .unwrap_or_else(|| "pinscope report".into());
     let page = render_fleet_report(&sets, &expanded.nodes, &nvb, &title)?;
-    super::write_output(&args.output, page.as_bytes())?;
+    super::write_output(&policy, &args.output, page.as_bytes())?;
     if !quiet && args.output.as_os_str() != "-" {
         eprintln!("wrote {}", args.output.display());
     }

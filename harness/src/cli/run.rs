@@ -59,6 +59,8 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
             "these scenarios expand to {total} cases, more than {SWEEP_LIMIT}: check with `pinscope plan`, then pass --yes to run them all"
         )));
     }
+    // A results folder that cannot be one is refused before the driver is loaded.
+    crate::results::check_output_folder(&args.out_dir)?;
     let selection = device_selection(args.device.as_deref(), &scenarios)?;
     // Validate what needs only the host before touching the GPU.
     let ram = crate::platform::this_machine(false).ram_bytes;

@@ -95,7 +95,7 @@ pub fn load_all(paths: &[std::path::PathBuf]) -> Result<Vec<ResultSet>, Error> {
         .map(|p| {
             let set = ResultSet::load(p).map_err(|e| match e {
                 // Errors from the reader already name the file; keep them as they are.
-                e @ (Error::BadResults { .. } | Error::Io { .. }) => e,
+                e @ (Error::BadResults { .. } | Error::Input { .. } | Error::Io { .. }) => e,
                 other => Error::BadResults {
                     path: p.clone(),
                     reason: other.to_string(),

@@ -103,7 +103,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<NvbandwidthSeries>, Error> {
 
 /// Reads and parses one nvbandwidth JSON file.
 pub fn load(path: &Path) -> Result<Vec<NvbandwidthSeries>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::input::read_input(path, &crate::input::NVBANDWIDTH_JSON)?;
+    let text = String::from_utf8(bytes).map_err(|_| Error::BadResults {
+        path: path.to_path_buf(),
+        reason: "it is not UTF-8 text, so it is not nvbandwidth JSON output".into(),
+    })?;
     parse(path, &text)
 }
 

@@ -361,15 +361,21 @@ pub struct ResultsWriter {
 }
 
 impl ResultsWriter {
+    /// Creates `path` and its samples file, both new: an existing file is never replaced.
     pub fn create(path: &Path) -> Result<Self, Error> {
+        Self::create_with(path, &super::OutputPolicy::default())
+    }
+
+    /// [`ResultsWriter::create`] under the output policy of a command (the files it reads).
+    pub fn create_with(path: &Path, policy: &super::OutputPolicy) -> Result<Self, Error> {
         let samples_path = samples_path(path);
         // Both checked before either is created: nothing is written when one is refused.
-        super::check_output_path(path)?;
-        super::check_output_path(&samples_path)?;
-        let mut rows = csv::Writer::from_writer(super::create_output_file(path)?);
+        policy.check(path)?;
+        policy.check(&samples_path)?;
+        let mut rows = csv::Writer::from_writer(policy.create_new(path)?);
         rows.write_record(columns())
             .map_err(|e| csv_error(path, e))?;
-        let mut samples = csv::Writer::from_writer(super::create_output_file(&samples_path)?);
+        let mut samples = csv::Writer::from_writer(policy.create_new(&samples_path)?);
         samples
             .write_record(SAMPLE_COLUMNS)
             .map_err(|e| csv_error(&samples_path, e))?;
@@ -516,7 +522,7 @@ fn for_each_record(
 
 /// Reads a results CSV written by this or a compatible pinscope.
 pub fn read_rows(path: &Path) -> Result<Vec<Row>, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::input::read_input(path, &crate::input::RESULTS_CSV)?;
     read_rows_from(path, &bytes)
 }
 
@@ -551,7 +557,8 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
 
     let mut out = Vec::new();
     for_each_record(path, &mut rdr, bytes, |rec, line| {
-        let get = |i: usize| rec.get(i).unwrap_or("").trim();
+        // Text from a file anyone may have written: escaped before it reaches a terminal.
+        let get = |i: usize| crate::input::escape_text(rec.get(i).unwrap_or("").trim());
         let version = get(sv);
         if version != SCHEMA_VERSION.to_string() {
             let line = line();
@@ -566,6 +573,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         for (p, m, i) in &acct {
             if let Some(i) = i {
                 let s = get(*i);
+                let s = s.as_ref();
                 if !s.is_empty() {
                     let v = s
                         .parse::<f64>()
@@ -593,6 +601,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         for (c, i) in cells.chain(late) {
             let Some(i) = i else { continue };
             let s = get(i);
+            let s = s.as_ref();
             if s.is_empty() && TAIL.iter().any(|t| t.name == c.name) {
                 continue;
             }
@@ -606,7 +615,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
 
 /// Reads the long-form samples file that belongs to a results CSV.
 pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::input::read_input(path, &crate::input::SAMPLES_CSV)?;
     let (mut rdr, h) = open_csv(path, &bytes)?;
     let ix: Vec<usize> = SAMPLE_COLUMNS
         .iter()
@@ -614,7 +623,7 @@ pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, Error> {
         .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
     for_each_record(path, &mut rdr, &bytes, |rec, line| {
-        let get = |k: usize| rec.get(ix[k]).unwrap_or("").trim();
+        let get = |k: usize| crate::input::escape_text(rec.get(ix[k]).unwrap_or("").trim());
         if get(0) != SCHEMA_VERSION.to_string() {
             return Err(bad(
                 path,
@@ -622,7 +631,7 @@ pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, Error> {
                 format!("schema_version `{}` is not {SCHEMA_VERSION}", get(0)),
             ));
         }
-        let t_ms = match get(5) {
+        let t_ms = match get(5).as_ref() {
             "" => None,
             s => Some(
                 s.parse()
@@ -658,6 +667,8 @@ pub struct ResultSet {
 
 impl ResultSet {
     /// Loads `x.csv`, and `x.samples.csv` / `x.json` beside it when present.
+    /// A samples file or sidecar that belongs to another run is refused: its run id (sidecar)
+    /// or its case keys (samples) must be those of the CSV.
     pub fn load(path: &Path) -> Result<ResultSet, Error> {
         let sp = samples_path(path);
         // The samples file is usually 50 times the CSV: read it beside the rows.
@@ -672,12 +683,16 @@ impl ResultSet {
             },
         );
         let (rows, samples) = (rows?, samples?);
+        check_samples_belong(path, &rows, &sp, &samples)?;
         let jp = sidecar_path(path);
         let sidecar = if jp.exists() {
             Some(super::Sidecar::read(&jp)?)
         } else {
             None
         };
+        if let Some(s) = &sidecar {
+            check_sidecar_belongs(path, &rows, &jp, s)?;
+        }
         Ok(ResultSet {
             path: path.to_path_buf(),
             rows,
@@ -694,6 +709,55 @@ impl ResultSet {
     /// The raw bandwidth samples (GB/s) of one case and lane.
     pub fn bandwidth_samples(&self, case_key: &str, lane: Lane) -> &[f64] {
         self.samples.bandwidth(case_key, lane)
+    }
+}
+
+/// Refuses a sidecar whose run id is not the run id of the CSV's rows.
+fn check_sidecar_belongs(
+    csv: &Path,
+    rows: &[Row],
+    json: &Path,
+    sidecar: &super::Sidecar,
+) -> Result<(), Error> {
+    let ids: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .map(|r| r.run_id.as_str())
+        .filter(|id| !id.is_empty())
+        .collect();
+    if ids.is_empty() || ids.contains(sidecar.run_id.as_str()) {
+        return Ok(());
+    }
+    let ids: Vec<&str> = ids.into_iter().collect();
+    Err(Error::BadResults {
+        path: json.to_path_buf(),
+        reason: format!(
+            "it belongs to run {}, but {} holds run {}: move the sidecar away or put the CSV of its run beside it",
+            sidecar.run_id,
+            csv.display(),
+            ids.join(", ")
+        ),
+    })
+}
+
+/// Refuses a samples file with samples of a case the CSV does not have (it was written by
+/// another run: its intervals would silently be computed from the wrong numbers, or not at all).
+fn check_samples_belong(
+    csv: &Path,
+    rows: &[Row],
+    path: &Path,
+    samples: &Samples,
+) -> Result<(), Error> {
+    let keys: std::collections::HashSet<&str> = rows.iter().map(|r| r.case_key.as_str()).collect();
+    match samples.case_keys().find(|k| !keys.contains(k)) {
+        None => Ok(()),
+        Some(key) => Err(Error::BadResults {
+            path: path.to_path_buf(),
+            reason: format!(
+                "it holds samples of case `{}`, which {} does not have, so it belongs to another run: move it away or put the CSV of its run beside it",
+                key,
+                csv.display()
+            ),
+        }),
     }
 }
 

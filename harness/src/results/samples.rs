@@ -39,6 +39,14 @@ impl Samples {
         self.bandwidth.is_empty() && self.timelines.is_empty()
     }
 
+    /// Every case key that has a kept series.
+    pub fn case_keys(&self) -> impl Iterator<Item = &str> {
+        self.bandwidth
+            .keys()
+            .chain(self.timelines.keys())
+            .map(|k| &**k)
+    }
+
     /// The bandwidth samples (GB/s) of one case and lane, in file order.
     pub fn bandwidth(&self, case_key: &str, lane: Lane) -> &[f64] {
         self.bandwidth
@@ -126,6 +134,7 @@ impl Samples {
 
     /// Reads the bandwidth and timeline series of a samples file (see the module's doc).
     pub fn read(path: &Path) -> Result<Samples, Error> {
+        crate::input::check_input(path, &crate::input::SAMPLES_CSV)?;
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         let mut buf = vec![0u8; BLOCK_BYTES];
         let mut filled = 0usize;

@@ -79,7 +79,7 @@ impl Sidecar {
     }
 
     pub fn read(path: &Path) -> Result<Sidecar, crate::Error> {
-        let bytes = std::fs::read(path).map_err(|e| crate::Error::io(path, e))?;
+        let bytes = crate::input::read_input(path, &crate::input::SIDECAR_JSON)?;
         Self::from_bytes(path, &bytes)
     }
 

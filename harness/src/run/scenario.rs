@@ -59,8 +59,15 @@ pub struct ScenarioOutcome {
     pub rows: Vec<Row>,
 }
 
+/// The longest part of a results file name taken from one text (the scenario name, the host
+/// name): with the stamp and `.samples.csv` the name stays far below the 255-byte limit.
+const NAME_PART_CHARS: usize = 64;
+
+/// `s` as a file-name part: ASCII letters, digits, `-` and `_` (anything else becomes `_`), at
+/// most [`NAME_PART_CHARS`] bytes.
 fn sanitize(s: &str) -> String {
     s.chars()
+        .take(NAME_PART_CHARS)
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
                 c

@@ -34,6 +34,7 @@
 //! unit = "s"
 //! ```
 
+mod characters;
 mod claim;
 mod expand;
 mod keys;
@@ -113,7 +114,7 @@ pub const CLAIM_PLATFORMS: &[&str] = validate_blocks::PLATFORMS;
 
 /// Largest scenario file read, in bytes (the shipped ones are under 20 KiB; a file of
 /// [`CASE_LIMIT`] minimal cases is about 3.7 MB).
-pub const MAX_SCENARIO_BYTES: usize = 4 << 20;
+pub const MAX_SCENARIO_BYTES: usize = crate::input::SCENARIO_FILE.max_bytes as usize;
 
 fn too_large(path: &str, size: String) -> Error {
     Error::Scenario(Problems {
@@ -128,27 +129,24 @@ fn too_large(path: &str, size: String) -> Error {
 /// before it is parsed (and only that much plus one byte is ever read). A path that does not
 /// exist but names a shipped scenario ([`shipped::named_by`]) loads that one.
 pub fn load(path: &Path) -> Result<Scenario, Error> {
+    use crate::input::{SCENARIO_FILE, check_regular, unreadable};
     use std::io::Read;
     let shown = path.display().to_string();
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return load_shipped(path, e),
-        Err(e) => return Err(Error::io(path, e)),
+    // What it is, from its metadata: a FIFO or a device is refused without being opened.
+    let size = match check_regular(path, &SCENARIO_FILE) {
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return load_shipped(path, source);
+        }
+        other => other?,
     };
-    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-    if meta.is_dir() {
-        return Err(Error::io(
-            path,
-            std::io::Error::from(std::io::ErrorKind::IsADirectory),
-        ));
+    if size > MAX_SCENARIO_BYTES as u64 {
+        return Err(too_large(&shown, crate::units::format_size(size)));
     }
-    if meta.len() > MAX_SCENARIO_BYTES as u64 {
-        return Err(too_large(&shown, crate::units::format_size(meta.len())));
-    }
-    let mut bytes = Vec::new();
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.take(MAX_SCENARIO_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
+        .map_err(|e| unreadable(path, e))?;
     if bytes.len() > MAX_SCENARIO_BYTES {
         return Err(too_large(&shown, "over 4 MiB".into()));
     }
@@ -195,6 +193,12 @@ fn load_shipped(path: &Path, not_found: std::io::Error) -> Result<Scenario, Erro
 pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
     let fail = |mut items: Vec<Problem>| {
         items.sort_by_key(|p| (p.line, p.column));
+        // Messages quote what the user wrote: never a raw control character on the terminal.
+        for p in &mut items {
+            if let std::borrow::Cow::Owned(m) = crate::input::escape_text(&p.message) {
+                p.message = m;
+            }
+        }
         Error::Scenario(Problems {
             path: path_for_messages.into(),
             items,
@@ -208,6 +212,7 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
     }
     let root = raw::parse(text).map_err(|p| fail(vec![p]))?;
     let mut problems = Vec::new();
+    characters::check(&root, &mut problems);
     let mut file = validate::validate(&root, &mut problems);
     validate_blocks::add_claims_and_derived(&root, &mut file, &mut problems);
     let cases = expand::expand(&file, &mut problems);

@@ -802,7 +802,13 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
                     && s.chars().all(|c| {
                         c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_'
                     });
-                if ok {
+                let n = s.chars().count();
+                if n > super::characters::MAX_NAME_CHARS {
+                    problems.push(e.value.pos.problem(format!(
+                        "`name` is {n} characters long; names are limited to {} so the results file named after it fits: shorten it",
+                        super::characters::MAX_NAME_CHARS
+                    )));
+                } else if ok {
                     file.name = s.to_string();
                 } else {
                     problems.push(e.value.pos.problem(format!(
