@@ -6,7 +6,7 @@
 #                                 dist/gpu-fault-tests (the ignored GPU tests, release build).
 #   scripts/build-dist.sh release the release archives, in dist/release/:
 #       pinscope-<version>-x86_64-unknown-linux-gnu.tar.gz   (pinscope, README.md, completions, man page)
-#       pinscope-<version>-x86_64-pc-windows-gnu.zip         (pinscope.exe, README.md)
+#       pinscope-<version>-x86_64-pc-windows-gnu.zip         (pinscope.exe, README.md, PowerShell completion)
 #       SHA256SUMS                                           (check with `sha256sum -c SHA256SUMS`)
 #     The Windows exe is cross-built with the tools of scripts/wincross-setup.sh (installed here if
 #     missing; apt-get, as root) and run under Wine before it is packed (`--version`, `plan` of a
@@ -63,7 +63,7 @@ release() {
   wcargo build --release --locked
   exe=target/wincross/x86_64-pc-windows-gnu/release/pinscope.exe
   mkdir -p "$stage/$windows"
-  cp "$exe" README.md "$stage/$windows/"
+  cp "$exe" README.md "$stage/$linux/completions/pinscope.powershell" "$stage/$windows/"
   x86_64-w64-mingw32-strip "$stage/$windows/pinscope.exe"
   "$CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER" "$stage/$windows/pinscope.exe" --version
   "$CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER" "$stage/$windows/pinscope.exe" plan -q ollama-like
@@ -72,16 +72,14 @@ release() {
   (cd "$out" && sha256sum -- *.tar.gz *.zip > SHA256SUMS && cat SHA256SUMS)
 }
 
-# Shell completions and the man page, written by the binary itself, when it can write them.
+# Shell completions and the man page, written by the binary itself.
 extras() {
   local bin=$1 dir=$2
-  if "$bin" completions bash >/dev/null 2>&1; then
-    mkdir -p "$dir/completions"
-    for shell in bash zsh fish powershell elvish; do
-      "$bin" completions "$shell" >"$dir/completions/pinscope.$shell"
-    done
-    "$bin" man >"$dir/pinscope.1"
-  fi
+  mkdir -p "$dir/completions"
+  for shell in bash zsh fish powershell elvish; do
+    "$bin" completions "$shell" >"$dir/completions/pinscope.$shell"
+  done
+  "$bin" man >"$dir/pinscope.1"
 }
 
 case "$what" in

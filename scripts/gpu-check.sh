@@ -85,6 +85,22 @@ print("partial results valid")
 PY
   grep -i "interrupt" "$d/run.log" | head -3
 fi
+log "host phase apart from device memory (quick): what the host memory alone and then the device memory moved"
+for f in "$OUT"/quick/*.csv; do
+  [[ -f $f && $f != *.samples.csv ]] || continue
+  python3 - "$f" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def g(r, k):
+    v = r.get(k, "")
+    return float(v) if v else None
+for r in rows:
+    h, a = g(r, "d_host_cuda_used_mib"), g(r, "d_alloc_cuda_used_mib")
+    print(f"  {r['case_label'][:22]:22} {r['lane']:4} pinned {int(r['pinned_bytes'])>>20:6} MiB device {int(r['device_bytes'])>>20:6} MiB | host phase: CUDA used {h} ledger {g(r, 'd_host_ledger_pinned_mib')} RSS {g(r, 'd_host_proc_rss_mib')} | device phase adds CUDA used {None if h is None or a is None else a - h}")
+missing = [r["case_label"] for r in rows if r["status"] == "ok" and g(r, "d_host_cuda_used_mib") is None]
+print("host phase columns present on every ok row" if not missing else f"MISSING host phase on {missing}")
+PY
+done
 log "summary"
 for f in "$OUT"/quick/*.csv "$OUT"/headline/*.csv; do
   [[ -f $f && $f != *.samples.csv ]] || continue

@@ -256,6 +256,7 @@ fn report_omits_empty_plots_with_a_sentence() {
     for r in &mut sets[0].rows {
         r.accounting.clear();
         r.max_alloc_held_mib = None;
+        r.max_alloc_host_mib = None;
         r.max_alloc_free_mib = None;
     }
     sets[0]

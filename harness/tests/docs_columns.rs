@@ -1,12 +1,16 @@
-//! The README's "Results files" section (and, for the latency columns, the "Columns" section of
-//! `docs/latency.md`) lists every column the writer writes (and the family
+//! The "Results files" section of `docs/results-schema.md` and the "Columns" sections of
+//! `docs/latency.md` (the latency columns) and `docs/accounting.md` (the host phase and probe
+//! columns) together list every column the writer writes (and the family
 //! `d_<phase>_<metric>_mib` with every phase and metric), so the docs cannot fall behind the CSV.
 
 use pinscope::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, base_columns, columns};
 
 fn results_section() -> String {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md is readable");
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/results-schema.md"
+    ))
+    .expect("docs/results-schema.md is readable");
     let start = readme
         .find("## Results files")
         .expect("a Results files section");
@@ -14,14 +18,18 @@ fn results_section() -> String {
         + readme[start..]
             .find("Beside it")
             .expect("the section's end");
-    readme[start..end].to_string() + &latency_columns_section()
+    readme[start..end].to_string()
+        + &columns_section("/../docs/latency.md")
+        + &columns_section("/../docs/accounting.md")
 }
 
-/// The "Columns" section of `docs/latency.md`, which documents the latency columns.
-fn latency_columns_section() -> String {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/latency.md"))
-        .expect("docs/latency.md is readable");
-    let start = doc.find("## Columns").expect("a Columns section");
+/// The "Columns" section of a document under the repository root (`rel` from the crate).
+fn columns_section(rel: &str) -> String {
+    let path = format!("{}{rel}", env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let start = doc
+        .find("## Columns")
+        .unwrap_or_else(|| panic!("{path} has no Columns section"));
     let end = doc[start + 3..]
         .find("\n## ")
         .map_or(doc.len(), |e| start + 3 + e);
@@ -51,14 +59,20 @@ fn readme_lists_every_results_column() {
         .into_iter()
         .filter(|c| !family(c) && !words.contains(c))
         .collect();
-    assert!(missing.is_empty(), "README lacks the columns {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "docs/results-schema.md lacks the columns {missing:?}"
+    );
     for m in ACCOUNTING_METRICS {
-        assert!(words.iter().any(|w| w == m), "README lacks the metric {m}");
+        assert!(
+            words.iter().any(|w| w == m),
+            "docs/results-schema.md lacks the metric {m}"
+        );
     }
     for p in ACCOUNTING_PHASES {
         assert!(
             words.iter().any(|w| w.starts_with(&format!("d_{p}_"))),
-            "README lacks the d_{p}_<m>_mib family"
+            "docs/results-schema.md lacks the d_{p}_<m>_mib family"
         );
     }
     // Nothing listed as a column that the writer does not write.
@@ -70,7 +84,10 @@ fn readme_lists_every_results_column() {
             || w.ends_with("_pct")
             || w.ends_with("_bytes");
         if looks_like_column && !w.contains('<') {
-            assert!(all.contains(w), "README lists `{w}`, which is not a column");
+            assert!(
+                all.contains(w),
+                "docs/results-schema.md lists `{w}`, which is not a column"
+            );
         }
     }
     assert!(base_columns().len() > 40);

@@ -234,3 +234,141 @@ fn platform_page_shows_each_platform_and_unavailable_observers() {
     assert!(html.contains("<section id=\"platforms\">"));
     assert!(html.contains("SYNTHETIC DATA"));
 }
+
+/// The page's text cut into blocks (list items, paragraphs, table cells, captions), tags removed.
+fn blocks(html: &str) -> Vec<String> {
+    let mut text = String::new();
+    let mut in_tag = false;
+    let mut tag = String::new();
+    for c in html.chars() {
+        match (in_tag, c) {
+            (false, '<') => {
+                in_tag = true;
+                tag.clear();
+            }
+            (true, '>') => {
+                in_tag = false;
+                let name = tag.trim_start_matches('/');
+                let name = name.split([' ', '\n']).next().unwrap_or("");
+                if [
+                    "li",
+                    "p",
+                    "td",
+                    "th",
+                    "figcaption",
+                    "h2",
+                    "h3",
+                    "tr",
+                    "text",
+                    "title",
+                ]
+                .contains(&name)
+                {
+                    text.push('\u{1}');
+                }
+            }
+            (true, c) => tag.push(c),
+            (false, c) => text.push(c),
+        }
+    }
+    text.split('\u{1}')
+        .map(|b| {
+            b.trim()
+                .replace("&#39;", "'")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&amp;", "&")
+        })
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
+#[test]
+fn no_published_page_attributes_device_memory_to_pinning() {
+    let dir = root().join("../reports/h200");
+    let mut csvs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("published folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            n.ends_with(".csv") && !n.ends_with(".samples.csv")
+        })
+        .collect();
+    csvs.sort();
+    assert!(csvs.len() > 10);
+    for csv in &csvs {
+        let set = ResultSet::load(csv).expect("loads");
+        let html = report::render_report(std::slice::from_ref(&set), &[], "t").expect("renders");
+        let text = blocks(&html);
+        // What a case with device memory moved in CUDA used: host and device memory together.
+        let device_numbers: Vec<String> = set
+            .rows
+            .iter()
+            .filter(|r| r.device_bytes > 0)
+            .filter_map(|r| r.accounting_value("alloc", "cuda_used"))
+            .filter(|v| *v >= 64.0)
+            .map(|v| format!("CUDA used {v:+.0} MiB"))
+            .collect();
+        for b in &text {
+            assert!(
+                !b.contains("is what holding it costs the device budget"),
+                "{}: {b}",
+                csv.display()
+            );
+            if b.contains("page-locked") {
+                for n in &device_numbers {
+                    assert!(
+                        !b.contains(n.as_str()) || b.contains("device memory"),
+                        "{}: `{n}` is told as a cost of pinning: {b}",
+                        csv.display()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_wddm_pinned_4g_page_says_what_pinning_alone_cost() {
+    let set = published("wddm-pinned-4g");
+    let html = report::render_report(std::slice::from_ref(&set), &[], "w").expect("renders");
+    let text = blocks(&html);
+    let memory = text
+        .iter()
+        .find(|b| b.starts_with("Memory"))
+        .expect("a Memory sentence");
+    // The first case holding 4 GiB page-locked and no device memory: `alloc`, whose CSV row says
+    // CUDA used +8 MiB and pinscope's ledger +4096 MiB.
+    let alloc = set
+        .rows
+        .iter()
+        .find(|r| r.case_label == "alloc")
+        .expect("alloc row");
+    assert_eq!(alloc.device_bytes, 0);
+    for (m, words) in [
+        ("cuda_used", "CUDA used"),
+        ("ledger_pinned", "pinscope's ledger"),
+    ] {
+        let v = alloc.accounting_value("alloc", m).expect("observed");
+        let want = format!("{words} {v:+.0} MiB");
+        assert!(memory.contains(&want), "{want} not in {memory}");
+    }
+    assert!(
+        memory.contains("for alloc (no device memory held yet)"),
+        "{memory}"
+    );
+    assert!(!memory.contains("+4104"), "{memory}");
+    // The claim on the same page agrees with the Memory sentence.
+    assert!(
+        text.iter()
+            .any(|b| b.contains("cudaMemGetInfo barely moves") && b.contains("8.000")),
+        "the claim's detail"
+    );
+    // Its max-alloc probe says what was held, and that holding it cost nothing measurable.
+    let probe = text
+        .iter()
+        .find(|b| b.starts_with("alloc: ") && b.contains("MiB with only its"))
+        .expect("the max-alloc probe's sentence");
+    assert!(probe.contains("nothing measurable"), "{probe}");
+}

@@ -326,8 +326,8 @@ fn row() -> impl Strategy<Value = Row> {
         any::<u64>(),
     );
     let acct = (
-        prop::collection::vec(opt_f64(), 16),
-        prop::collection::vec(opt_f64(), 3),
+        prop::collection::vec(opt_f64(), 24),
+        prop::collection::vec(opt_f64(), 5),
     );
     (machine, ids, kind, sizes, outcome, bw, setup, acct).prop_map(
         |(machine, ids, kind, sizes, outcome, bw, setup, acct)| {
@@ -389,6 +389,8 @@ fn row() -> impl Strategy<Value = Row> {
                 max_alloc_held_mib: probes[0],
                 max_alloc_free_mib: probes[1],
                 pinned_ceiling_mib: probes[2],
+                max_alloc_host_mib: probes[3],
+                pinned_ceiling_cap_mib: probes[4],
                 stopped_by: String::new(),
                 device: "0".into(),
                 gpus_at_once: 1,

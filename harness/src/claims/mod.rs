@@ -13,10 +13,10 @@ pub use crate::scenario::{Claim, Derived, Op};
 
 /// The value of a named metric in a result row (`None` when not measured or not observable):
 /// the column of that name ([`CLAIM_METRICS`] lists those a claim may name), the accounting
-/// family `d_<phase>_<metric>_mib`, or `max_alloc_drop_mib` (free minus held).
+/// family `d_<phase>_<metric>_mib`, or `max_alloc_drop_mib` (free minus host memory only held).
 pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
     if metric == "max_alloc_drop_mib" {
-        return Some(row.max_alloc_free_mib? - row.max_alloc_held_mib?);
+        return Some(row.max_alloc_free_mib? - row.max_alloc_host_only_mib()?);
     }
     // Read from the row's status: a failure is the answer these metrics are about.
     if matches!(metric, "out_of_memory" | "mismatched_copies") {

@@ -31,7 +31,7 @@ Examples:
   pinscope report results/*.csv -o reports/my-machine/index.html
 
 Exit status: 0 done, 2 bad input or usage, 3 no usable GPU or driver, 4 `compare --fail-on`
-found a matching change, 130 interrupted, 1 anything else.";
+found a matching change, 124 a case ran past --case-timeout, 130 interrupted, 1 anything else.";
 
 /// The usage line, which also says that a bare scenario runs it.
 const USAGE: &str = "pinscope [OPTIONS] <COMMAND>

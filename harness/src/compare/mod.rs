@@ -234,12 +234,20 @@ pub(crate) fn lane_cell(e: &Entry) -> String {
     }
 }
 
-/// Accounting deltas in long form, one table per phase (`after allocation`, `after free`):
+/// Accounting deltas in long form, one table per phase (host memory alone, host and device
+/// memory, after free):
 /// one row per case and run, one column per metric any run has, in MiB; `—` = unavailable.
 pub(crate) fn accounting_grids(cmp: &Comparison) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
     let mut out = Vec::new();
     for (phase, title) in [
-        ("alloc", "after allocation and first touch"),
+        (
+            "host",
+            "after the host memory alone was allocated and first touched",
+        ),
+        (
+            "alloc",
+            "after the host and device memory were allocated and first touched",
+        ),
         ("free", "after free and the hold"),
     ] {
         let cols: Vec<(usize, &str)> = cmp

@@ -120,8 +120,8 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
     for line in super::summary::multi_gpu_lines(&owned) {
         out.push(sentence("Every GPU at once", line));
     }
-    if let Some(m) = memory_sentence(rows) {
-        out.push(m);
+    if let Some(m) = super::memory_cost::memory_sentence(rows) {
+        out.push(sentence("Memory", m));
     }
     // Device bandwidth, past the card, pinned ceilings with device memory held, churn.
     for line in super::device_memory::answer_lines(&owned) {
@@ -189,41 +189,4 @@ fn settings_checks(settings: &crate::platform::Settings) -> Vec<Sentence> {
             sentence("Check", text)
         })
         .collect()
-}
-
-/// What the case holding the most page-locked memory did to each observer after allocation.
-fn memory_sentence(rows: &[&Row]) -> Option<Sentence> {
-    let r = rows
-        .iter()
-        .copied()
-        .filter(|r| r.pinned_bytes > 0 && !r.accounting.is_empty())
-        .max_by_key(|r| r.pinned_bytes)?;
-    let names = [
-        ("shared", "shared GPU memory"),
-        ("dedicated", "dedicated GPU memory"),
-        ("cuda_used", "CUDA used"),
-        ("proc_rss", "host RSS"),
-        ("ledger_pinned", "pinscope's ledger"),
-    ];
-    let seen: Vec<String> = names
-        .iter()
-        .filter_map(|(m, n)| {
-            r.accounting_value("alloc", m)
-                .map(|v| format!("{n} {v:+.0} MiB"))
-        })
-        .collect();
-    if seen.is_empty() {
-        return None;
-    }
-    let mut text = format!(
-        "allocating {} page-locked for {} moved {}",
-        format_size(r.pinned_bytes),
-        r.case_label,
-        seen.join(", ")
-    );
-    if r.accounting_value("alloc", "shared").is_none() {
-        text.push_str("; shared GPU memory is not observable on this platform");
-    }
-    text.push('.');
-    Some(sentence("Memory", text))
 }

@@ -72,11 +72,18 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
         }
     }
     for r in rows.iter().filter(|r| hold_axis(r).is_some()) {
-        if let Some(c) = r.pinned_ceiling_mib {
+        if let (Some(c), Some(at_cap)) = (r.pinned_ceiling_mib, r.pinned_ceiling_at_cap()) {
+            let size = format_size((c * MIB as f64) as u64);
+            let c = if at_cap {
+                format!(
+                    "≥ {size}, the probe's cap, not the machine's limit (raise it with --pinned-cap)"
+                )
+            } else {
+                format!("{size}, where the driver refused more")
+            };
             out.push(format!(
-                "pinned ceiling with device_hold={} held: {} ({}).",
+                "pinned ceiling with device_hold={} held ({}): {c}.",
                 hold_axis(r).unwrap_or("0"),
-                format_size((c * MIB as f64) as u64),
                 r.case_label
             ));
         }

@@ -15,6 +15,7 @@ mod compare_page;
 pub mod device_memory;
 pub mod html;
 pub mod labels;
+pub mod memory_cost;
 mod nvbandwidth;
 pub mod platform;
 mod plot_accounting;
@@ -29,6 +30,7 @@ pub mod summary;
 pub use answer::{Sentence, answer};
 pub use chart::Figure;
 pub use compare_page::render_compare_html;
+pub use memory_cost::max_alloc_detail;
 pub use nvbandwidth::{NvbandwidthSeries, load as load_nvbandwidth, parse as parse_nvbandwidth};
 pub use plot_runs::runs_side_by_side;
 pub use summary::{answer_lines, summary_text};
@@ -497,16 +499,34 @@ fn claim_cells(v: &ClaimVerdict) -> Vec<String> {
     ]
 }
 
-/// A probe's table cells after the run: scenario, probe, value, unit and detail.
-fn probe_cells(p: &ProbeRecord) -> Vec<String> {
+/// A probe's table cells after the run: scenario, probe, value, unit and detail. The max-alloc
+/// probe's name and detail are made from its case's row (`rows`), so that they say what was held
+/// whatever pinscope wrote the sidecar.
+fn probe_cells(p: &ProbeRecord, rows: &[Row]) -> Vec<String> {
+    let max_alloc = rows
+        .iter()
+        .find(|r| r.case_key == p.case_key)
+        .filter(|_| p.name.starts_with(MAX_ALLOC_PROBE))
+        .and_then(|r| {
+            let held = if r.max_alloc_host_only_mib().is_some() {
+                "only host memory held"
+            } else {
+                "host and device memory held"
+            };
+            Some((format!("{MAX_ALLOC_PROBE}, {held}"), max_alloc_detail(r)?))
+        });
+    let (name, detail) = max_alloc.unwrap_or_else(|| (p.name.clone(), p.detail.clone()));
     vec![
         p.scenario.clone(),
-        p.name.clone(),
+        name,
         format!("{:.2}", p.value),
         p.unit.clone(),
-        p.detail.clone(),
+        detail,
     ]
 }
+
+/// The name the max-alloc probe's records start with.
+pub const MAX_ALLOC_PROBE: &str = "max allocatable device memory";
 
 /// A derived result's table cells after the run: its name and value.
 fn derived_cells((name, value): &(String, String)) -> Vec<String> {
@@ -521,7 +541,14 @@ fn sidecar_lists(out: &mut String, sets: &[ResultSet], labels: &[String]) {
         "held" => "",
         _ => "skipped",
     });
-    let probes = sidecar_rows(sets, labels, |c| &c.probes, probe_cells);
+    let mut probes = Vec::new();
+    for (s, l) in sets.iter().zip(labels) {
+        for p in s.sidecar.iter().flat_map(|c| &c.probes) {
+            let mut row = vec![l.trim().to_string()];
+            row.extend(probe_cells(p, &s.rows));
+            probes.push(row);
+        }
+    }
     PROBES.write(out, None, &probes, |_| "");
     let derived = sidecar_rows(sets, labels, |c| &c.derived, derived_cells);
     DERIVED.write(out, None, &derived, |_| "");

@@ -413,17 +413,17 @@ fn headroom(out: &mut String, sets: &[ResultSet], names: &[String]) {
         if per
             .iter()
             .flatten()
-            .all(|x| x.max_alloc_held_mib.is_none() && x.max_alloc_free_mib.is_none())
+            .all(|x| x.max_alloc_host_only_mib().is_none() && x.max_alloc_free_mib.is_none())
         {
             continue;
         }
         categories.push(format!(
-            "max device allocation, host memory held: {}",
+            "max device allocation, only host memory held: {}",
             case_memory_words(r)
         ));
         values.push(
             per.iter()
-                .map(|x| x.and_then(|x| x.max_alloc_held_mib))
+                .map(|x| x.and_then(Row::max_alloc_host_only_mib))
                 .collect(),
         );
         categories.push(format!(
@@ -460,7 +460,7 @@ fn headroom(out: &mut String, sets: &[ResultSet], names: &[String]) {
     out.push_str(
         &Figure::from_svg(
             title,
-            "A lower ceiling or a smaller allocation while host memory is held is the platform's cost of pinning.".into(),
+            "A lower ceiling, or a smaller device allocation while only the host memory is held (no device memory yet), is the platform's cost of pinning.".into(),
             chart::hbars(&bars),
             chart::plot_kind("platform-headroom"),
         )

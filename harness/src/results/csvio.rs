@@ -110,6 +110,8 @@ const TAIL: &[Column] = &[
     col!("lat_p90_us", "µs", Measured, lat_p90_us),
     col!("lat_p99_us", "µs", Measured, lat_p99_us),
     col!("lat_event_p50_us", "µs", Measured, lat_event_p50_us),
+    col!("max_alloc_host_mib", "MiB", Mib, max_alloc_host_mib),
+    col!("pinned_ceiling_cap_mib", "MiB", Mib, pinned_ceiling_cap_mib),
 ];
 
 /// The fixed leading columns of the results CSV, in order: `schema_version` and [`HEAD`].
@@ -124,13 +126,24 @@ pub fn base_columns() -> Vec<&'static str> {
 /// Every column of the results CSV, in order.
 pub fn columns() -> Vec<String> {
     let mut cols: Vec<String> = base_columns().into_iter().map(String::from).collect();
-    for p in ACCOUNTING_PHASES {
-        for m in ACCOUNTING_METRICS {
-            cols.push(format!("d_{p}_{m}_mib"));
-        }
-    }
+    let (early, late) = accounting_phases();
+    let family = |p: &&'static str| {
+        let p = *p;
+        ACCOUNTING_METRICS
+            .iter()
+            .map(move |m| format!("d_{p}_{m}_mib"))
+    };
+    cols.extend(early.iter().flat_map(family));
     cols.extend(TAIL.iter().map(|c| c.name.to_string()));
+    cols.extend(late.iter().flat_map(family));
     cols
+}
+
+/// The accounting phases whose columns come before [`TAIL`], and those after it (added later).
+fn accounting_phases() -> (Vec<&'static str>, Vec<&'static str>) {
+    ACCOUNTING_PHASES
+        .iter()
+        .partition(|p| !LATE_ACCOUNTING_PHASES.contains(p))
 }
 
 /// The column named `name` among the fixed ones (not the accounting family).
@@ -227,12 +240,20 @@ fn row_fields(r: &Row) -> Vec<String> {
     let mut r = r.clone();
     let mut f = vec![SCHEMA_VERSION.to_string()];
     f.extend(HEAD.iter().map(|c| c.write(&mut r)));
-    for p in ACCOUNTING_PHASES {
-        for m in ACCOUNTING_METRICS {
-            f.push(opt(r.accounting_value(p, m)));
-        }
-    }
+    let (early, late) = accounting_phases();
+    let family = |r: &Row, phases: &[&str]| -> Vec<String> {
+        phases
+            .iter()
+            .flat_map(|p| {
+                ACCOUNTING_METRICS
+                    .iter()
+                    .map(|m| opt(r.accounting_value(p, m)))
+            })
+            .collect()
+    };
+    f.extend(family(&r, &early));
     f.extend(TAIL.iter().map(|c| c.write(&mut r)));
+    f.extend(family(&r, &late));
     f
 }
 

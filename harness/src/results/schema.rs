@@ -66,9 +66,18 @@ impl Status {
     }
 }
 
-/// Phases at which the CSV carries deltas: after allocation+first touch, and at the end of the
-/// hold after free.
-pub const ACCOUNTING_PHASES: &[&str] = &["alloc", "free"];
+/// Phases at which the CSV carries deltas from `before`, in the order a case goes through them:
+/// `host` (the host memory allocated and first touched, no device memory yet: what the host
+/// memory alone cost), `alloc` (host and device memory allocated and first touched; minus `host`
+/// it is what the device memory cost) and `free` (at the end of the hold after free).
+pub const ACCOUNTING_PHASES: &[&str] = &["host", "alloc", "free"];
+
+/// The largest default cap of the pinned-ceiling probe (MiB): min(50% of RAM, 16 GiB).
+pub const DEFAULT_CEILING_CAP_MAX_MIB: f64 = 16.0 * 1024.0;
+
+/// Accounting phases whose columns come after [`ACCOUNTING_PHASES`]' others, at the end of the
+/// row: they were added after files had been published, which read them as empty.
+pub const LATE_ACCOUNTING_PHASES: &[&str] = &["host"];
 
 /// One row of the results CSV.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -125,11 +134,19 @@ pub struct Row {
     /// `(phase, metric) -> MiB delta`; phases from [`ACCOUNTING_PHASES`], metrics from
     /// [`ACCOUNTING_METRICS`]. Missing = observer unavailable.
     pub accounting: Vec<(String, String, f64)>,
-    /// Largest device allocation (MiB) with the case's host memory held / after it was freed.
+    /// Largest device allocation (MiB) with the case's host *and device* memory held: written
+    /// by pinscope before the host phase existed, read from such files, empty in new ones.
     pub max_alloc_held_mib: Option<f64>,
+    /// Largest device allocation (MiB) after the case's memory was freed.
     pub max_alloc_free_mib: Option<f64>,
+    /// Largest device allocation (MiB) with only the case's host memory held (allocated and
+    /// first touched, no device memory yet).
+    pub max_alloc_host_mib: Option<f64>,
     /// Pinned memory (MiB) the pinned-ceiling probe obtained before failing or reaching its cap.
     pub pinned_ceiling_mib: Option<f64>,
+    /// The pinned-ceiling probe's cap (MiB): a ceiling equal to it is the probe's limit, not the
+    /// machine's. Empty in files written before this column.
+    pub pinned_ceiling_cap_mib: Option<f64>,
     /// Why sampling stopped: `spread` (target reached), `max_samples`, `time_limit`,
     /// `interrupted`; empty when no sample was taken (and in files written before this column).
     pub stopped_by: String,
@@ -197,6 +214,25 @@ impl Row {
                 .placement()
                 .map(|p| format!(" [{p}]"))
                 .unwrap_or_default()
+    }
+
+    /// The largest device allocation (MiB) with only the case's host memory held: the
+    /// `max_alloc_host_mib` column, or in older files `max_alloc_held_mib` when the case held no
+    /// device memory (then the two are the same measurement).
+    pub fn max_alloc_host_only_mib(&self) -> Option<f64> {
+        self.max_alloc_host_mib
+            .or(self.max_alloc_held_mib.filter(|_| self.device_bytes == 0))
+    }
+
+    /// True when the pinned-ceiling probe stopped at its own cap (so the machine allows at least
+    /// that much). Files without the cap column: when the result equals the largest default cap,
+    /// 16 GiB (the default is min(50% of RAM, 16 GiB)).
+    pub fn pinned_ceiling_at_cap(&self) -> Option<bool> {
+        let got = self.pinned_ceiling_mib?;
+        let cap = self
+            .pinned_ceiling_cap_mib
+            .unwrap_or(DEFAULT_CEILING_CAP_MAX_MIB);
+        Some(got >= cap)
     }
 
     pub fn accounting_value(&self, phase: &str, metric: &str) -> Option<f64> {

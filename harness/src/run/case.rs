@@ -1,5 +1,8 @@
-//! One case, phase by phase: guard, allocate, snapshot, touch, (max-alloc probe), transfer,
-//! verify, free, hold, probes. Any CUDA error becomes the case's status; nothing here panics.
+//! One case, phase by phase, with a snapshot of every memory observer between them: `before` →
+//! host memory allocated and first touched (`host`; the max-alloc probe runs here, with only the
+//! host memory held) → device memory allocated and first touched (`device`) → transfer and
+//! verify (`transfer`) → free (`free`) → hold after free → probes. Any CUDA error becomes the
+//! case's status; nothing here panics.
 
 use super::CaseOutcome;
 use super::probes::{max_allocatable, pinned_ceiling};
@@ -9,7 +12,7 @@ use crate::measure::Lockstep;
 use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
 use crate::results::Status;
 use crate::scenario::{Case, Measure, Route, Wait};
-use crate::strategy::{self, Footprint, Verified};
+use crate::strategy::{self, Footprint, Transfer, Verified};
 use crate::units::format_size;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -125,6 +128,73 @@ fn sampling(case: &Case) -> (Measure, u32) {
     }
 }
 
+/// Takes a snapshot of every observer at `phase` when the case asks for accounting.
+fn snap(obs: &mut Observers, case: &Case, out: &mut CaseOutcome, phase: &str) {
+    if case.probes.accounting {
+        out.snapshots.push(obs.snapshot(phase));
+    }
+}
+
+/// The case's memory in two phases: the host memory allocated and first touched (`host`
+/// snapshot; the max-alloc probe runs here, so it holds only the host memory), then the device
+/// memory allocated and first touched (`device` snapshot). On an error, the case's status; what
+/// was allocated is released.
+fn allocate_in_phases(
+    obs: &mut Observers,
+    ledger: &Ledger,
+    cuda: &CudaGpu,
+    case: &Case,
+    gpu: &strategy::Gpu,
+    out: &mut CaseOutcome,
+) -> Result<Box<dyn Transfer>, Status> {
+    let mut host = strategy::allocate(case).map_err(|e| failed(&e, "host allocation"))?;
+    let host_fp = host.footprint();
+    ledger_add(ledger, &host_fp);
+    host.touch();
+    snap(obs, case, out, "host");
+    let probed = if case.probes.max_alloc {
+        max_allocatable(cuda).map(|v| out.max_alloc.host = Some(v))
+    } else {
+        Ok(())
+    };
+    ledger_sub(ledger, &host_fp);
+    probed.map_err(|e| failed(&e, "max-alloc probe"))?;
+    let transfer = host
+        .add_device(gpu)
+        .map_err(|e| failed(&e, "device allocation"))?;
+    out.footprint = transfer.footprint();
+    ledger_add(ledger, &out.footprint);
+    snap(obs, case, out, "device");
+    Ok(transfer)
+}
+
+/// Samples the transfer as [`sampling`] says, in lockstep with the other GPUs when `step` is
+/// given. What was measured is kept on an error.
+fn measure_case(
+    transfer: &mut dyn Transfer,
+    gpu: &strategy::Gpu,
+    case: &Case,
+    stop: &AtomicBool,
+    step: Option<&Lockstep>,
+    out: &mut CaseOutcome,
+) -> Result<(), CudaError> {
+    let (measure, batch) = sampling(case);
+    let measured = match step {
+        Some(s) => crate::measure::run_in_step(transfer, gpu, &measure, batch, stop, s),
+        None => crate::measure::run(transfer, gpu, &measure, batch, stop),
+    };
+    match measured {
+        Ok(m) => {
+            out.measured = m;
+            Ok(())
+        }
+        Err((e, m)) => {
+            out.measured = m;
+            Err(e)
+        }
+    }
+}
+
 /// Runs one case that passed its guard.
 pub fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcome {
     run_case_in_step(session, case, stop, None)
@@ -172,52 +242,22 @@ pub fn run_case_in_step(
     };
     let accounting = case.probes.accounting;
     let obs = &mut session.observers;
-    let snap = |obs: &mut Observers, out: &mut CaseOutcome, phase: &str| {
-        if accounting {
-            out.snapshots.push(obs.snapshot(phase));
-        }
-    };
-    snap(obs, &mut out, "before");
-    let mut transfer = match strategy::allocate(case, &gpu) {
-        Ok(t) => t,
-        Err(e) => {
-            out.status = failed(&e, "allocation");
-            return out;
-        }
-    };
-    out.footprint = transfer.footprint();
-    ledger_add(&session.ledger, &out.footprint);
-    snap(obs, &mut out, "alloc");
-    let mut status = transfer
-        .touch(&gpu)
-        .map_err(|e| failed(&e, "first touch"))
-        .err();
-    snap(obs, &mut out, "touch");
-    if status.is_none() && case.probes.max_alloc {
-        match max_allocatable(&session.gpu) {
-            Ok(v) => out.max_alloc.held = Some(v),
-            Err(e) => status = Some(failed(&e, "max-alloc probe")),
-        }
-    }
-    if status.is_none() {
-        let (measure, batch) = sampling(case);
-        let measured = match member.0 {
-            Some(s) => {
-                crate::measure::run_in_step(transfer.as_mut(), &gpu, &measure, batch, stop, s)
+    snap(obs, case, &mut out, "before");
+    let mut transfer =
+        match allocate_in_phases(obs, &session.ledger, &session.gpu, case, &gpu, &mut out) {
+            Ok(t) => t,
+            Err(s) => {
+                out.status = s;
+                return out;
             }
-            None => crate::measure::run(transfer.as_mut(), &gpu, &measure, batch, stop),
         };
-        match measured {
-            Ok(m) => out.measured = m,
-            Err((e, m)) => {
-                out.measured = m;
-                status = Some(failed(&e, "transfer"));
-            }
-        }
+    let mut status = None;
+    if let Err(e) = measure_case(transfer.as_mut(), &gpu, case, stop, member.0, &mut out) {
+        status = Some(failed(&e, "transfer"));
     }
     // Measuring is over for this GPU (or never started): the others stop waiting for it.
     drop(member);
-    snap(obs, &mut out, "transfer");
+    snap(obs, case, &mut out, "transfer");
     if status.is_none() && case.measure.verify {
         match transfer.verify(&gpu) {
             Ok(Verified::Yes) => out.verified = "yes".into(),
@@ -252,7 +292,7 @@ pub fn run_case_in_step(
         }
     }
     ledger_sub(&session.ledger, &out.footprint);
-    snap(obs, &mut out, "free");
+    snap(obs, case, &mut out, "free");
     if accounting && !case.probes.hold_after_free.is_zero() {
         out.timeline = probe::timeline(
             obs,

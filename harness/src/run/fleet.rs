@@ -299,8 +299,10 @@ fn sum_over_gpus(together: &[Row], samples: &[SampleRow], n: u32) -> (Vec<Row>, 
         r.device_bytes = per.iter().map(|x| x.device_bytes).sum();
         r.accounting.clear();
         r.max_alloc_held_mib = None;
+        r.max_alloc_host_mib = None;
         r.max_alloc_free_mib = None;
         r.pinned_ceiling_mib = None;
+        r.pinned_ceiling_cap_mib = None;
         r.verified = if per.iter().all(|x| x.verified == "yes") {
             "yes".into()
         } else {

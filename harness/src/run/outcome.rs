@@ -23,11 +23,12 @@ pub struct CaseOutcome {
     pub pinned_ceiling: Option<Ceiling>,
 }
 
-/// The largest device allocation (bytes) the max-alloc probe obtained: with the case's host
-/// memory held, and after it was freed; `None` where the probe did not run or failed.
+/// The largest device allocation (bytes) the max-alloc probe obtained: with only the case's
+/// host memory held (no device memory yet), and after it was freed; `None` where the probe did
+/// not run or failed.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct MaxAlloc {
-    pub held: Option<u64>,
+    pub host: Option<u64>,
     pub free: Option<u64>,
 }
 
@@ -124,15 +125,12 @@ impl Row {
         let key = case.key();
         let mut rows = Vec::new();
         let mut samples = Vec::new();
-        let before = outcome.snapshots.iter().find(|s| s.phase == "before");
-        let after_touch = outcome.snapshots.iter().find(|s| s.phase == "touch");
-        let end = outcome
-            .timeline
-            .last()
-            .or_else(|| outcome.snapshots.iter().find(|s| s.phase == "free"));
+        let at = |phase: &str| outcome.snapshots.iter().find(|s| s.phase == phase);
+        let end = outcome.timeline.last().or_else(|| at("free"));
         let mut accounting = Vec::new();
-        if let Some(b) = before {
-            for (phase, snap) in [("alloc", after_touch), ("free", end)] {
+        // `host`: the host memory alone; `alloc`: host and device memory (the `device` snapshot).
+        if let Some(b) = at("before") {
+            for (phase, snap) in [("host", at("host")), ("alloc", at("device")), ("free", end)] {
                 if let Some(a) = snap {
                     for (m, v) in probe::column_values(b, a) {
                         accounting.push((phase.to_string(), m, v));
@@ -206,9 +204,11 @@ impl Row {
                     + outcome.footprint.staging,
                 device_bytes: outcome.footprint.device,
                 accounting: accounting.clone(),
-                max_alloc_held_mib: outcome.max_alloc.held.map(mib),
+                max_alloc_held_mib: None,
+                max_alloc_host_mib: outcome.max_alloc.host.map(mib),
                 max_alloc_free_mib: outcome.max_alloc.free.map(mib),
                 pinned_ceiling_mib: outcome.pinned_ceiling.as_ref().map(|c| mib(c.bytes)),
+                pinned_ceiling_cap_mib: outcome.pinned_ceiling.as_ref().map(|c| mib(c.cap)),
                 stopped_by: outcome.measured.stopped_by.clone(),
                 device: ctx
                     .machine

@@ -246,8 +246,15 @@ fn outcome_probes(case: &Case, outcome: &CaseOutcome, rows: &[Row]) -> Vec<Probe
         unit: "MiB".into(),
         detail,
     };
-    if let (Some(h), Some(f)) = (r.max_alloc_held_mib, r.max_alloc_free_mib) {
-        v.push(rec("max allocatable device memory, case memory held", h, format!("{} with the case's host memory held, {f:.0} MiB after it was freed: the difference, {:.0} MiB, is what holding it costs the device budget", case.label, f - h)));
+    if let (Some(h), Some(detail)) = (
+        r.max_alloc_host_only_mib(),
+        crate::report::max_alloc_detail(r),
+    ) {
+        v.push(rec(
+            &format!("{}, only host memory held", crate::report::MAX_ALLOC_PROBE),
+            h,
+            detail,
+        ));
     }
     if let Some(c) = &outcome.pinned_ceiling {
         let why = match &c.error {

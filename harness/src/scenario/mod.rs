@@ -61,7 +61,7 @@ use raw::Pos;
 use std::path::Path;
 
 /// Metrics a `[[claim]]` may name (`metric`, and the metric part of `of = "<label>.<metric>"`).
-/// The `d_alloc_*` / `d_free_*` names follow [`crate::results::ACCOUNTING_METRICS`].
+/// The `d_host_*` / `d_alloc_*` / `d_free_*` names follow [`crate::results::ACCOUNTING_METRICS`].
 pub const CLAIM_METRICS: &[&str] = &[
     "bw_median_gbs",
     "time_median_ms",
@@ -71,6 +71,7 @@ pub const CLAIM_METRICS: &[&str] = &[
     "unregister_ms",
     "free_ms",
     "max_alloc_held_mib",
+    "max_alloc_host_mib",
     "max_alloc_free_mib",
     "max_alloc_drop_mib",
     "pinned_ceiling_mib",
@@ -97,6 +98,14 @@ pub const CLAIM_METRICS: &[&str] = &[
     "d_free_dedicated_mib",
     "d_free_shared_mib",
     "d_free_ledger_pinned_mib",
+    "d_host_cuda_used_mib",
+    "d_host_nvml_used_mib",
+    "d_host_proc_rss_mib",
+    "d_host_mem_available_mib",
+    "d_host_committed_mib",
+    "d_host_dedicated_mib",
+    "d_host_shared_mib",
+    "d_host_ledger_pinned_mib",
 ];
 
 /// Platforms a claim may be limited to.

@@ -817,16 +817,16 @@ fn claims_are_validated() {
 #[test]
 fn claim_metrics_follow_the_accounting_metrics() {
     for m in crate::results::ACCOUNTING_METRICS {
-        for phase in ["alloc", "free"] {
+        for phase in crate::results::ACCOUNTING_PHASES {
             let name = format!("d_{phase}_{m}_mib");
             assert!(CLAIM_METRICS.contains(&name.as_str()), "{name}");
         }
     }
     assert_eq!(
         CLAIM_METRICS.len(),
-        // 11 row metrics, 5 latency metrics, 2 read from the status (out_of_memory,
+        // 12 row metrics, 5 latency metrics, 2 read from the status (out_of_memory,
         // mismatched_copies)
-        18 + 2 * crate::results::ACCOUNTING_METRICS.len()
+        19 + crate::results::ACCOUNTING_PHASES.len() * crate::results::ACCOUNTING_METRICS.len()
     );
 }
 

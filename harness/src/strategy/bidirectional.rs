@@ -20,7 +20,16 @@ pub struct Bidirectional {
     last_wall_ms: f64,
 }
 
-impl Bidirectional {
+/// The two host buffers, before the device buffers exist.
+pub struct BidirectionalHost {
+    up_host: HostBuffer,
+    down_host: HostBuffer,
+    seed: u32,
+    size: usize,
+    setup: SetupTimes,
+}
+
+impl BidirectionalHost {
     pub fn allocate(case: &Case) -> Result<Self, CudaError> {
         let size = case.size as usize;
         let up_host = host_buffer(case, size)?;
@@ -36,14 +45,52 @@ impl Bidirectional {
         Ok(Self {
             up_host,
             down_host,
-            up_dev: DeviceBuffer::new(size)?,
-            down_dev: DeviceBuffer::new(size)?,
-            streams: [Stream::new()?, Stream::new()?],
             seed: seed_for(case),
             size,
             setup,
-            last_wall_ms: 0.0,
         })
+    }
+}
+
+impl HostSide for BidirectionalHost {
+    fn touch(&mut self) {
+        crate::cuda::fill_pattern(self.up_host.as_mut_slice(), 0, self.seed);
+        crate::cuda::fill_zero(self.down_host.as_mut_slice());
+    }
+
+    fn footprint(&self) -> Footprint {
+        let mut fp = Footprint::default();
+        for h in [&self.up_host, &self.down_host] {
+            footprint_of(h, &mut fp);
+        }
+        fp
+    }
+
+    /// Both device buffers: the H2D destination zeroed, the D2H source given the pattern.
+    fn add_device(self: Box<Self>, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
+        let BidirectionalHost {
+            up_host,
+            down_host,
+            seed,
+            size,
+            setup,
+        } = *self;
+        let t = Bidirectional {
+            up_host,
+            down_host,
+            up_dev: DeviceBuffer::new(size)?,
+            down_dev: DeviceBuffer::new(size)?,
+            streams: [Stream::new()?, Stream::new()?],
+            seed,
+            size,
+            setup,
+            last_wall_ms: 0.0,
+        };
+        let up = &t.streams[0];
+        t.up_dev.memset(up, 0)?;
+        gpu.kernels.write(up, &t.down_dev, size, seed)?;
+        up.synchronize()?;
+        Ok(Box::new(t))
     }
 }
 
@@ -130,16 +177,6 @@ const START_SKEW_MS: f64 = 0.05;
 impl Transfer for Bidirectional {
     fn moves(&self) -> Moves {
         Moves::BothWays(self.size as u64)
-    }
-
-    fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        let up = &self.streams[0];
-        crate::cuda::fill_pattern(self.up_host.as_mut_slice(), 0, self.seed);
-        crate::cuda::fill_zero(self.down_host.as_mut_slice());
-        self.up_dev.memset(up, 0)?;
-        gpu.kernels
-            .write(up, &self.down_dev, self.size, self.seed)?;
-        up.synchronize()
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {

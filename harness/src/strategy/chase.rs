@@ -82,16 +82,16 @@ impl Chase {
     }
 }
 
-impl Transfer for Chase {
-    fn moves(&self) -> Moves {
-        // What one launch loads: `CHASE_STEPS` 8-byte pointers.
-        Moves::OneWay(Lane::H2d, CHASE_STEPS * 8)
-    }
-
+/// The mapped host buffer is the chain; the 16-byte result buffer, stream and events come with
+/// it (the chain needs no device buffer of its size).
+impl HostSide for Chase {
     /// First touch: the chain's pointers, as device addresses, into the first 8 bytes of each
-    /// slot (the rest of the buffer zeroed).
-    fn touch(&mut self, _gpu: &Gpu) -> Result<(), CudaError> {
-        let base = self.base()?;
+    /// slot (the rest of the buffer zeroed). Memory that is not mapped is left for
+    /// [`HostSide::add_device`] to refuse.
+    fn touch(&mut self) {
+        let Ok(base) = self.base() else {
+            return;
+        };
         let buf = self.host.as_mut_slice();
         crate::cuda::fill_zero(buf);
         for (k, &n) in self.next.iter().enumerate() {
@@ -99,7 +99,20 @@ impl Transfer for Chase {
             let ptr = base + (n as usize * CHASE_STRIDE) as u64;
             buf[at..at + 8].copy_from_slice(&ptr.to_le_bytes());
         }
-        Ok(())
+    }
+    fn footprint(&self) -> Footprint {
+        Transfer::footprint(self)
+    }
+    fn add_device(self: Box<Self>, _gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
+        self.base()?;
+        Ok(self)
+    }
+}
+
+impl Transfer for Chase {
+    fn moves(&self) -> Moves {
+        // What one launch loads: `CHASE_STEPS` 8-byte pointers.
+        Moves::OneWay(Lane::H2d, CHASE_STEPS * 8)
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {

@@ -167,10 +167,6 @@ impl Transfer for Churn {
     fn moves(&self) -> Moves {
         Moves::OneWay(self.lane(), self.case.size)
     }
-    fn touch(&mut self, _gpu: &Gpu) -> Result<(), CudaError> {
-        // Each cycle fills its own buffers.
-        Ok(())
-    }
     /// One cycle per sample, whatever `batch` says (the runner asks for 1).
     fn sample(&mut self, gpu: &Gpu, _batch: u32) -> Result<SampleTimes, CudaError> {
         let mut ops = GpuCycle {

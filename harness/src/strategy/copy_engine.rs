@@ -12,11 +12,17 @@ pub struct CopyEngine {
 }
 
 impl CopyEngine {
-    pub fn allocate(case: &Case) -> Result<OneWayTransfer<Self>, CudaError> {
+    pub fn allocate(case: &Case) -> Result<OneWayHost<Self>, CudaError> {
         let host = host_buffer(case, case.size as usize)?;
         let setup = SetupTimes::of(&host);
         let managed = case.host == HostKind::Managed;
-        OneWayTransfer::new(case, host, case.streams, setup, CopyEngine { managed })
+        Ok(OneWayHost::new(
+            case,
+            host,
+            case.streams,
+            setup,
+            CopyEngine { managed },
+        ))
     }
 }
 

@@ -36,15 +36,23 @@ impl CpuAccess {
     }
 }
 
+/// The CPU alone works on the host buffer: no device memory is added.
+impl HostSide for CpuAccess {
+    fn touch(&mut self) {
+        crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
+    }
+    fn footprint(&self) -> Footprint {
+        Transfer::footprint(self)
+    }
+    fn add_device(self: Box<Self>, _gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
+        Ok(self)
+    }
+}
+
 impl Transfer for CpuAccess {
     fn moves(&self) -> Moves {
         // Reading the buffer stands for the CPU's side of a device-to-host copy.
         Moves::one_way(!self.read, self.size)
-    }
-
-    fn touch(&mut self, _gpu: &Gpu) -> Result<(), CudaError> {
-        crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
-        Ok(())
     }
 
     fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {

@@ -49,7 +49,8 @@ pub struct DeviceLocal {
 }
 
 impl DeviceLocal {
-    pub fn allocate(case: &Case) -> Result<Self, CudaError> {
+    /// The device buffers, allocated and first touched.
+    pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Self, CudaError> {
         let size = case.size as usize;
         // The last allocation is the one measured past the card in the overflow experiment.
         let bufs = match case.engine {
@@ -69,7 +70,7 @@ impl DeviceLocal {
             .chain(bufs.dst().iter())
             .map(|b| b.alloc_ms)
             .sum();
-        Ok(Self {
+        let t = Self {
             bufs,
             sink: DeviceBuffer::new(16)?,
             stream: Stream::new()?,
@@ -79,16 +80,13 @@ impl DeviceLocal {
                 alloc_ms: Some(alloc_ms),
                 ..Default::default()
             },
-        })
-    }
-}
-
-impl Transfer for DeviceLocal {
-    fn moves(&self) -> Moves {
-        Moves::OneWay(Lane::Device, self.size as u64)
+        };
+        t.touch(gpu)?;
+        Ok(t)
     }
 
-    fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
+    /// First touch: the source gets the pattern, the destination zeros.
+    fn touch(&self, gpu: &Gpu) -> Result<(), CudaError> {
         if let Some(src) = self.bufs.src() {
             gpu.kernels.write(&self.stream, src, self.size, self.seed)?;
         }
@@ -96,6 +94,12 @@ impl Transfer for DeviceLocal {
             dst.memset(&self.stream, 0)?;
         }
         self.stream.synchronize()
+    }
+}
+
+impl Transfer for DeviceLocal {
+    fn moves(&self) -> Moves {
+        Moves::OneWay(Lane::Device, self.size as u64)
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {

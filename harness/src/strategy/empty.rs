@@ -53,10 +53,6 @@ impl Transfer for EmptyKernel {
         Moves::OneWay(Lane::Device, 0)
     }
 
-    fn touch(&mut self, _gpu: &Gpu) -> Result<(), CudaError> {
-        Ok(())
-    }
-
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
         let s = &self.stream;
         let (host, event) = match self.route {

@@ -34,7 +34,7 @@ impl Latency {
         case: &Case,
         call: LatencyCall,
         wait: Wait,
-    ) -> Result<OneWayTransfer<Self>, CudaError> {
+    ) -> Result<OneWayHost<Self>, CudaError> {
         let host = host_buffer(case, case.size as usize)?;
         let setup = SetupTimes::of(&host);
         let how = Latency {
@@ -43,7 +43,7 @@ impl Latency {
             start: Event::new()?,
             end: end_event(wait)?,
         };
-        OneWayTransfer::new(case, host, 1, setup, how)
+        Ok(OneWayHost::new(case, host, 1, setup, how))
     }
 }
 

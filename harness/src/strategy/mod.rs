@@ -1,9 +1,11 @@
 //! Transfer strategies, one file each, behind one trait.
 //!
 //! The runner drives every strategy through the same phases so the memory observers can take a
-//! snapshot between them: [`allocate`] (host, device and staging memory) → [`Transfer::touch`]
-//! (fill with the verification pattern: first touch of every page) → [`Transfer::sample`] ×N →
-//! [`Transfer::verify`] → [`Transfer::free`].
+//! snapshot between them, with the host memory on its own before any device memory exists:
+//! [`allocate`] (host and staging memory) → [`HostSide::touch`] (the verification pattern or
+//! zeros: first touch of every page) → [`HostSide::add_device`] (device memory and streams,
+//! allocated and first touched) → [`Transfer::sample`] ×N → [`Transfer::verify`] →
+//! [`Transfer::free`].
 
 mod bidirectional;
 mod chase;
@@ -22,7 +24,7 @@ mod zero_copy;
 use crate::cuda::{CudaError, DeviceBuffer, Gate, HostBuffer, Kernels, Stream};
 use crate::scenario::Lane;
 use crate::scenario::{Case, Direction, EMPTY_BATCH, Engine, HostKind, Route};
-pub(crate) use one_way::{Enqueue, OneWay, OneWayTransfer, Rig};
+pub(crate) use one_way::{Enqueue, OneWay, OneWayHost, Rig};
 
 /// What a strategy needs from the GPU.
 pub struct Gpu<'a> {
@@ -138,7 +140,36 @@ impl Moves {
     }
 }
 
-/// An allocated, ready-to-run transfer.
+/// A transfer whose host memory is allocated and no device memory yet: what page-locked (or
+/// pageable) memory costs is observed here on its own, before the device buffers add theirs.
+pub trait HostSide {
+    /// First touch of the host memory: sources get the pattern, destinations zeros.
+    fn touch(&mut self);
+    /// Host memory held (no device bytes).
+    fn footprint(&self) -> Footprint;
+    /// Allocates the device memory and the streams and first-touches the device memory: the
+    /// transfer ready to run. On an error every buffer is released (host buffers by `Drop`).
+    fn add_device(self: Box<Self>, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError>;
+}
+
+/// The host side of a strategy that holds no host memory before it runs (device-local kernels;
+/// pinned churn, whose cycles allocate their own): everything is made by `add_device`.
+pub(crate) struct NoHostMemory(Box<AddDevice>);
+
+/// What makes a [`NoHostMemory`] strategy's transfer: its device memory, allocated and touched.
+type AddDevice = dyn FnOnce(&Gpu) -> Result<Box<dyn Transfer>, CudaError>;
+
+impl HostSide for NoHostMemory {
+    fn touch(&mut self) {}
+    fn footprint(&self) -> Footprint {
+        Footprint::default()
+    }
+    fn add_device(self: Box<Self>, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
+        (self.0)(gpu)
+    }
+}
+
+/// An allocated, first-touched, ready-to-run transfer.
 pub trait Transfer {
     /// What one transfer moves.
     fn moves(&self) -> Moves;
@@ -150,8 +181,6 @@ pub trait Transfer {
     fn bytes(&self, lane: Lane) -> u64 {
         self.moves().bytes(lane)
     }
-    /// First touch: fill sources with the pattern and clear destinations.
-    fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError>;
     /// Runs `batch` transfers and returns their times.
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError>;
     /// Checks the destination holds the pattern.
@@ -185,20 +214,31 @@ pub fn batch_for(case: &Case) -> u32 {
     target.div_ceil(case.size.max(1)).clamp(1, 256) as u32
 }
 
-/// Allocates the memory a case needs (nothing is touched yet).
-pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
-    let _ = gpu;
+/// Allocates the host memory a case needs (nothing is touched yet, no device memory exists).
+pub fn allocate(case: &Case) -> Result<Box<dyn HostSide>, CudaError> {
     if case.engine == Engine::Empty {
-        return Ok(Box::new(empty::EmptyKernel::allocate(case)?));
+        let case = case.clone();
+        return Ok(Box::new(NoHostMemory(Box::new(move |_| {
+            empty::EmptyKernel::allocate(&case).map(|t| Box::new(t) as Box<dyn Transfer>)
+        }))));
     }
     if case.engine.is_chase() {
         return Ok(Box::new(chase::Chase::allocate(case)?));
     }
     if case.engine.is_device() {
-        return Ok(Box::new(device_local::DeviceLocal::allocate(case)?));
+        let case = case.clone();
+        return Ok(Box::new(NoHostMemory(Box::new(move |gpu| {
+            device_local::DeviceLocal::allocate(&case, gpu)
+                .map(|t| Box::new(t) as Box<dyn Transfer>)
+        }))));
     }
     Ok(match (case.route(), case.engine, case.direction) {
-        (Route::Churn { pause, .. }, _, _) => Box::new(churn::Churn::allocate(case, pause)?),
+        (Route::Churn { pause, .. }, _, _) => {
+            let case = case.clone();
+            Box::new(NoHostMemory(Box::new(move |_| {
+                churn::Churn::allocate(&case, pause).map(|t| Box::new(t) as Box<dyn Transfer>)
+            })))
+        }
         (
             Route::Staged {
                 chunk,
@@ -221,7 +261,7 @@ pub fn allocate(case: &Case, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> 
             Box::new(cpu_access::CpuAccess::allocate(case)?)
         }
         (Route::Direct, Engine::Copy, Direction::Bidirectional) => {
-            Box::new(bidirectional::Bidirectional::allocate(case)?)
+            Box::new(bidirectional::BidirectionalHost::allocate(case)?)
         }
         (Route::Direct, Engine::Copy, _) => Box::new(copy_engine::CopyEngine::allocate(case)?),
         (

@@ -16,14 +16,13 @@ pub(crate) struct OneWay {
 }
 
 impl OneWay {
-    /// The ends of `case` around `host` (of `case.size` bytes): a device buffer is allocated.
-    pub(crate) fn new(case: &Case, host: HostBuffer) -> Result<Self, CudaError> {
-        let size = case.size as usize;
+    /// The ends around `host` (of `size` bytes) with the device buffer allocated now.
+    fn new(host: HostBuffer, h2d: bool, seed: u32, size: usize) -> Result<Self, CudaError> {
         Ok(OneWay {
             host,
             device: DeviceBuffer::new(size)?,
-            h2d: case.direction == Direction::H2d,
-            seed: seed_for(case),
+            h2d,
+            seed,
             size,
         })
     }
@@ -47,11 +46,10 @@ impl OneWay {
         }
     }
 
-    /// First touch: the source gets the pattern, the destination zeros. A size the kernels
-    /// cannot cover (not a multiple of 16 bytes: latency cases from 4 B) is written from the
-    /// host instead.
-    pub(crate) fn touch(&mut self, gpu: &Gpu, stream: &Stream) -> Result<(), CudaError> {
-        self.reset_host();
+    /// First touch of the device buffer: zeros when it is the destination, the pattern when it
+    /// is the source. A size the kernels cannot cover (not a multiple of 16 bytes: latency cases
+    /// from 4 B) is written from the host instead.
+    fn touch_device(&mut self, gpu: &Gpu, stream: &Stream) -> Result<(), CudaError> {
         if self.h2d {
             self.device.memset(stream, 0)?;
         } else if !self.size.is_multiple_of(16) {
@@ -114,8 +112,13 @@ pub(crate) trait Enqueue {
         rig.io.verify(rig.gpu, rig.streams)
     }
 
-    /// First touch of the strategy's own buffers (before the ends are touched).
+    /// First touch of the strategy's own host buffers (before the host end is touched).
     fn touch(&mut self) {}
+
+    /// Allocates the strategy's own device memory, if any (after the device end).
+    fn add_device(&mut self) -> Result<(), CudaError> {
+        Ok(())
+    }
 
     /// Adds the memory held besides the ends.
     fn footprint(&self, _fp: &mut Footprint) {}
@@ -129,6 +132,84 @@ pub(crate) trait Enqueue {
     }
 }
 
+/// A one-way transfer before its device memory exists: the host end, the strategy's part (its
+/// host buffers), and what the device side will need.
+pub(crate) struct OneWayHost<E> {
+    host: HostBuffer,
+    h2d: bool,
+    seed: u32,
+    size: usize,
+    streams: u32,
+    setup: SetupTimes,
+    how: E,
+}
+
+impl<E: Enqueue + 'static> OneWayHost<E> {
+    /// The transfer of `case` around `host` (of `case.size` bytes), to run on `streams` streams,
+    /// with `setup` the times spent allocating its host memory so far.
+    pub(crate) fn new(
+        case: &Case,
+        host: HostBuffer,
+        streams: u32,
+        setup: SetupTimes,
+        how: E,
+    ) -> Self {
+        OneWayHost {
+            host,
+            h2d: case.direction == Direction::H2d,
+            seed: seed_for(case),
+            size: case.size as usize,
+            streams,
+            setup,
+            how,
+        }
+    }
+}
+
+impl<E: Enqueue + 'static> HostSide for OneWayHost<E> {
+    /// The strategy's buffers, then the host end: the pattern when it is the source, zeros when
+    /// it is the destination.
+    fn touch(&mut self) {
+        self.how.touch();
+        if self.h2d {
+            crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
+        } else {
+            crate::cuda::fill_zero(self.host.as_mut_slice());
+        }
+    }
+
+    fn footprint(&self) -> Footprint {
+        let mut fp = Footprint::default();
+        footprint_of(&self.host, &mut fp);
+        self.how.footprint(&mut fp);
+        fp
+    }
+
+    fn add_device(self: Box<Self>, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
+        let OneWayHost {
+            host,
+            h2d,
+            seed,
+            size,
+            streams,
+            setup,
+            mut how,
+        } = *self;
+        let streams = (0..streams.max(1))
+            .map(|_| Stream::new())
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut io = OneWay::new(host, h2d, seed, size)?;
+        how.add_device()?;
+        io.touch_device(gpu, &streams[0])?;
+        Ok(Box::new(OneWayTransfer {
+            io,
+            streams,
+            setup,
+            how,
+        }))
+    }
+}
+
 /// A one-way transfer: the ends, `streams`, the setup times so far, and the strategy's part.
 pub(crate) struct OneWayTransfer<E> {
     io: OneWay,
@@ -137,36 +218,9 @@ pub(crate) struct OneWayTransfer<E> {
     how: E,
 }
 
-impl<E: Enqueue> OneWayTransfer<E> {
-    /// The transfer of `case` around `host`, on `streams` streams, with `setup` the times spent
-    /// allocating its host memory so far.
-    pub(crate) fn new(
-        case: &Case,
-        host: HostBuffer,
-        streams: u32,
-        setup: SetupTimes,
-        how: E,
-    ) -> Result<Self, CudaError> {
-        let streams = (0..streams.max(1))
-            .map(|_| Stream::new())
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(OneWayTransfer {
-            io: OneWay::new(case, host)?,
-            streams,
-            setup,
-            how,
-        })
-    }
-}
-
 impl<E: Enqueue> Transfer for OneWayTransfer<E> {
     fn moves(&self) -> Moves {
         self.io.moves()
-    }
-
-    fn touch(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
-        self.how.touch();
-        self.io.touch(gpu, &self.streams[0])
     }
 
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {

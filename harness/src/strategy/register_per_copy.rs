@@ -12,13 +12,13 @@ pub struct RegisterPerCopy {
 
 impl RegisterPerCopy {
     /// Pageable memory registered `slice` bytes at a time.
-    pub fn allocate(case: &Case, slice: u64) -> Result<OneWayTransfer<Self>, CudaError> {
+    pub fn allocate(case: &Case, slice: u64) -> Result<OneWayHost<Self>, CudaError> {
         let host = HostBuffer::pageable(case.size as usize)?;
         let setup = SetupTimes::of(&host);
         let how = RegisterPerCopy {
             chunk: slice as usize,
         };
-        OneWayTransfer::new(case, host, 1, setup, how)
+        Ok(OneWayHost::new(case, host, 1, setup, how))
     }
 }
 

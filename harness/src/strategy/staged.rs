@@ -71,7 +71,7 @@ impl Staged {
         chunk: u64,
         slots: u32,
         threads: u32,
-    ) -> Result<OneWayTransfer<Self>, CudaError> {
+    ) -> Result<OneWayHost<Self>, CudaError> {
         let chunk = chunk as usize;
         let pageable = HostBuffer::pageable(case.size as usize)?;
         let mut alloc_ms = pageable.alloc_ms;
@@ -96,7 +96,7 @@ impl Staged {
             alloc_ms: Some(alloc_ms),
             ..Default::default()
         };
-        OneWayTransfer::new(case, pageable, case.streams, setup, how)
+        Ok(OneWayHost::new(case, pageable, case.streams, setup, how))
     }
 
     /// `(offset, length)` of each chunk of `size` bytes.

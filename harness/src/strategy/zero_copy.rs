@@ -5,15 +5,16 @@
 use super::timing::{Streams, Timer};
 use super::*;
 
-/// Kernels on mapped or managed host memory: `access` says which kernel.
+/// Kernels on mapped or managed host memory: `access` says which kernel; `sink` (16 bytes where
+/// `kernel-read` leaves its sum) is allocated with the device memory.
 pub struct ZeroCopy {
     access: Engine,
-    sink: DeviceBuffer,
+    sink: Option<DeviceBuffer>,
     managed: bool,
 }
 
 impl ZeroCopy {
-    pub fn allocate(case: &Case) -> Result<OneWayTransfer<Self>, CudaError> {
+    pub fn allocate(case: &Case) -> Result<OneWayHost<Self>, CudaError> {
         let host = host_buffer(case, case.size as usize)?;
         if host.device_ptr().is_none() {
             return Err(CudaError::new(
@@ -25,14 +26,19 @@ impl ZeroCopy {
         let how = ZeroCopy {
             managed: case.host == HostKind::Managed,
             access: case.engine,
-            sink: DeviceBuffer::new(16)?,
+            sink: None,
         };
         // One stream: a kernel spans the whole buffer.
-        OneWayTransfer::new(case, host, 1, setup, how)
+        Ok(OneWayHost::new(case, host, 1, setup, how))
     }
 }
 
 impl Enqueue for ZeroCopy {
+    fn add_device(&mut self) -> Result<(), CudaError> {
+        self.sink = Some(DeviceBuffer::new(16)?);
+        Ok(())
+    }
+
     fn sample(&mut self, rig: Rig<'_, '_>, batch: u32) -> Result<SampleTimes, CudaError> {
         let Rig { io, streams, gpu } = rig;
         if self.managed {
@@ -45,7 +51,12 @@ impl Enqueue for ZeroCopy {
         let timer = Timer::start(gpu, streams, Streams::Forked, true)?;
         for _ in 0..batch {
             match (self.access, io.h2d) {
-                (Engine::KernelRead, _) => gpu.kernels.read(stream, host, io.size, &self.sink)?,
+                (Engine::KernelRead, _) => {
+                    let sink = self.sink.as_ref().ok_or_else(|| {
+                        CudaError::new("kernel-read", "the sink buffer was never allocated")
+                    })?;
+                    gpu.kernels.read(stream, host, io.size, sink)?
+                }
                 (Engine::KernelWrite, _) => gpu.kernels.write(stream, host, io.size, io.seed)?,
                 (_, true) => gpu.kernels.copy(stream, host, 0, dev, 0, io.size)?,
                 (_, false) => gpu.kernels.copy(stream, dev, 0, host, 0, io.size)?,

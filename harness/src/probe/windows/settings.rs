@@ -12,7 +12,7 @@ use windows::Wdk::Graphics::Direct3D::{
 use windows::Win32::Foundation::{HLOCAL, LUID, LocalFree, WIN32_ERROR};
 use windows::Win32::System::Power::{PowerGetActiveScheme, PowerReadFriendlyName};
 use windows::Win32::System::Registry::{
-    HKEY, HKEY_CURRENT_USER, HKEY_LOCAL_MACHINE, RRF_RT_REG_DWORD, RRF_RT_REG_SZ, RegGetValueW,
+    HKEY, HKEY_LOCAL_MACHINE, RRF_RT_REG_DWORD, RRF_RT_REG_SZ, RegGetValueW,
 };
 use windows::core::{GUID, HSTRING};
 
@@ -36,7 +36,7 @@ impl<'a> RegKey<'a> {
     #[cfg(test)]
     pub fn current_user(path: &'a str) -> Self {
         RegKey {
-            root: HKEY_CURRENT_USER,
+            root: windows::Win32::System::Registry::HKEY_CURRENT_USER,
             root_name: "HKCU",
             path,
         }
