@@ -439,11 +439,66 @@ pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Lane;
+    use crate::stats::Verdict;
 
     #[test]
     fn labels_run_in_order() {
         assert_eq!(run_label(0), "A");
         assert_eq!(run_label(25), "Z");
         assert_eq!(run_label(26), "R27");
+    }
+
+    /// SYNTHETIC: a run of one 4-byte latency case whose copies take about `us` µs each.
+    fn latency_run(us: f64) -> crate::results::ResultSet {
+        use crate::results::{ResultSet, Row, SampleRow};
+        let row = Row {
+            case_key: "latency/pinned/size=4".into(),
+            case_label: "pinned".into(),
+            lane: Lane::H2d,
+            mode: "latency".into(),
+            size_bytes: 4,
+            lat_p50_us: Some(us),
+            ..Row::default()
+        };
+        let samples = (0..200)
+            .map(|i| SampleRow {
+                case_key: row.case_key.clone(),
+                lane: "h2d".into(),
+                series: "bw_gbs".into(),
+                index: i.to_string(),
+                t_ms: None,
+                // 4 bytes in (us ± 2%) µs, as GB/s.
+                value: 4.0 / ((us * (1.0 + 0.02 * f64::from(i % 5) / 4.0)) * 1e-6) / 1e9,
+            })
+            .collect();
+        ResultSet {
+            path: "r.csv".into(),
+            rows: vec![row],
+            samples,
+            sidecar: None,
+        }
+    }
+
+    #[test]
+    fn lower_latency_reads_as_faster_and_higher_as_slower() {
+        let verdict = |base: f64, other: f64| {
+            let c = build(&[latency_run(base), latency_run(other)], 0.02);
+            c.entries[0].cells[1]
+                .as_ref()
+                .and_then(|cell| cell.change)
+                .map(|ch| ch.verdict)
+        };
+        assert_eq!(
+            verdict(10.0, 12.0),
+            Some(Verdict::Slower),
+            "latency went up"
+        );
+        assert_eq!(
+            verdict(12.0, 10.0),
+            Some(Verdict::Faster),
+            "latency went down"
+        );
+        assert_eq!(verdict(10.0, 10.0), Some(Verdict::NoChange));
     }
 }
