@@ -451,27 +451,22 @@ mod tests {
 
     /// SYNTHETIC: a run of one 4-byte latency case whose copies take about `us` µs each.
     fn latency_run(us: f64) -> crate::results::ResultSet {
-        use crate::results::{ResultSet, Row, SampleRow};
+        use crate::results::{ResultSet, Row, Samples};
         let row = Row {
             case_key: "latency/pinned/size=4".into(),
             case_label: "pinned".into(),
             lane: Lane::H2d,
-            mode: "latency".into(),
+            mode: crate::scenario::Mode::Latency,
             size_bytes: 4,
             lat_p50_us: Some(us),
             ..Row::default()
         };
-        let samples = (0..200)
-            .map(|i| SampleRow {
-                case_key: row.case_key.clone(),
-                lane: "h2d".into(),
-                series: "bw_gbs".into(),
-                index: i.to_string(),
-                t_ms: None,
-                // 4 bytes in (us ± 2%) µs, as GB/s.
-                value: 4.0 / ((us * (1.0 + 0.02 * f64::from(i % 5) / 4.0)) * 1e-6) / 1e9,
-            })
-            .collect();
+        let mut samples = Samples::default();
+        for i in 0..200 {
+            // 4 bytes in (us ± 2%) µs, as GB/s.
+            let value = 4.0 / ((us * (1.0 + 0.02 * f64::from(i % 5) / 4.0)) * 1e-6) / 1e9;
+            samples.push_bandwidth(&row.case_key, Lane::H2d, value);
+        }
         ResultSet {
             path: "r.csv".into(),
             rows: vec![row],
