@@ -14,7 +14,10 @@ W=$OUT/work; mkdir -p "$W"
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
 export PATH=$PATH:/usr/local/cuda/bin
 P=dist/pinscope
-log() { echo "== $(date +%T) $*"; }
+log() { echo "== $(date +%T) +${SECONDS}s $*"; }
+# The whole call has a time budget (device time is scarce): a step starts only while time is left.
+BUDGET=${BUDGET:-210}
+left() { [ "$SECONDS" -lt "$BUDGET" ] || { echo "-- skipped (budget of ${BUDGET}s spent): $*"; return 1; }; }
 NVB_TESTS="host_to_device_memcpy_ce device_to_host_memcpy_ce host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce device_local_copy host_device_latency_sm"
 
 log machine
@@ -33,7 +36,7 @@ k=kernels/pinscope.ptx; [ -f "$k" ] || k=$(ls harness/kernels/*.ptx 2>/dev/null 
 for arch in sm_90 sm_52; do ptxas -arch=$arch "$k" -o /tmp/k.cubin 2>&1 | tail -2; echo "ptxas $arch rc=$?"; done
 
 log "GPU tests"
-timeout 120 dist/gpu-tests --ignored --test-threads=1 2>&1 | tee "$W/gpu-tests.log" | grep -E "^test |test result" | tail -40
+timeout 100 dist/gpu-tests --ignored --test-threads=1 2>&1 | tee "$W/gpu-tests.log" | grep -E "^test |test result" | tail -40
 
 log "pinscope check"
 s=$SECONDS; timeout 60 $P check >"$W/check.txt" 2>&1; echo "check rc=$? in $((SECONDS-s)) s"; cat "$W/check.txt"
@@ -60,12 +63,18 @@ run_scenario() {
   echo "rc=$? in $((SECONDS-s)) s"; sed -n '/^#/,/^$/p' "$W/$name.log" | head -60
 }
 
-nvb 1
-run_scenario h200-headline
-log "latency: pinscope's latency scenario beside the C++ probe"
-PINSCOPE=$P bash scripts/latency-check.sh "$W/latency-check" 2>&1 | tee "$W/latency-check.log" | tail -80
-[ -x /tmp/device_copy ] && { log "device-copy probe"; /tmp/device_copy 2>&1 | tee "$W/device_copy.txt"; }
-nvb 2
+left nvbandwidth && nvb 1
+left h200-headline && run_scenario h200-headline
+python3 - "$W"/h200-headline/*.csv <<'PY' 2>/dev/null
+import csv, sys
+for f in sys.argv[1:]:
+    if f.endswith(".samples.csv"): continue
+    for r in csv.DictReader(open(f)):
+        print(f"  {r['case_label'][:22]:22} {r['lane']:4} {r['bw_median_gbs'][:6]:>7} GB/s  host phase: CUDA used {r.get('d_host_cuda_used_mib','-')[:7]:>7} MiB, ledger {r.get('d_host_ledger_pinned_mib','-')[:7]:>7} MiB; host+device: CUDA used {r.get('d_alloc_cuda_used_mib','-')[:7]:>7} MiB  {r['verified']} {r['status'][:30]}")
+PY
+left latency && log "latency: pinscope's latency scenario beside the C++ probe" && LATENCY_SAMPLES=${LATENCY_SAMPLES:-300} PINSCOPE=$P bash scripts/latency-check.sh "$W/latency-check" 2>&1 | tee "$W/latency-check.log" | tail -80
+[ -x /tmp/device_copy ] && left device-copy && { log "device-copy probe"; /tmp/device_copy 2>&1 | tee "$W/device_copy.txt"; }
+left "nvbandwidth round 2" && nvb 2
 
 log "done; packing"
 tar czf "$OUT/reference.tar.gz" -C "$OUT" work
