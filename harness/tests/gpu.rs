@@ -376,7 +376,7 @@ fn latency_modes_time_single_copies_and_verify_them() {
 #[ignore = "needs an NVIDIA GPU"]
 fn empty_kernels_time_each_wait_and_chases_verify_their_last_pointer() {
     let text = "name = \"t\"\ndescription = \"d\"\n[defaults]\nmeasure = { samples = 100, warmup = 10, min_samples = 2, max_samples = 3 }\nprobes = { hold_after_free = \"0s\" }\n[[case]]\nlabel = \"sync\"\nengine = \"empty\"\nmode = \"latency\"\nsweep = { wait = [\"stream\", \"spin\", \"yield\", \"blocking\", \"event-blocking\", \"query\"] }\n[[case]]\nlabel = \"launch-call\"\nengine = \"empty\"\nmode = \"enqueue\"\n[[case]]\nlabel = \"launch-rate\"\nengine = \"empty\"\n[[case]]\nlabel = \"chase\"\nengine = \"chase\"\nhost = \"alloc\"\nflags = [\"mapped\"]\nsize = \"2MiB\"\n[[case]]\nlabel = \"chase-random\"\nengine = \"chase-random\"\nhost = \"register\"\nflags = [\"mapped\"]\nsize = \"2MiB\"\n";
-    let rows = run_all_ok(text, 11, |r| {
+    let rows = run_all_ok(text, 10, |r| {
         format!(
             "{}: p50 {:?} p99 {:?} event {:?} µs, time {:?} ms, {} samples, verified {}",
             r.title(),
