@@ -57,9 +57,9 @@ release() {
   tar -C "$stage" --owner=0 --group=0 --sort=name -czf "$out/$linux.tar.gz" "$linux"
 
   windows=pinscope-$version-x86_64-pc-windows-gnu
-  [ -f /tmp/wincross/env.sh ] || bash scripts/wincross-setup.sh
+  [ -f "${WINCROSS:-${TMPDIR:-/tmp}/wincross}/env.sh" ] || bash scripts/wincross-setup.sh
   # shellcheck disable=SC1091
-  . /tmp/wincross/env.sh
+  . "${WINCROSS:-${TMPDIR:-/tmp}/wincross}/env.sh"
   wcargo build --release --locked
   exe=target/wincross/x86_64-pc-windows-gnu/release/pinscope.exe
   mkdir -p "$stage/$windows"

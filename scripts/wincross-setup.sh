@@ -10,13 +10,13 @@
 #   stub bcryptprimitives.dll -> Wine 8.0 lacks it; Rust std >= 1.78 imports ProcessPrng from it
 #
 # Usage:  bash scripts/wincross-setup.sh   # install + prepare (idempotent, ~1 min)
-#         . /tmp/wincross/env.sh   # then, in a crate:
+#         . "${WINCROSS:-${TMPDIR:-/tmp}/wincross}/env.sh"   # then, in a crate:
 #         wcargo check | wcargo build [--release] | wcargo test | wcargo run | wclippy
 #
-# Env knobs: WINCROSS (default /tmp/wincross), WINCROSS_NO_WINE=1 (type-check/build only),
+# Env knobs: WINCROSS (default $TMPDIR/wincross, $TMPDIR defaulting to /tmp), WINCROSS_NO_WINE=1 (type-check/build only),
 #            WINCROSS_VULKAN=1 (also install lavapipe so WINE_D3D_CONFIG=renderer=vulkan works)
 set -euo pipefail
-WINCROSS="${WINCROSS:-/tmp/wincross}"
+WINCROSS="${WINCROSS:-${TMPDIR:-/tmp}/wincross}"
 mkdir -p "$WINCROSS"
 export DEBIAN_FRONTEND=noninteractive
 t() { local s=$SECONDS; "$@"; echo "[wincross] $(( SECONDS - s ))s: $*" >&2; }
@@ -66,7 +66,7 @@ cat > "$WINCROSS/wine-runner.sh" <<'EOF'
 #!/bin/sh
 # cargo runner: run a Windows .exe under Wine in a throwaway Xvfb display.
 # winedbg.exe=d makes crashes / Wine "unimplemented function" aborts exit instead of hanging.
-export WINEPREFIX="${WINEPREFIX:-/tmp/wincross/wineprefix}" WINEDEBUG="${WINEDEBUG:--all}"
+export WINEPREFIX="${WINEPREFIX:-$(dirname "$0")/wineprefix}" WINEDEBUG="${WINEDEBUG:--all}"
 export WINEDLLOVERRIDES="${WINEDLLOVERRIDES:-winedbg.exe=d;winemenubuilder.exe=d}"
 exec timeout -k 10 "${WINE_TIMEOUT:-600}" xvfb-run -a -s "-screen 0 1280x1024x24" /usr/lib/wine/wine64 "$@"
 EOF
