@@ -13,17 +13,6 @@ use std::time::Duration;
 /// Long enough that only a hang reaches it (each refusal takes milliseconds).
 const HANG: Duration = Duration::from_secs(20);
 
-/// A copy of the recorded run `name` (CSV, JSON, samples when present) in `dir`.
-fn copy_run(dir: &Path, name: &str) -> PathBuf {
-    for ext in ["csv", "json", "samples.csv"] {
-        let from = run_fixture(&format!("{name}.{ext}"));
-        if from.exists() {
-            std::fs::copy(&from, dir.join(format!("{name}.{ext}"))).expect("copy");
-        }
-    }
-    dir.join(format!("{name}.csv"))
-}
-
 /// The shipped quick scenario.
 fn quick() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/quick.toml")

@@ -12,17 +12,6 @@ use common::*;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// A copy of a recorded run (CSV, JSON, samples when it has them) in `dir`, as `run` writes it.
-fn copy_run(dir: &Path, name: &str) -> PathBuf {
-    for ext in ["csv", "json", "samples.csv"] {
-        let from = run_fixture(&format!("{name}.{ext}"));
-        if from.exists() {
-            std::fs::copy(&from, dir.join(format!("{name}.{ext}"))).expect("copy");
-        }
-    }
-    dir.join(format!("{name}.csv"))
-}
-
 /// A temporary folder holding a copy of the recorded run `name`, and the copy's CSV.
 fn tmp_run(name: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -42,6 +42,18 @@ pub fn run_fixture(name: &str) -> PathBuf {
     fixture("runs").join(name)
 }
 
+/// A copy of the recorded run `name` (CSV, JSON, samples when it has them) in `dir`, as `run`
+/// writes it; returns the CSV's path.
+pub fn copy_run(dir: &Path, name: &str) -> PathBuf {
+    for ext in ["csv", "json", "samples.csv"] {
+        let from = run_fixture(&format!("{name}.{ext}"));
+        if from.exists() {
+            std::fs::copy(&from, dir.join(format!("{name}.{ext}"))).expect("copy");
+        }
+    }
+    dir.join(format!("{name}.csv"))
+}
+
 /// No panic message and no backtrace.
 pub fn no_panic() -> impl Predicate<str> {
     predicate::str::contains("panicked")
