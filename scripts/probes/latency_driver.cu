@@ -29,6 +29,10 @@
   cuGetErrorName(e_, &n_); std::fprintf(stderr, "%s failed: %s (line %d)\n", #x, n_ ? n_ : "?", \
   __LINE__); std::exit(1); } } while (0)
 
+// pinscope creates its contexts with cuCtxCreate_v2 (through cudarc); CUDA 13's header maps
+// cuCtxCreate to the _v4 form, so the _v2 entry point the driver still exports is named here.
+extern "C" CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+
 using Clock = std::chrono::steady_clock;
 static double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -204,7 +208,7 @@ static std::vector<double> empty_waits(WaitHow how) {
 static void own_context_sync(const char *name, unsigned sched) {
   CUcontext primary, own;
   CK(cuCtxGetCurrent(&primary));
-  CK(cuCtxCreate(&own, sched | CU_CTX_MAP_HOST, g_dev));
+  CK(cuCtxCreate_v2(&own, sched | CU_CTX_MAP_HOST, g_dev));
   CUmodule m;
   CUfunction saved = g_empty;
   {
