@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The latency check, side by side: `pinscope run scenarios/latency.toml` and the plain CUDA
-# runtime probe scripts/probes/latency_probe.cu (same sizes, host kinds, calls; host clock).
+# The latency check, side by side: `pinscope run scenarios/latency.toml` between two runs of the
+# driver-API probe scripts/probes/latency_driver.cu (the same calls, flags and PTX kernels as
+# pinscope; joined row by row by scripts/latency-compare.py), then the runtime-API probe
+# scripts/probes/latency_probe.cu (what a cudaMemcpyAsync program sees). Host clock throughout.
 # Called by scripts/gpu-check.sh (step `latency`), or alone on a GPU machine:
 #   scripts/latency-check.sh [OUT]        LATENCY_SAMPLES=300 for a shorter run
 # Never changes the GPU's clocks, modes or settings.
@@ -12,6 +14,18 @@ export PATH=$PATH:/usr/local/cuda/bin
 P=${PINSCOPE:-dist/pinscope}
 N=${LATENCY_SAMPLES:-1000}
 log() { echo "== $*"; }
+
+driver_probe() {
+  [ -x "$OUT/latency_driver" ] || return
+  log "driver-API probe, round $1"
+  timeout 120 "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/driver-probe-$1.txt" 2>&1
+  echo "exit $?"; cat "$OUT/driver-probe-$1.txt"
+}
+if command -v nvcc >/dev/null; then
+  nvcc -O2 -o "$OUT/latency_driver" scripts/probes/latency_driver.cu -lcuda >"$OUT/driver-build.log" 2>&1 \
+    || { echo "nvcc latency_driver failed:"; tail -20 "$OUT/driver-build.log"; }
+fi
+driver_probe 1
 
 log "pinscope run scenarios/latency.toml (measure.samples = $N)"
 scen="$OUT/latency.toml"
@@ -30,6 +44,16 @@ for r in rows:
     f = lambda k: (f"{float(r[k]):8.2f}" if r.get(k) else "       -")
     print(f"{r['case_label'][:20]:20} {r['lane']:4} {int(r['size_bytes']):7} {r['mode']:12} {f('lat_min_us')} {f('lat_p50_us')} {f('lat_p90_us')} {f('lat_p99_us')}  {f('lat_event_p50_us')}    {r['samples']:>4} {r['verified']:4} {r['status'][:50]}")
 PY
+done
+
+driver_probe 2
+for f in "$OUT"/latency/*.csv; do
+  [[ -f $f && $f != *.samples.csv ]] || continue
+  for r in 1 2; do
+    [ -f "$OUT/driver-probe-$r.txt" ] || continue
+    log "pinscope beside the driver-API probe, round $r"
+    python3 scripts/latency-compare.py "$f" "$OUT/driver-probe-$r.txt"
+  done
 done
 
 log "C++ probe (CUDA runtime, host clock), one run per context flag"
