@@ -12,7 +12,7 @@
 // One line per measurement, host clock (std::chrono::steady_clock), µs, with a key that
 // scripts/latency-compare.py joins to pinscope's rows:
 //   key=<key>  min <x>  p50 <x>  p90 <x>  p99 <x> us  n=<n>  data=<ok|WRONG|n/a>
-// Keys: copy/<pinned|registered|mapped|pageable>/<h2d|d2h>/<bytes>/<async|sync|enqueue>,
+// Keys: copy/<pinned|registered|mapped|pageable|pageable-malloc>/<h2d|d2h>/<bytes>/<async|sync|enqueue>,
 // sync/<stream|spin|yield|blocking|event-blocking|query>, launch-call, launch-rate.
 #include <cuda.h>
 #include <algorithm>
@@ -92,13 +92,16 @@ struct Gate {
   ~Gate() { cuMemFreeHost((void *)word); }
 };
 
-enum class Kind { Pinned, Registered, Mapped, Pageable };
+// Pageable and registered buffers are page-aligned, as pinscope allocates them;
+// `pageable-malloc` is plain malloc (16-byte aligned), to show what the alignment changes.
+enum class Kind { Pinned, Registered, Mapped, Pageable, PageableMalloc };
 enum class Call { Async, Sync, Enqueue };
 static const char *kind_name(Kind k) {
   switch (k) {
     case Kind::Pinned: return "pinned";
     case Kind::Registered: return "registered";
     case Kind::Mapped: return "mapped";
+    case Kind::PageableMalloc: return "pageable-malloc";
     default: return "pageable";
   }
 }
@@ -113,8 +116,10 @@ struct Host {
       void *v = nullptr;
       CK(cuMemHostAlloc(&v, n, k == Kind::Mapped ? CU_MEMHOSTALLOC_DEVICEMAP : 0));
       p = (unsigned char *)v;
-    } else {
+    } else if (k == Kind::PageableMalloc) {
       p = (unsigned char *)std::malloc(n);
+    } else {
+      p = (unsigned char *)std::aligned_alloc(4096, (n + 4095) / 4096 * 4096);
       if (k == Kind::Registered) CK(cuMemHostRegister(p, n, 0));
     }
   }
@@ -139,7 +144,7 @@ static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) 
     if (h2d) CK(cuMemcpyHtoDAsync(dev, host.p, bytes, s));
     else CK(cuMemcpyDtoHAsync(host.p, dev, bytes, s));
   };
-  bool gated = call == Call::Enqueue && kind != Kind::Pageable;
+  bool gated = call == Call::Enqueue && (kind == Kind::Pinned || kind == Kind::Registered || kind == Kind::Mapped);
   std::vector<double> v;
   for (int i = 0; i < warmup() + g_samples; ++i) {
     double t = 0;
@@ -276,7 +281,7 @@ int main(int argc, char **argv) {
   report("sync/query", empty_waits(WaitHow::Query), "n/a");
   launch_cases(gate);
   for (size_t bytes : {(size_t)4, (size_t)65536})
-    for (Kind k : {Kind::Pinned, Kind::Registered, Kind::Mapped, Kind::Pageable})
+    for (Kind k : {Kind::Pinned, Kind::Registered, Kind::Mapped, Kind::Pageable, Kind::PageableMalloc})
       for (bool h2d : {true, false})
         for (Call c : {Call::Async, Call::Sync, Call::Enqueue})
           copy_case(gate, k, h2d, bytes, c);
