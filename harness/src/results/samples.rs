@@ -296,9 +296,11 @@ fn read_piece(cols: &Columns, text: &[u8]) -> (Piece, u64) {
     let mut n = 0u64;
     // Lines found with memchr: a byte-by-byte split was a third of the whole read.
     let mut start = 0usize;
-    let ends = memchr::memchr_iter(b'\n', text)
-        .map(|i| i + 1)
-        .chain(text.last().is_some_and(|&b| b != b'\n').then_some(text.len()));
+    let ends = memchr::memchr_iter(b'\n', text).map(|i| i + 1).chain(
+        text.last()
+            .is_some_and(|&b| b != b'\n')
+            .then_some(text.len()),
+    );
     for end in ends {
         let raw = &text[start..end];
         start = end;
@@ -450,7 +452,10 @@ mod tests {
     /// The streamed file may be larger than a whole-file read allows (a real 100 000-row run's
     /// samples are 3.7 GB), but a "line" that runs on for a whole block is refused at once.
     #[test]
-    #[cfg_attr(windows, ignore = "set_len allocates the whole GiB on Windows (not sparse)")]
+    #[cfg_attr(
+        windows,
+        ignore = "set_len allocates the whole GiB on Windows (not sparse)"
+    )]
     fn a_file_over_a_gibibyte_is_read_and_a_line_without_end_refused() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("x.samples.csv");
