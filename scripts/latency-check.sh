@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The latency check, side by side: `pinscope run scenarios/latency.toml` and the plain CUDA
-# runtime probe scripts/probes/latency_probe.cu (same sizes, host kinds, calls; host clock).
+# The latency check, side by side: `pinscope run scenarios/latency.toml` between two runs of the
+# driver-API probe scripts/probes/latency_driver.cu (the same calls, flags and PTX kernels as
+# pinscope; joined row by row by scripts/latency-compare.py), then the runtime-API probe
+# scripts/probes/latency_probe.cu (what a cudaMemcpyAsync program sees). Host clock throughout.
 # Called by scripts/gpu-check.sh (step `latency`), or alone on a GPU machine:
 #   scripts/latency-check.sh [OUT]        LATENCY_SAMPLES=300 for a shorter run
 # Never changes the GPU's clocks, modes or settings.
@@ -13,16 +15,24 @@ P=${PINSCOPE:-dist/pinscope}
 N=${LATENCY_SAMPLES:-1000}
 log() { echo "== $*"; }
 
-log "pinscope run scenarios/latency.toml (measure.samples = $N)"
-scen="$OUT/latency.toml"
-sed "s/samples = 1000/samples = $N/" harness/scenarios/latency.toml >"$scen"
-start=$SECONDS
-timeout 120 $P run "$scen" --out "$OUT/latency" >"$OUT/latency.log" 2>&1
-echo "exit $? after $((SECONDS - start)) s"
-tail -5 "$OUT/latency.log"
-for f in "$OUT"/latency/*.csv; do
-  [[ -f $f && $f != *.samples.csv ]] || continue
-  python3 - "$f" <<'PY'
+driver_probe() {
+  [ -x "$OUT/latency_driver" ] || return
+  log "driver-API probe, round $1"
+  timeout 120 "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/driver-probe-$1.txt" 2>&1
+  echo "exit $?"; cat "$OUT/driver-probe-$1.txt"
+}
+if command -v nvcc >/dev/null; then
+  nvcc -O2 -o "$OUT/latency_driver" scripts/probes/latency_driver.cu -lcuda >"$OUT/driver-build.log" 2>&1 \
+    || { echo "nvcc latency_driver failed:"; tail -20 "$OUT/driver-build.log"; }
+fi
+pinscope_round() {
+  log "pinscope run scenarios/latency.toml (measure.samples = $N), round $1"
+  local start=$SECONDS
+  timeout 120 $P run "$scen" --out-dir "$OUT/latency-$1" >"$OUT/latency-$1.log" 2>&1
+  echo "exit $? after $((SECONDS - start)) s"
+  for f in "$OUT"/latency-"$1"/*.csv; do
+    [[ -f $f && $f != *.samples.csv ]] || continue
+    python3 - "$f" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 print(f"{'case':20} {'lane':4} {'bytes':>7} {'mode':12} {'min':>8} {'p50':>8} {'p90':>8} {'p99':>8} {'event p50':>9} us  n    data status")
@@ -30,7 +40,19 @@ for r in rows:
     f = lambda k: (f"{float(r[k]):8.2f}" if r.get(k) else "       -")
     print(f"{r['case_label'][:20]:20} {r['lane']:4} {int(r['size_bytes']):7} {r['mode']:12} {f('lat_min_us')} {f('lat_p50_us')} {f('lat_p90_us')} {f('lat_p99_us')}  {f('lat_event_p50_us')}    {r['samples']:>4} {r['verified']:4} {r['status'][:50]}")
 PY
-done
+  done
+}
+scen="$OUT/latency.toml"
+sed "s/samples = 1000/samples = $N/" harness/scenarios/latency.toml >"$scen"
+# Interleaved, so both see the same machine: probe, pinscope, probe, pinscope, probe.
+driver_probe 1
+pinscope_round 1
+driver_probe 2
+pinscope_round 2
+driver_probe 3
+log "pinscope beside the driver-API probe (its range over the rounds)"
+# shellcheck disable=SC2046
+python3 scripts/latency-compare.py $(ls "$OUT"/latency-*/*.csv | grep -v samples.csv) -- "$OUT"/driver-probe-*.txt
 
 log "C++ probe (CUDA runtime, host clock), one run per context flag"
 if command -v nvcc >/dev/null; then

@@ -1,10 +1,10 @@
 //! The empty kernel (`engine = "empty"`): nothing moves, so what is timed is the launch and the
 //! synchronisation themselves. `latency`: one launch + the wait `wait` names per sample (host
-//! clock, and the event pair around the kernel); `enqueue`: the launch call alone, the stream held
+//! clock; the event pair around an identical launch right after); `enqueue`: the launch call alone, the stream held
 //! by the spin gate; `direct`: `batch` launches back to back and one synchronisation, so the
 //! time per launch is the inverse of the launch rate.
 
-use super::latency::{call_alone, end_event, one_sample, until_done};
+use super::latency::{WaitClock, call_alone, one_sample};
 use super::*;
 use crate::cuda::Event;
 use crate::scenario::{LatencyCall, Wait};
@@ -16,6 +16,7 @@ pub struct EmptyKernel {
     stream: Stream,
     start: Event,
     end: Event,
+    clock: WaitClock,
 }
 
 impl EmptyKernel {
@@ -29,7 +30,8 @@ impl EmptyKernel {
             route,
             stream: Stream::new()?,
             start: Event::new()?,
-            end: end_event(wait)?,
+            end: Event::new()?,
+            clock: WaitClock::new(wait)?,
         })
     }
 
@@ -60,8 +62,8 @@ impl Transfer for EmptyKernel {
                 call: LatencyCall::Enqueue,
                 ..
             } => (call_alone(s, gpu, true, || gpu.kernels.empty(s))?, None),
-            Route::Latency { wait, .. } => {
-                let (h, e) = until_done(s, &self.start, &self.end, wait, || gpu.kernels.empty(s))?;
+            Route::Latency { .. } => {
+                let (h, e) = self.clock.until_done(s, || gpu.kernels.empty(s))?;
                 (h, Some(e))
             }
             _ => {

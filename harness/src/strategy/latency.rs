@@ -2,9 +2,10 @@
 //! `"latency-sync"`, `"enqueue"`). Three quantities, kept apart:
 //!
 //! - **host-observed latency** (`latency`): the host clock from just before the asynchronous
-//!   copy call until the stream synchronisation returns — what a program waiting for one small
-//!   copy waits. The end event is recorded between the two calls, so the host interval includes
-//!   one `cuEventRecord`; the event pair gives the device's view of the same copy.
+//!   copy call until the wait returns — what a program waiting for one small copy waits. No
+//!   event is recorded inside that interval (a `cuEventRecord` costs about a microsecond, a
+//!   seventh of a small copy); the device's view comes from an identical copy right after it,
+//!   bracketed by an event pair, so each sample holds both.
 //! - **synchronous-call latency** (`latency-sync`): the host clock around one `cuMemcpyHtoD` /
 //!   `cuMemcpyDtoH` (the legacy default stream; no events).
 //! - **enqueue cost** (`enqueue`): the host clock around the asynchronous copy call alone. For
@@ -24,9 +25,7 @@ use std::time::Instant;
 /// One timed copy per sample, through `call`, its end awaited as `wait` says.
 pub struct Latency {
     call: LatencyCall,
-    wait: Wait,
-    start: Event,
-    end: Event,
+    clock: WaitClock,
 }
 
 impl Latency {
@@ -39,20 +38,9 @@ impl Latency {
         let setup = SetupTimes::of(&host);
         let how = Latency {
             call,
-            wait,
-            start: Event::new()?,
-            end: end_event(wait)?,
+            clock: WaitClock::new(wait)?,
         };
         Ok(OneWayHost::new(case, host, 1, setup, how))
-    }
-}
-
-/// The end event of a sample: one whose synchronisation sleeps for `event-blocking`.
-pub(super) fn end_event(wait: Wait) -> Result<Event, CudaError> {
-    if wait == Wait::EventBlocking {
-        Event::blocking()
-    } else {
-        Event::new()
     }
 }
 
@@ -60,31 +48,65 @@ fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-/// Queues `op` on `s` between the `start` and `end` events and waits for it as `wait` says:
-/// (host ms from just before `op` until the wait returned, event ms).
-pub(super) fn until_done(
-    s: &Stream,
-    start: &Event,
-    end: &Event,
+/// Times one operation until the host sees it done, waiting as `wait` says: the host clock
+/// around the operation and the wait, and the event pair around an identical operation queued
+/// right after (so no event record sits inside the host interval).
+pub(super) struct WaitClock {
     wait: Wait,
-    op: impl FnOnce() -> Result<(), CudaError>,
-) -> Result<(f64, f64), CudaError> {
-    start.record(s)?;
-    let t0 = Instant::now();
-    op()?;
-    end.record(s)?;
-    match wait {
-        // The context's scheduling flag decides how the stream synchronisation waits.
-        Wait::Stream | Wait::Spin | Wait::Yield | Wait::Blocking => s.synchronize()?,
-        Wait::EventBlocking => end.synchronize()?,
-        Wait::Query => {
-            while !s.is_done()? {
-                std::hint::spin_loop();
+    start: Event,
+    end: Event,
+    /// The event `event-blocking` waits on (sleeping, not timed).
+    blocking: Option<Event>,
+}
+
+impl WaitClock {
+    pub(super) fn new(wait: Wait) -> Result<WaitClock, CudaError> {
+        Ok(WaitClock {
+            wait,
+            start: Event::new()?,
+            end: Event::new()?,
+            blocking: match wait {
+                Wait::EventBlocking => Some(Event::blocking()?),
+                _ => None,
+            },
+        })
+    }
+
+    /// Waits as `wait` says for everything queued on `s`.
+    fn wait_for(&self, s: &Stream) -> Result<(), CudaError> {
+        match (self.wait, &self.blocking) {
+            (Wait::EventBlocking, Some(ev)) => {
+                ev.record(s)?;
+                ev.synchronize()
             }
+            // The context's scheduling flag decides how the stream synchronisation waits.
+            (Wait::Query, _) => {
+                while !s.is_done()? {
+                    std::hint::spin_loop();
+                }
+                Ok(())
+            }
+            _ => s.synchronize(),
         }
     }
-    let host = ms_since(t0);
-    Ok((host, start.elapsed_ms(end)?))
+
+    /// Runs `op` on `s` twice: (host ms from just before the first until its wait returned,
+    /// event ms of the second).
+    pub(super) fn until_done(
+        &self,
+        s: &Stream,
+        mut op: impl FnMut() -> Result<(), CudaError>,
+    ) -> Result<(f64, f64), CudaError> {
+        let t0 = Instant::now();
+        op()?;
+        self.wait_for(s)?;
+        let host = ms_since(t0);
+        self.start.record(s)?;
+        op()?;
+        self.end.record(s)?;
+        self.wait_for(s)?;
+        Ok((host, self.start.elapsed_ms(&self.end)?))
+    }
 }
 
 /// Host ms of the call `op` alone. When `gated` the stream is held by the spin gate first, so
@@ -154,8 +176,7 @@ impl Enqueue for Latency {
         let s = &streams[0];
         let (host_ms, event_ms) = match self.call {
             LatencyCall::AsyncAndSync => {
-                let (h, e) =
-                    until_done(s, &self.start, &self.end, self.wait, || copy_async(io, s))?;
+                let (h, e) = self.clock.until_done(s, || copy_async(io, s))?;
                 (h, Some(e))
             }
             LatencyCall::Sync => (sync_call(io)?, None),
