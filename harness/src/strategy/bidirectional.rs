@@ -1,10 +1,13 @@
 //! H2D and D2H at the same time on two streams (both copy engines busy). From page-locked
-//! memory each direction is timed in its own round while the other direction is kept busy for
-//! the whole measured span, and the sum lane is the sum of the two rates; from pageable memory
-//! both run once together, timed by the wall clock.
+//! memory both directions are timed in one round, each over the middle copies of its stream
+//! while the other stream's copies before and after keep the opposite direction busy for the
+//! whole measured span (when the events show one direction was not covered, each is timed in a
+//! round of its own with the other given more copies); the sum lane is the sum of the two
+//! rates. From pageable memory both run once together, timed by the wall clock.
 
 use super::timing::{Streams, Timer};
 use super::*;
+use crate::cuda::Event;
 
 pub struct Bidirectional {
     up_host: HostBuffer,
@@ -127,6 +130,43 @@ impl Bidirectional {
         ))
     }
 
+    /// Both directions in one round: on each stream `pad` copies, the `batch` measured copies
+    /// between two events, `pad` copies. `pad` = batch / 3 + 1 covers directions whose rates
+    /// differ by up to 25%. The (H2D ms, D2H ms) of the measured copies, or `None` when the
+    /// events show a measured span was not covered by the opposite stream's copies.
+    fn sample_both(&mut self, gpu: &Gpu, batch: u32) -> Result<Option<(f64, f64)>, CudaError> {
+        let pad = batch / 3 + 1;
+        let marks = [
+            [Event::new()?, Event::new()?],
+            [Event::new()?, Event::new()?],
+        ];
+        let timer = Timer::start(gpu, &self.streams, Streams::Each, true)?;
+        self.enqueue([pad; 2])?;
+        for (m, s) in marks.iter().zip(&self.streams) {
+            m[0].record(s)?;
+        }
+        self.enqueue([batch; 2])?;
+        for (m, s) in marks.iter().zip(&self.streams) {
+            m[1].record(s)?;
+        }
+        self.enqueue([pad; 2])?;
+        let span = timer.finish(&self.streams)?;
+        self.last_wall_ms += span.wall_ms;
+        for (measured, other) in [(UP, DOWN), (DOWN, UP)] {
+            let covered = span.start_offset_ms(other)?
+                <= span.offset_ms(&marks[measured][0])? + START_SKEW_MS
+                && span.end_offset_ms(other)? >= span.offset_ms(&marks[measured][1])?;
+            if !covered {
+                return Ok(None);
+            }
+        }
+        let [up, down] = &marks;
+        Ok(Some((
+            up[0].elapsed_ms(&up[1])?,
+            down[0].elapsed_ms(&down[1])?,
+        )))
+    }
+
     /// Queues `count[UP]` H2D and `count[DOWN]` D2H copies, interleaved.
     fn enqueue(&self, count: [u32; 2]) -> Result<(), CudaError> {
         let [up, down] = &self.streams;
@@ -184,8 +224,13 @@ impl Transfer for Bidirectional {
             return self.sample_together(gpu, batch);
         }
         self.last_wall_ms = 0.0;
-        let up_ms = self.sample_lane(gpu, UP, batch)?;
-        let down_ms = self.sample_lane(gpu, DOWN, batch)?;
+        let (up_ms, down_ms) = match self.sample_both(gpu, batch)? {
+            Some(both) => both,
+            None => (
+                self.sample_lane(gpu, UP, batch)?,
+                self.sample_lane(gpu, DOWN, batch)?,
+            ),
+        };
         // The two directions' rates add up: the sum lane moves 2 × batch × size in the time
         // that gives the sum of both rates.
         let sum_ms = 2.0 / (1.0 / up_ms + 1.0 / down_ms);

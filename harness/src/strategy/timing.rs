@@ -137,6 +137,10 @@ impl Span {
     pub(crate) fn start_offset_ms(&self, i: usize) -> Result<f64, CudaError> {
         self.starts[0].elapsed_ms(&self.starts[i])
     }
+    /// Time from the start of stream 0 to `e`, an event recorded on one of the streams, ms.
+    pub(crate) fn offset_ms(&self, e: &Event) -> Result<f64, CudaError> {
+        self.starts[0].elapsed_ms(e)
+    }
     /// Time from the start of stream 0 to the end of stream `i`, ms.
     pub(crate) fn end_offset_ms(&self, i: usize) -> Result<f64, CudaError> {
         self.starts[0].elapsed_ms(&self.ends[i])
