@@ -273,7 +273,7 @@ fn status() -> impl Strategy<Value = Status> {
         Just(Status::Ok),
         field()
             .prop_filter("non-empty", |s| !s.is_empty())
-            .prop_map(Status::Failed),
+            .prop_map(|s| Status::Failed(pinscope::results::Failure::parse(&s))),
         field()
             .prop_filter("non-empty", |s| !s.is_empty())
             .prop_map(Status::Skipped),

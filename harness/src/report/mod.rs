@@ -523,7 +523,7 @@ fn failures(out: &mut String, all: &[CaseRow<'_>], labels: &[String]) {
         .filter(|(_, r)| !r.status.is_ok())
         .map(|(set, r)| {
             let (kind, why) = match &r.status {
-                crate::results::Status::Failed(w) => ("failed", w.clone()),
+                crate::results::Status::Failed(w) => ("failed", w.to_string()),
                 crate::results::Status::Skipped(w) => ("skipped", w.clone()),
                 crate::results::Status::Ok => ("ok", String::new()),
             };

@@ -160,13 +160,7 @@ fn truncate(s: &str, n: usize) -> String {
 /// alone, and the sum.
 pub fn multi_gpu_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
     let rows: Vec<&Row> = rows.iter().map(R::borrow).collect();
-    let base = |r: &Row| {
-        r.case_key
-            .split(crate::results::MULTI_GPU_MARK)
-            .next()
-            .unwrap_or("")
-            .to_string()
-    };
+    let base = |r: &Row| r.base_key().to_string();
     let mut out = Vec::new();
     for all in rows
         .iter()
