@@ -35,6 +35,7 @@ pub use compare_page::render_compare_html;
 pub use memory_cost::max_alloc_detail;
 pub use nvbandwidth::{NvbandwidthSeries, load as load_nvbandwidth, parse as parse_nvbandwidth};
 pub use plot_runs::runs_side_by_side;
+pub use plot_timeline::NOISE_RULE as TIMELINE_NOISE_RULE;
 pub use summary::{answer_lines, summary_text};
 
 use crate::Error;
