@@ -42,8 +42,9 @@ ALLOWED = {
     # How one transfer moves bytes, and how samples are taken of it.
     "strategy": BOTTOM | {"scenario", "cuda", "stats"},
     "measure": BOTTOM | {"scenario", "cuda", "stats", "strategy", "results"},
-    # Results files and what is computed from them, offline: no CUDA, no runner.
-    "results": BOTTOM | {"platform", "scenario", "probe", "stats"},
+    # Results files and what is computed from them, offline: no CUDA calls, no runner (a failure
+    # keeps the driver's error code, a `cuda` type).
+    "results": BOTTOM | {"platform", "scenario", "cuda", "probe", "stats"},
     "claims": BOTTOM | {"platform", "scenario", "results", "stats"},
     "compare": BOTTOM | {"platform", "scenario", "results", "stats"},
     "report": BOTTOM | {"platform", "scenario", "results", "stats", "compare", "claims", "health"},

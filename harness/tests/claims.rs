@@ -7,7 +7,7 @@
 
 use pinscope::claims;
 use pinscope::platform::{GpuInfo, Machine};
-use pinscope::results::{self, ClaimVerdict, ResultSet, Row, Status};
+use pinscope::results::{self, ClaimVerdict, Failure, ResultSet, Row, Status};
 use pinscope::scenario::{self, Scenario};
 use std::path::{Path, PathBuf};
 
@@ -204,7 +204,7 @@ fn failed_and_missing_cases_make_claims_not_applicable() {
     // The recorded run, with the 4 GiB case turned into the failure a smaller machine would see.
     let mut rows = set.rows.clone();
     for r in rows.iter_mut().filter(|r| r.case_label == "pinned 4GiB") {
-        r.status = Status::Failed("CUDA_ERROR_OUT_OF_MEMORY (allocation)".into());
+        r.status = Status::Failed(Failure::parse("CUDA_ERROR_OUT_OF_MEMORY (allocation)"));
     }
     let got = claims::evaluate(&s, &rows, &machine(&set, "linux", "linux"));
     assert_eq!(
@@ -367,7 +367,7 @@ metric = "time_median_ms"
 
     let mut rows = set.rows.clone();
     for r in rows.iter_mut().filter(|r| r.case_label == "pinned 4GiB") {
-        r.status = Status::Failed("CUDA_ERROR_OUT_OF_MEMORY (allocation)".into());
+        r.status = Status::Failed(Failure::parse("CUDA_ERROR_OUT_OF_MEMORY (allocation)"));
     }
     for r in rows
         .iter_mut()

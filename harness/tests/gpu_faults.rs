@@ -12,8 +12,8 @@
 mod common;
 
 use common::{gpu_case, quiet_run, scenario_of};
-use pinscope::cuda::{self, fault};
-use pinscope::results::{Row, Status, Verification};
+use pinscope::cuda::{self, ErrorCode, fault};
+use pinscope::results::{Cause, Row, Status, Verification};
 use pinscope::run::{open_session, run_scenario};
 use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Mode};
 use std::sync::atomic::AtomicBool;
@@ -68,9 +68,10 @@ fn run_with_fault(spec: &str, cases: Vec<Case>) -> Vec<Row> {
 fn assert_injected(r: &Row, call: &str) {
     match &r.status {
         Status::Failed(why) => {
-            assert!(why.contains("INJECTED_FAULT"), "{}: {why}", r.case_label);
+            let injected = ErrorCode::Host("INJECTED_FAULT".into());
+            assert_eq!(why.code(), Some(&injected), "{}: {why}", r.case_label);
             assert!(
-                why.contains(call),
+                matches!(&why.cause, Cause::Call { call: c, .. } if c.starts_with(call)),
                 "{}: `{why}` does not name {call}",
                 r.case_label
             );

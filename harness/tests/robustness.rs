@@ -273,7 +273,7 @@ fn status() -> impl Strategy<Value = Status> {
         Just(Status::Ok),
         field()
             .prop_filter("non-empty", |s| !s.is_empty())
-            .prop_map(Status::Failed),
+            .prop_map(|s| Status::Failed(pinscope::results::Failure::parse(&s))),
         field()
             .prop_filter("non-empty", |s| !s.is_empty())
             .prop_map(Status::Skipped),
@@ -414,6 +414,7 @@ fn row() -> impl Strategy<Value = Row> {
                 lat_p90_us: bw[10],
                 lat_p99_us: bw[11],
                 lat_event_p50_us: bw[12],
+                wait: None,
             }
         },
     )

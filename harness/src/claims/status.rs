@@ -10,13 +10,13 @@ pub fn status_metric(r: &Row, metric: &str) -> Option<f64> {
     match metric {
         // A skipped row asked nothing: not observable, so the claim is not applicable.
         "out_of_memory" => match &r.status {
-            Status::Failed(why) if why.contains("CUDA_ERROR_OUT_OF_MEMORY") => Some(1.0),
+            Status::Failed(f) if f.is_out_of_memory() => Some(1.0),
             Status::Skipped(_) => None,
             _ => Some(0.0),
         },
         "mismatched_copies" if r.mode == Mode::Churn => match &r.status {
             Status::Ok => Some(0.0),
-            Status::Failed(_) => r.status.mismatched_copies().map(f64::from),
+            Status::Failed(f) => f.wrong_copies().map(f64::from),
             Status::Skipped(_) => None,
         },
         _ => None,
@@ -31,8 +31,10 @@ pub fn judged_on_failure(metric: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Lane;
+    use crate::cuda::CudaError;
     use crate::results::fixtures::device_row as row;
+    use crate::results::{Cause, Failure, Lane, Phase};
+    use cudarc::driver::sys::CUresult;
 
     #[test]
     fn status_metrics_judge_failed_rows() {
@@ -40,7 +42,10 @@ mod tests {
             "over",
             "device_hold=free+5%",
             Lane::Device,
-            Status::Failed("cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)".into()),
+            Status::Failed(Failure::call(
+                &CudaError::driver("cuMemAlloc", CUresult::CUDA_ERROR_OUT_OF_MEMORY),
+                Phase::DeviceAllocation,
+            )),
             None,
         );
         assert_eq!(status_metric(&oom, "out_of_memory"), Some(1.0));
@@ -60,7 +65,12 @@ mod tests {
         let mut churn = row("churn", "", Lane::H2d, Status::Ok, Some(20.0));
         churn.mode = Mode::Churn;
         assert_eq!(status_metric(&churn, "mismatched_copies"), Some(0.0));
-        churn.status = Status::Failed("data mismatch in 19 of 20 copies".into());
+        churn.status = Status::Failed(Failure::new(Cause::WrongCopies {
+            bad: 19,
+            copies: 20,
+        }));
+        assert_eq!(status_metric(&churn, "mismatched_copies"), Some(19.0));
+        churn.status = Status::Failed(Failure::parse("data mismatch in 19 of 20 copies"));
         assert_eq!(status_metric(&churn, "mismatched_copies"), Some(19.0));
         assert!(judged_on_failure("mismatched_copies") && judged_on_failure("out_of_memory"));
         assert!(!judged_on_failure("bw_median_gbs"));

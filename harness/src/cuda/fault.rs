@@ -198,7 +198,7 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(
                 check(Call::DeviceAlloc, "cuMemAlloc").map_err(|e| e.code),
-                Err(INJECTED.to_string())
+                Err(super::super::ErrorCode::Host(INJECTED.to_string()))
             );
         }
         // A new spec starts counting again.
@@ -209,7 +209,7 @@ mod tests {
         // A spec that does not parse fails loudly instead of silently injecting nothing.
         set(Some("copy@zero"));
         let e = check(Call::Copy, "cuMemcpyDtoHAsync").expect_err("bad spec");
-        assert!(e.code.starts_with("INVALID_FAULT_SPEC"), "{e}");
+        assert!(e.code.to_string().starts_with("INVALID_FAULT_SPEC"), "{e}");
         set(Some(""));
         assert!(Call::ALL.iter().all(|c| check(*c, "x").is_ok()));
         set(None);

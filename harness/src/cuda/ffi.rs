@@ -37,7 +37,7 @@ fn check(call: &'static str, r: sys::CUresult) -> Result<(), CudaError> {
     if r == sys::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(CudaError::new(call, format!("{r:?}")))
+        Err(CudaError::driver(call, r))
     }
 }
 

@@ -7,6 +7,7 @@
 //! [`Kernels`]) are safe to use. Errors raised while freeing (in `Drop`) are kept and can be
 //! collected with [`take_drop_errors`] instead of being lost.
 
+mod code;
 pub mod crew;
 #[cfg(any(test, feature = "fault-injection"))]
 pub mod fault;
@@ -14,29 +15,37 @@ mod ffi;
 mod flags;
 mod kernels;
 
+pub use code::ErrorCode;
 pub use crew::CopyCrew;
 pub use ffi::*;
 pub use flags::HostFlags;
 pub use kernels::*;
 
-/// A failed CUDA driver call: which call, and the driver's error name.
+/// A failed CUDA driver call: which call, and what it returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{call} failed with {code}")]
 pub struct CudaError {
     pub call: &'static str,
-    /// `CUDA_ERROR_OUT_OF_MEMORY` etc.
-    pub code: String,
+    pub code: ErrorCode,
 }
 
 impl CudaError {
-    pub fn new(call: &'static str, code: impl Into<String>) -> Self {
+    /// A failure pinscope found itself around `call`, in words.
+    pub fn new(call: &'static str, words: impl Into<String>) -> Self {
         Self {
             call,
-            code: code.into(),
+            code: ErrorCode::Host(words.into()),
+        }
+    }
+    /// The driver's code `r` returned by `call`.
+    pub fn driver(call: &'static str, r: cudarc::driver::sys::CUresult) -> Self {
+        Self {
+            call,
+            code: ErrorCode::Driver(r),
         }
     }
     pub fn is_out_of_memory(&self) -> bool {
-        self.code == "CUDA_ERROR_OUT_OF_MEMORY"
+        self.code.is_out_of_memory()
     }
 }
 

@@ -7,9 +7,7 @@ use crate::units::{MIB, format_size};
 
 /// The `device_hold=` value of a row's axes, if it was swept.
 fn hold_axis(r: &Row) -> Option<&str> {
-    r.axes
-        .split(';')
-        .find_map(|a| a.strip_prefix("device_hold="))
+    r.axis("device_hold")
 }
 
 fn title(r: &Row) -> String {
@@ -24,7 +22,7 @@ pub fn answer_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
     let device: Vec<&Row> = rows
         .iter()
         .copied()
-        .filter(|r| r.lane == Lane::Device)
+        .filter(|r| r.lane == Lane::Device && !r.measures_time())
         .collect();
     let past = |r: &Row| {
         hold_axis(r)
@@ -50,7 +48,7 @@ pub fn answer_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
     }
     for r in device.iter().copied().filter(|r| past(r)) {
         match &r.status {
-            Status::Failed(why) if why.contains("OUT_OF_MEMORY") => out.push(format!(
+            Status::Failed(f) if f.is_out_of_memory() => out.push(format!(
                 "past the card: {} failed with CUDA_ERROR_OUT_OF_MEMORY: CUDA did not spill device memory into host memory here.",
                 title(r)
             )),
@@ -100,7 +98,7 @@ pub fn answer_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
                 title(r),
                 r.samples
             )),
-            Status::Failed(why) if r.status.mismatched_copies().is_some() => out.push(format!(
+            Status::Failed(why) if why.wrong_copies().is_some() => out.push(format!(
                 "pinned churn: {}: {why}: copies returned success and left wrong data.",
                 title(r)
             )),
@@ -124,20 +122,35 @@ impl TotalCmpOpt for Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Failure;
     use crate::results::fixtures::device_row as row;
 
     #[test]
     fn plain_words_name_the_oom_row_and_the_spill() {
         let rows = vec![
-            row("read", "device_hold=free-50%", Lane::Device, Status::Ok, Some(3000.0)),
+            row(
+                "read",
+                "device_hold=free-50%",
+                Lane::Device,
+                Status::Ok,
+                Some(3000.0),
+            ),
             row(
                 "read",
                 "device_hold=free+5%",
                 Lane::Device,
-                Status::Failed("cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (device_hold: 80 GiB of 147 GiB allocated, 140 GiB was free)".into()),
+                Status::Failed(Failure::parse(
+                    "cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (device_hold: 80 GiB of 147 GiB allocated, 140 GiB was free)",
+                )),
                 None,
             ),
-            row("read", "device_hold=free+20%", Lane::Device, Status::Ok, Some(25.0)),
+            row(
+                "read",
+                "device_hold=free+20%",
+                Lane::Device,
+                Status::Ok,
+                Some(25.0),
+            ),
         ];
         let lines = answer_lines(&rows);
         assert_eq!(
@@ -156,7 +169,7 @@ mod tests {
         ok.mode = Mode::Churn;
         let mut bad = ok.clone();
         bad.case_label = "churn-register".into();
-        bad.status = Status::Failed("data mismatch in 19 of 20 copies".into());
+        bad.status = Status::Failed(Failure::parse("data mismatch in 19 of 20 copies"));
         assert_eq!(
             answer_lines(&[ok, bad]),
             vec![
@@ -180,9 +193,9 @@ mod tests {
                 "read",
                 "device_hold=free+5%",
                 Lane::Device,
-                Status::Failed(
-                    "cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)".into(),
-                ),
+                Status::Failed(Failure::parse(
+                    "cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)",
+                )),
                 None,
             ),
         ];

@@ -4,7 +4,7 @@
 
 use super::html::{escape, table};
 use super::{para, section};
-use crate::results::{Lane, MULTI_GPU_MARK, NodeFolder, ResultSet, Row};
+use crate::results::{Lane, NodeFolder, ResultSet, Row};
 use crate::stats::{MAD_SCALE, Sample};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -179,7 +179,7 @@ fn grouped<'a>(sets: &'a [ResultSet]) -> Grouped<'a> {
             if r.device == Some(crate::results::Device::All) {
                 continue;
             }
-            let case = r.case_key.split(MULTI_GPU_MARK).next().unwrap_or("");
+            let case = r.base_key();
             let group = Group {
                 model: &r.machine.gpu,
                 link: &r.machine.pcie_link,

@@ -105,9 +105,7 @@ fn extra_axes(r: &Row) -> Vec<String> {
         "engine",
         "mode",
     ];
-    r.axes
-        .split(';')
-        .filter_map(|a| a.split_once('='))
+    r.axis_pairs()
         .filter(|(k, _)| !SAID.contains(k))
         .map(|(k, v)| {
             let k = k.rsplit('.').next().unwrap_or(k);

@@ -16,6 +16,7 @@ pub mod device_memory;
 mod fleet;
 pub mod html;
 pub mod labels;
+pub mod latency;
 pub mod memory_cost;
 mod nvbandwidth;
 pub mod platform;
@@ -34,6 +35,7 @@ pub use compare_page::render_compare_html;
 pub use memory_cost::max_alloc_detail;
 pub use nvbandwidth::{NvbandwidthSeries, load as load_nvbandwidth, parse as parse_nvbandwidth};
 pub use plot_runs::runs_side_by_side;
+pub use plot_timeline::NOISE_RULE as TIMELINE_NOISE_RULE;
 pub use summary::{answer_lines, summary_text};
 
 use crate::Error;
@@ -321,16 +323,26 @@ fn scenarios(out: &mut String, sets: &[ResultSet], names: &[String]) {
 fn summary_rows(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<Vec<String>> {
     rows.iter()
         .map(|(set, r)| {
+            // A latency row shows its time in the bandwidth's place: median, and p99 as spread.
+            let (median, min, max, spread) = match latency::time_cells(r) {
+                Some((p50, tail)) => (p50, "—".into(), "—".into(), tail),
+                None => (
+                    opt(r.bw_median_gbs, 2),
+                    opt(r.bw_min_gbs, 2),
+                    opt(r.bw_max_gbs, 2),
+                    opt(r.bw_spread_pct, 1),
+                ),
+            };
             vec![
                 format!("{}{}", labels[*set], r.case_label),
                 labels::strategy_words(r),
                 r.lane.name().to_string(),
                 crate::units::format_size(r.size_bytes),
                 crate::units::format_size(r.pinned_bytes),
-                opt(r.bw_median_gbs, 2),
-                opt(r.bw_min_gbs, 2),
-                opt(r.bw_max_gbs, 2),
-                opt(r.bw_spread_pct, 1),
+                median,
+                min,
+                max,
+                spread,
                 r.samples.to_string(),
                 r.outliers.to_string(),
                 r.verified.to_string(),
@@ -445,10 +457,10 @@ fn summary(
         "lane",
         "size",
         "page-locked",
-        "median GB/s",
+        "median GB/s (latency: µs)",
         "min",
         "max",
-        "spread %",
+        "spread % (latency: p99)",
         "samples",
         "outliers",
         "verified",
@@ -522,7 +534,7 @@ fn failures(out: &mut String, all: &[CaseRow<'_>], labels: &[String]) {
         .filter(|(_, r)| !r.status.is_ok())
         .map(|(set, r)| {
             let (kind, why) = match &r.status {
-                crate::results::Status::Failed(w) => ("failed", w.clone()),
+                crate::results::Status::Failed(w) => ("failed", w.to_string()),
                 crate::results::Status::Skipped(w) => ("skipped", w.clone()),
                 crate::results::Status::Ok => ("ok", String::new()),
             };
@@ -833,6 +845,7 @@ pub fn render_fleet_report(
             &labels,
             nvbandwidth,
         ));
+        figs.extend(latency::figures(name, rows, &labels));
         figs.push(plot_accounting::accounting(name, "alloc", rows, &labels));
         figs.push(plot_accounting::accounting(name, "free", rows, &labels));
         let max_alloc = plot_maxalloc::max_alloc(name, rows, &labels);

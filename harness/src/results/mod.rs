@@ -1,6 +1,7 @@
 //! Results files: schema, writers (flushed per case, sidecar written atomically) and readers.
 
 mod csvio;
+mod failure;
 #[cfg(test)]
 pub mod fixtures;
 mod node_folder;

@@ -6,10 +6,11 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::failure::{Cause, Failure, Phase};
 pub use crate::platform::MachineKey;
 pub use crate::probe::ACCOUNTING_METRICS;
 pub use crate::scenario::Lane;
-use crate::scenario::{Direction, Engine, HostFlags, HostKind, Mode};
+use crate::scenario::{Direction, Engine, HostFlags, HostKind, Mode, Wait};
 use std::fmt;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -24,8 +25,8 @@ pub const MULTI_GPU_MARK: &str = "@";
 pub enum Status {
     #[default]
     Ok,
-    /// The case ran into an error; the text is the driver's error name and where it happened.
-    Failed(String),
+    /// The case ran into an error: which call, the code, the phase, or what a data check found.
+    Failed(Failure),
     /// The case was not run; the text says why (guard, unsupported on this machine, interrupted).
     Skipped(String),
 }
@@ -34,37 +35,31 @@ impl Status {
     pub fn is_ok(&self) -> bool {
         matches!(self, Status::Ok)
     }
-    /// `ok`, `failed: <reason>`, `skipped: <reason>` — the CSV form.
+    /// `ok`, `failed: <sentence>`, `skipped: <reason>` — the CSV form.
     pub fn to_field(&self) -> String {
         match self {
             Status::Ok => "ok".into(),
-            Status::Failed(r) => format!("failed: {r}"),
+            Status::Failed(f) => format!("failed: {f}"),
             Status::Skipped(r) => format!("skipped: {r}"),
         }
     }
+    /// The status whose CSV form is `s`; a failure's sentence is read into its data here, once.
     pub fn from_field(s: &str) -> Option<Status> {
         if s == "ok" {
             Some(Status::Ok)
         } else if let Some(r) = s.strip_prefix("failed: ") {
-            Some(Status::Failed(r.into()))
+            Some(Status::Failed(Failure::parse(r)))
         } else {
             s.strip_prefix("skipped: ")
                 .map(|r| Status::Skipped(r.into()))
         }
     }
-    /// The failure of a churn case whose copies returned success and left wrong data.
-    pub fn copies_mismatch(bad_copies: u32, copies: u32) -> Status {
-        Status::Failed(format!("data mismatch in {bad_copies} of {copies} copies"))
-    }
-    /// `k` of a failure made by [`Status::copies_mismatch`].
-    pub fn mismatched_copies(&self) -> Option<u32> {
-        let Status::Failed(why) = self else {
-            return None;
-        };
-        let rest = why.strip_prefix("data mismatch in ")?;
-        let (k, rest) = rest.split_once(" of ")?;
-        rest.strip_suffix(" copies")?.parse::<u32>().ok()?;
-        k.parse().ok()
+    /// The failure, if the case failed.
+    pub fn failure(&self) -> Option<&Failure> {
+        match self {
+            Status::Failed(f) => Some(f),
+            _ => None,
+        }
     }
 }
 
@@ -162,6 +157,13 @@ impl Named for Mode {
     const ALL: &'static [Self] = &Mode::ALL;
     fn name(self) -> &'static str {
         Mode::name(self)
+    }
+}
+
+impl Named for Wait {
+    const ALL: &'static [Self] = &Wait::ALL;
+    fn name(self) -> &'static str {
+        Wait::name(self)
     }
 }
 
@@ -299,6 +301,10 @@ pub struct Row {
     /// Latency cases: median event (device) time of one copy, µs; empty where no events are
     /// recorded (`latency-sync`, `enqueue`).
     pub lat_event_p50_us: Option<f64>,
+    /// `mode = "latency"` rows: how the host waited for each sample to end (`wait`); empty on
+    /// every other row. Files written before this column: read from the case key (see
+    /// [`crate::results::read_rows`]).
+    pub wait: Option<Wait>,
 }
 
 impl Row {
@@ -318,9 +324,7 @@ impl Row {
     /// Where a multi-GPU row was measured, in words (`GPU 1 alone`, `GPU 1 of 2 at once`,
     /// `all 2 GPUs at once`); `None` for rows of ordinary one-GPU runs.
     pub fn placement(&self) -> Option<String> {
-        if !self.case_key.contains(MULTI_GPU_MARK) {
-            return None;
-        }
+        self.placement_mark()?;
         let d = self.device.map(|d| d.to_string()).unwrap_or_default();
         Some(match (self.device, self.gpus_at_once) {
             (Some(Device::All), n) => format!("all {n} GPUs at once"),
@@ -329,13 +333,34 @@ impl Row {
         })
     }
 
+    /// The case key without the placement of a multi-GPU row: the same for every GPU's row.
+    pub fn base_key(&self) -> &str {
+        split_case_key(&self.case_key).0
+    }
+
+    /// The placement part of a multi-GPU row's case key (`gpu1`, `gpu1/2`, `all/2`).
+    pub fn placement_mark(&self) -> Option<&str> {
+        split_case_key(&self.case_key).1
+    }
+
+    /// The sweep axes as `(key, value)`, in the order the `axes` column lists them.
+    pub fn axis_pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.axes.split(';').filter_map(|a| a.split_once('='))
+    }
+
+    /// The value of sweep axis `key`, if the case swept it.
+    pub fn axis(&self, key: &str) -> Option<&str> {
+        self.axis_pairs().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
     /// The case's label with the sweep axes that tell it apart (h2d/d2h is the lane already):
     /// `staged ring (chunk=16MiB, ring=3, threads=12)`.
     pub fn title(&self) -> String {
-        let axes: Vec<&str> = self
-            .axes
-            .split(';')
-            .filter(|a| !a.is_empty() && *a != "direction=h2d" && *a != "direction=d2h")
+        let one_way = |(k, v): &(&str, &str)| *k == "direction" && matches!(*v, "h2d" | "d2h");
+        let axes: Vec<String> = self
+            .axis_pairs()
+            .filter(|p| !one_way(p))
+            .map(|(k, v)| format!("{k}={v}"))
             .collect();
         if axes.is_empty() {
             self.case_label.clone()
@@ -347,6 +372,14 @@ impl Row {
                 .placement()
                 .map(|p| format!(" [{p}]"))
                 .unwrap_or_default()
+    }
+
+    /// True when the row's number is a time rather than a bandwidth: the latency modes (one
+    /// operation per sample), the empty kernel (nothing moves) and the pointer chase (time per
+    /// dependent load). Their `bw_*` columns are not what they measure (a 4-byte copy's GB/s
+    /// rounds to 0): tables show their `lat_*` times, answers their latency sentences.
+    pub fn measures_time(&self) -> bool {
+        self.mode.is_latency() || self.engine == Engine::Empty || self.engine.is_chase()
     }
 
     /// The largest device allocation (MiB) with only the case's host memory held: the
@@ -373,6 +406,15 @@ impl Row {
             .iter()
             .find(|(p, m, _)| p == phase && m == metric)
             .map(|(_, _, v)| *v)
+    }
+}
+
+/// A case key split into the case's own key and, on a multi-GPU row, what follows
+/// [`MULTI_GPU_MARK`].
+pub fn split_case_key(key: &str) -> (&str, Option<&str>) {
+    match key.split_once(MULTI_GPU_MARK) {
+        Some((base, mark)) => (base, Some(mark)),
+        None => (key, None),
     }
 }
 

@@ -10,7 +10,7 @@ use super::session::Session;
 use crate::cuda::{CudaError, Gate, Gpu as CudaGpu, Kernels, OwnContext, Schedule};
 use crate::measure::Lockstep;
 use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
-use crate::results::{Status, StopReason, Verification};
+use crate::results::{Cause, Failure, Phase, Status, StopReason, Verification};
 use crate::scenario::{Case, Measure, Route, Wait};
 use crate::strategy::{self, Footprint, Transfer, Verified};
 use crate::units::format_size;
@@ -74,8 +74,8 @@ fn ledger_sub(l: &Ledger, f: &Footprint) {
     }
 }
 
-fn failed(e: &CudaError, phase: &str) -> Status {
-    Status::Failed(format!("{} ({phase})", e))
+fn failed(e: &CudaError, phase: Phase) -> Status {
+    Status::Failed(Failure::call(e, phase))
 }
 
 /// A context of a case's own, created with the scheduling flag its `wait` names, current while
@@ -147,7 +147,7 @@ fn allocate_in_phases(
     gpu: &strategy::Gpu,
     out: &mut CaseOutcome,
 ) -> Result<Box<dyn Transfer>, Status> {
-    let mut host = strategy::allocate(case).map_err(|e| failed(&e, "host allocation"))?;
+    let mut host = strategy::allocate(case).map_err(|e| failed(&e, Phase::HostAllocation))?;
     let host_fp = host.footprint();
     ledger_add(ledger, &host_fp);
     host.touch();
@@ -158,10 +158,10 @@ fn allocate_in_phases(
         Ok(())
     };
     ledger_sub(ledger, &host_fp);
-    probed.map_err(|e| failed(&e, "max-alloc probe"))?;
+    probed.map_err(|e| failed(&e, Phase::MaxAllocProbe))?;
     let transfer = host
         .add_device(gpu)
-        .map_err(|e| failed(&e, "device allocation"))?;
+        .map_err(|e| failed(&e, Phase::DeviceAllocation))?;
     out.footprint = transfer.footprint();
     ledger_add(ledger, &out.footprint);
     snap(obs, case, out, "device");
@@ -226,7 +226,7 @@ pub fn run_case_in_step(
     let own = match OwnGpu::open(case, session.gpu.facts().multiprocessors) {
         Ok(o) => o,
         Err(e) => {
-            out.status = failed(&e, "own context");
+            out.status = failed(&e, Phase::OwnContext);
             return out;
         }
     };
@@ -253,7 +253,7 @@ pub fn run_case_in_step(
         };
     let mut status = None;
     if let Err(e) = measure_case(transfer.as_mut(), &gpu, case, stop, member.0, &mut out) {
-        status = Some(failed(&e, "transfer"));
+        status = Some(failed(&e, Phase::Transfer));
     }
     // Measuring is over for this GPU (or never started): the others stop waiting for it.
     drop(member);
@@ -268,27 +268,30 @@ pub fn run_case_in_step(
                 first,
             }) => {
                 out.verified = Verification::No;
-                status = Some(Status::Failed(format!(
-                    "data mismatch: {bad_words} of {} words wrong after {} (first at word {})",
-                    case.size / 4,
-                    lane.name(),
-                    first.map_or("?".into(), |f| f.to_string())
-                )));
+                status = Some(Status::Failed(Failure::new(Cause::WrongWords {
+                    bad_words,
+                    words: case.size / 4,
+                    lane,
+                    first,
+                })));
             }
             Ok(Verified::Copies {
                 bad_copies, copies, ..
             }) => {
                 out.verified = Verification::No;
-                status = Some(Status::copies_mismatch(bad_copies, copies));
+                status = Some(Status::Failed(Failure::new(Cause::WrongCopies {
+                    bad: bad_copies,
+                    copies,
+                })));
             }
-            Err(e) => status = Some(failed(&e, "verification")),
+            Err(e) => status = Some(failed(&e, Phase::Verification)),
         }
     }
     out.setup = transfer.setup();
     match transfer.free() {
         Ok(t) => out.setup = t,
         Err(e) => {
-            status.get_or_insert(failed(&e, "free"));
+            status.get_or_insert(failed(&e, Phase::Free));
         }
     }
     ledger_sub(&session.ledger, &out.footprint);

@@ -4,7 +4,7 @@
 
 use crate::cuda::{CudaError, DeviceBuffer, Gpu};
 use crate::probe::{Ledger, LedgerCategory};
-use crate::results::Status;
+use crate::results::{Cause, Failure, Phase, Status};
 use crate::scenario::{Case, HostKind};
 use crate::units::{GIB, format_size};
 
@@ -126,7 +126,7 @@ pub fn prepare(case: &Case, gpu: &Gpu, ledger: &Ledger, allow_overflow: bool) ->
         Ok((free, _)) => free,
         // Without the free memory nothing relative can be resolved; a case with no hold runs.
         Err(e) if !case.vram.device_hold.is_none() => {
-            return Prepared::Fail(Status::Failed(format!("{e} (device_hold)")));
+            return Prepared::Fail(Status::Failed(Failure::call(&e, Phase::DeviceHold)));
         }
         Err(_) => return Prepared::Run(Held::none(0)),
     };
@@ -136,12 +136,13 @@ pub fn prepare(case: &Case, gpu: &Gpu, ledger: &Ledger, allow_overflow: bool) ->
     }
     match Held::allocate(hold, free, ledger) {
         Ok(h) => Prepared::Run(h),
-        Err((e, got)) => Prepared::Fail(Status::Failed(format!(
-            "{e} (device_hold: {} of {} allocated, {} was free)",
-            format_size(got),
-            format_size(hold),
-            format_size(free)
-        ))),
+        Err((e, got)) => Prepared::Fail(Status::Failed(Failure::new(Cause::DeviceHold {
+            call: e.call.to_string(),
+            code: e.code,
+            allocated: got,
+            wanted: hold,
+            free,
+        }))),
     }
 }
 

@@ -11,7 +11,9 @@ use super::{CaseOutcome, RowContext};
 use crate::Error;
 use crate::measure::Lockstep;
 use crate::platform::GpuInfo;
-use crate::results::{Device, MULTI_GPU_MARK, Row, SampleRow, Status, Verification};
+use crate::results::{
+    Cause, Device, Failure, MULTI_GPU_MARK, Row, SampleRow, Status, Verification,
+};
 use crate::scenario::Case;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, mpsc};
@@ -152,10 +154,7 @@ impl Fleet {
 fn lost(case: &Case, gpu: &GpuInfo) -> CaseOutcome {
     CaseOutcome::empty(
         case,
-        Status::Failed(format!(
-            "the worker thread of GPU {} ended unexpectedly",
-            gpu.index
-        )),
+        Status::Failed(Failure::new(Cause::WorkerLost { gpu: gpu.index })),
     )
 }
 
@@ -248,13 +247,7 @@ fn sum_over_gpus(together: &[Row], samples: &[SampleRow], n: u32) -> (Vec<Row>, 
     let Some(first) = together.first() else {
         return (rows, out_samples);
     };
-    let base_key = first
-        .case_key
-        .split(MULTI_GPU_MARK)
-        .next()
-        .unwrap_or(&first.case_key)
-        .to_string();
-    let key = format!("{base_key}{MULTI_GPU_MARK}all/{n}");
+    let key = format!("{}{MULTI_GPU_MARK}all/{n}", first.base_key());
     let lanes: Vec<_> = together
         .iter()
         .filter(|r| r.device == first.device)
@@ -273,7 +266,10 @@ fn sum_over_gpus(together: &[Row], samples: &[SampleRow], n: u32) -> (Vec<Row>, 
             per.iter()
                 .find(|x| !x.status.is_ok())
                 .map(|x| match &x.status {
-                    Status::Failed(e) => Status::Failed(format!("GPU {}: {e}", gpu_of(x))),
+                    Status::Failed(e) => Status::Failed(match x.device {
+                        Some(Device::Gpu(g)) => e.on_gpu(g),
+                        _ => e.clone(),
+                    }),
                     Status::Skipped(e) => Status::Skipped(format!("GPU {}: {e}", gpu_of(x))),
                     Status::Ok => Status::Ok,
                 })
@@ -473,7 +469,13 @@ mod tests {
         let ok = outcome(&case, &[50.0]);
         let bad = CaseOutcome::empty(
             &case,
-            Status::Failed("cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)".into()),
+            Status::Failed(crate::results::Failure::call(
+                &crate::cuda::CudaError::driver(
+                    "cuMemAlloc",
+                    cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+                ),
+                crate::results::Phase::DeviceAllocation,
+            )),
         );
         let (rows, _) = multi_gpu_rows(
             &case,
@@ -488,8 +490,9 @@ mod tests {
             .expect("sum row");
         assert_eq!(
             all.status.to_field(),
-            "failed: GPU 1: cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)"
+            "failed: GPU 1: cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (device allocation)"
         );
+        assert!(all.status.failure().is_some_and(|f| f.is_out_of_memory()));
         assert_eq!(all.bw_median_gbs, None);
     }
 }

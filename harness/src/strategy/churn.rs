@@ -3,7 +3,7 @@
 //! cleared host buffer), check every word, free the buffer. WSL2 users reported copies that
 //! returned success after heavy pinned alloc/free churn and left the device buffer zero
 //! (19 of 20 copies with a 5 ms pause); the row counts such copies:
-//! `failed: data mismatch in k of N copies` ([`crate::results::Status::copies_mismatch`]).
+//! `failed: data mismatch in k of N copies` ([`crate::results::Cause::WrongCopies`]).
 //!
 //! The copy is timed with events around `cuMemcpyAsync` through [`Timer`] (not gated: one copy per
 //! sample, and the allocation before it is the point of the experiment).
@@ -235,9 +235,9 @@ mod tests {
     impl CycleOps for Fake {
         fn cycle(&mut self, index: u32) -> Result<Cycle, CudaError> {
             if self.fail_at == Some(index) {
-                return Err(CudaError::new(
+                return Err(CudaError::driver(
                     "cuMemHostAlloc",
-                    "CUDA_ERROR_ALREADY_MAPPED",
+                    cudarc::driver::sys::CUresult::CUDA_ERROR_ALREADY_MAPPED,
                 ));
             }
             Ok(Cycle {
@@ -283,7 +283,10 @@ mod tests {
             run_cycle(&mut fake, i, &mut t).unwrap();
         }
         let e = run_cycle(&mut fake, 3, &mut t).unwrap_err();
-        assert_eq!(e.code, "CUDA_ERROR_ALREADY_MAPPED");
+        assert_eq!(
+            e.to_string(),
+            "cuMemHostAlloc failed with CUDA_ERROR_ALREADY_MAPPED"
+        );
         assert_eq!((t.copies, t.bad_copies), (3, 0));
         assert_eq!(t.verified(Lane::D2h), Verified::Yes);
     }
