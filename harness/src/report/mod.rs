@@ -16,6 +16,7 @@ pub mod device_memory;
 mod fleet;
 pub mod html;
 pub mod labels;
+pub mod latency;
 pub mod memory_cost;
 mod nvbandwidth;
 pub mod platform;
@@ -322,16 +323,26 @@ fn scenarios(out: &mut String, sets: &[ResultSet], names: &[String]) {
 fn summary_rows(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<Vec<String>> {
     rows.iter()
         .map(|(set, r)| {
+            // A latency row shows its time in the bandwidth's place: median, and p99 as spread.
+            let (median, min, max, spread) = match latency::time_cells(r) {
+                Some((p50, tail)) => (p50, "—".into(), "—".into(), tail),
+                None => (
+                    opt(r.bw_median_gbs, 2),
+                    opt(r.bw_min_gbs, 2),
+                    opt(r.bw_max_gbs, 2),
+                    opt(r.bw_spread_pct, 1),
+                ),
+            };
             vec![
                 format!("{}{}", labels[*set], r.case_label),
                 labels::strategy_words(r),
                 r.lane.name().to_string(),
                 crate::units::format_size(r.size_bytes),
                 crate::units::format_size(r.pinned_bytes),
-                opt(r.bw_median_gbs, 2),
-                opt(r.bw_min_gbs, 2),
-                opt(r.bw_max_gbs, 2),
-                opt(r.bw_spread_pct, 1),
+                median,
+                min,
+                max,
+                spread,
                 r.samples.to_string(),
                 r.outliers.to_string(),
                 r.verified.to_string(),
@@ -446,10 +457,10 @@ fn summary(
         "lane",
         "size",
         "page-locked",
-        "median GB/s",
+        "median GB/s (latency: µs)",
         "min",
         "max",
-        "spread %",
+        "spread % (latency: p99)",
         "samples",
         "outliers",
         "verified",
@@ -835,6 +846,7 @@ pub fn render_fleet_report(
             &labels,
             nvbandwidth,
         ));
+        figs.extend(latency::figures(name, rows, &labels));
         for phase in ["alloc", "free"] {
             figs.push(plot_accounting::accounting(
                 name, phase, rows, &labels, scale,

@@ -140,6 +140,7 @@ pub fn platform_sections(sets: &[ResultSet], labels: &[String]) -> String {
     bandwidth(&mut out, sets, &names);
     observers(&mut out, sets, &names);
     headroom(&mut out, sets, &names);
+    out.push_str(&super::latency::platform_section(sets, &names));
     claims(&mut out, sets, &names);
     out.push_str("</section>\n");
     out
@@ -191,7 +192,7 @@ fn machine_table(out: &mut String, sets: &[ResultSet], names: &[String]) {
 fn bandwidth(out: &mut String, sets: &[ResultSet], names: &[String]) {
     let ids: Vec<&Row> = identities(sets)
         .into_iter()
-        .filter(|r| r.bw_median_gbs.is_some() || !r.status.is_ok())
+        .filter(|r| (r.bw_median_gbs.is_some() && !r.measures_time()) || !r.status.is_ok())
         .collect();
     let title = "Bandwidth per strategy, platform by platform".to_string();
     if ids.is_empty() {
