@@ -462,3 +462,40 @@ fn a_run_where_nothing_moved_gets_one_sentence_and_no_timeline() {
         1
     );
 }
+
+/// The x axis's tick values of a bar chart (its centred numeric texts).
+fn x_ticks(fig: &str) -> Vec<f64> {
+    fig.split("<text")
+        .skip(1)
+        .filter(|t| t[..t.find('>').unwrap_or(0)].contains("text-anchor=\"middle\""))
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            body[..body.find("</text>")?].trim().parse().ok()
+        })
+        .collect()
+}
+
+fn figure_of<'h>(html: &'h str, plot: &str) -> &'h str {
+    figures(html)
+        .into_iter()
+        .find(|f| f.contains(&format!("data-plot=\"{plot}\"")))
+        .unwrap_or_else(|| panic!("no {plot} figure"))
+}
+
+#[test]
+fn accounting_plots_of_one_page_share_their_scale() {
+    // The platform page: dedicated GPU memory moved +2 MiB, shared +4099 MiB; both axes reach
+    // past 4000 MiB, so the +2 MiB bar is a sliver, not a full-width bar.
+    let sets = synthetic();
+    let page = report::render_compare_html(&compare::build(&sets, 0.02), &sets).expect("renders");
+    let shared = x_ticks(figure_of(&page, "platform-observer-shared"));
+    let dedicated = x_ticks(figure_of(&page, "platform-observer-dedicated"));
+    assert!(shared.iter().any(|v| *v >= 4000.0), "{shared:?}");
+    assert_eq!(shared, dedicated);
+    // A real run's report: after allocation and after free on one scale.
+    let set = timeline_fixture();
+    let html = report::render_report(std::slice::from_ref(&set), &[], "t").expect("renders");
+    let alloc = x_ticks(figure_of(&html, "accounting-alloc"));
+    assert!(alloc.iter().any(|v| *v >= 4000.0), "{alloc:?}");
+    assert_eq!(alloc, x_ticks(figure_of(&html, "accounting-free")));
+}

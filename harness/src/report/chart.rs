@@ -337,7 +337,7 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
             let (px, py) = chart.backend_coord(&(lo, centre));
             let style = TextStyle::from((FAMILY, LABEL_PX).into_font())
                 .pos(Pos::new(HPos::Right, VPos::Center));
-            chart_area.draw(&Text::new(cat.clone(), (px - 6, py), style))?;
+            root.draw(&Text::new(cat.clone(), (px - 6, py), style))?;
             for si in 0..nser {
                 let y1 = top - 0.1 - si as f64 * band;
                 let y0 = y1 - band * 0.88;
@@ -374,7 +374,7 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
                     .max(0.0)
                     .max(whisker.map_or(0.0, |w| w.1));
                 let (tx, ty) = chart.backend_coord(&(end, yc));
-                chart_area.draw(&Text::new(text, (tx + 4, ty), value_style.clone()))?;
+                root.draw(&Text::new(text, (tx + 4, ty), value_style.clone()))?;
             }
         }
         if lo < 0.0 {
@@ -678,13 +678,13 @@ pub fn lines(
                         Some(1) => 22,
                         _ => 8,
                     };
-                    area.draw(&PathElement::new(
+                    root.draw(&PathElement::new(
                         vec![(px, py), (px, py + dy - 2)],
                         BLACK.stroke_width(1),
                     ))?;
                     if let Some(r) = row {
                         placed[r].push(span);
-                        area.draw(&Text::new(label, (px, py + dy), tick_style.clone()))?;
+                        root.draw(&Text::new(label, (px, py + dy), tick_style.clone()))?;
                     }
                 }
                 body!(chart);

@@ -827,6 +827,7 @@ pub fn render_fleet_report(
 
     section(&mut body, "plots", "Plots: one per question");
     let timelines = plot_timeline::TimelineIndex::new(sets);
+    let scale = plot_accounting::page_scale(all.iter().map(|(_, r)| *r));
     for name in &names {
         let rows = by_scenario
             .get(name.as_str())
@@ -846,8 +847,11 @@ pub fn render_fleet_report(
             nvbandwidth,
         ));
         figs.extend(latency::figures(name, rows, &labels));
-        figs.push(plot_accounting::accounting(name, "alloc", rows, &labels));
-        figs.push(plot_accounting::accounting(name, "free", rows, &labels));
+        for phase in ["alloc", "free"] {
+            figs.push(plot_accounting::accounting(
+                name, phase, rows, &labels, scale,
+            ));
+        }
         let max_alloc = plot_maxalloc::max_alloc(name, rows, &labels);
         if max_alloc.is_svg() || names.len() == 1 {
             figs.push(max_alloc);

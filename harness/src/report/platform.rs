@@ -286,6 +286,7 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
     let h: Vec<&str> = head.iter().map(String::as_str).collect();
     out.push_str(&table(&h, &avail_rows, &|_| ""));
 
+    let scale = super::plot_accounting::page_scale(sets.iter().flat_map(|s| &s.rows));
     for (metric, obs, label) in OBSERVED {
         let states: Vec<Option<(bool, String)>> =
             sets.iter().map(|s| observer_state(s, obs)).collect();
@@ -330,7 +331,10 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
             .map(|(n, _)| n.as_str())
             .collect();
         let title = label.to_string();
-        let mut caption = "Signed change in MiB after allocation and first touch, and at the end of the hold after free. \"unavailable\": the platform has no such observer (not zero).".to_string();
+        let mut caption = format!(
+            "Signed change in MiB after allocation and first touch, and at the end of the hold after free. \"unavailable\": the platform has no such observer (not zero). {}",
+            super::plot_accounting::SHARED_SCALE
+        );
         if !unavailable.is_empty() {
             let _ = write!(caption, " Unavailable on: {}.", unavailable.join(", "));
         }
@@ -342,6 +346,7 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
             values,
             digits: 0,
             missing: "unavailable".into(),
+            x_range: scale,
             ..Bars::default()
         };
         out.push_str(

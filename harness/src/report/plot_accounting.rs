@@ -18,7 +18,35 @@ pub const METRICS: &[(&str, &str)] = &[
     ("nvml_used", "NVML used"),
 ];
 
-pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Figure {
+/// The range (MiB) of every accounting delta after allocation or after free in `rows`, 0
+/// included: the one scale a page's accounting plots share, so +2 MiB on one plot never draws as
+/// wide as +4 GiB on the next.
+pub fn page_scale<'r>(rows: impl Iterator<Item = &'r Row>) -> Option<(f64, f64)> {
+    let mut range: Option<(f64, f64)> = None;
+    for r in rows {
+        for (p, m, v) in &r.accounting {
+            let plotted = (p == "alloc" || p == "free") && METRICS.iter().any(|(x, _)| x == m);
+            if plotted && v.is_finite() {
+                let (l, h) = range.unwrap_or((0.0, 0.0));
+                range = Some((l.min(*v), h.max(*v)));
+            }
+        }
+    }
+    range
+}
+
+/// The caption's sentence about the shared scale.
+pub const SHARED_SCALE: &str = "Every accounting plot on this page uses the same MiB scale, so bar lengths compare across plots.";
+
+/// What each observer saw after allocation (`phase` `alloc`) or after free and hold (`free`),
+/// drawn on the page's shared `scale` ([`page_scale`]).
+pub fn accounting(
+    scenario: &str,
+    phase: &str,
+    rows: &[CaseRow<'_>],
+    labels: &[String],
+    scale: Option<(f64, f64)>,
+) -> Figure {
     let what = if phase == "alloc" {
         "after allocation"
     } else {
@@ -43,7 +71,9 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
         );
     }
     let left_out = chart::keep_drawable(&mut cases, "cases are in the tables.");
-    let caption = "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine.";
+    let caption = format!(
+        "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine. {SHARED_SCALE}"
+    );
     let bars = Bars {
         title,
         x_desc: "change against before allocation (MiB)".into(),
@@ -59,11 +89,12 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
             })
             .collect(),
         digits: 0,
+        x_range: scale,
         ..Bars::default()
     };
     Figure::bars(
         &bars,
-        caption,
+        &caption,
         left_out,
         chart::plot_kind(format!("accounting-{phase}")),
     )
