@@ -833,8 +833,12 @@ pub fn render_fleet_report(
             &labels,
             nvbandwidth,
         ));
-        figs.push(plot_accounting::accounting(name, "alloc", rows, &labels));
-        figs.push(plot_accounting::accounting(name, "free", rows, &labels));
+        for phase in [
+            crate::accounting::Phase::Alloc,
+            crate::accounting::Phase::Free,
+        ] {
+            figs.push(plot_accounting::accounting(name, phase, rows, &labels));
+        }
         let max_alloc = plot_maxalloc::max_alloc(name, rows, &labels);
         if max_alloc.is_svg() || names.len() == 1 {
             figs.push(max_alloc);

@@ -3,37 +3,25 @@
 use super::CaseRow;
 use super::chart::{self, Bars, Figure};
 use super::labels::case_memory_words;
+use crate::accounting::{Metric, Phase};
 use crate::results::Row;
 use std::collections::HashSet;
 
-/// Metrics in display order, with the names readers know them by.
-pub const METRICS: &[(&str, &str)] = &[
-    ("dedicated", "dedicated (DXGI local)"),
-    ("shared", "shared GPU memory (DXGI non-local)"),
-    ("proc_rss", "host RSS / working set"),
-    ("mem_available", "MemAvailable"),
-    ("committed", "committed"),
-    ("ledger_pinned", "pinscope ledger (pinned)"),
-    ("cuda_used", "CUDA used"),
-    ("nvml_used", "NVML used"),
-];
-
-pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Figure {
-    let what = if phase == "alloc" {
+/// One bar per metric, in [`Metric::READER_ORDER`], labelled with its declaration's words.
+pub fn accounting(scenario: &str, phase: Phase, rows: &[CaseRow<'_>], labels: &[String]) -> Figure {
+    let what = if phase == Phase::Alloc {
         "after allocation"
     } else {
         "after free and hold"
     };
     let title = format!("{scenario}: what did each observer see {what}?");
-    let mut cases = first_row_per_case(rows, |r| {
-        !r.accounting.is_empty() && r.accounting.iter().any(|(p, _, _)| p == phase)
-    });
-    let metrics: Vec<&(&str, &str)> = METRICS
-        .iter()
-        .filter(|(m, _)| {
+    let mut cases = first_row_per_case(rows, |r| r.has_accounting_at(phase));
+    let metrics: Vec<Metric> = Metric::READER_ORDER
+        .into_iter()
+        .filter(|m| {
             cases
                 .iter()
-                .any(|(_, r)| r.accounting_value(phase, m).is_some())
+                .any(|(_, r)| r.accounting_value(phase, *m).is_some())
         })
         .collect();
     if cases.is_empty() || metrics.is_empty() {
@@ -47,14 +35,17 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
     let bars = Bars {
         title,
         x_desc: "change against before allocation (MiB)".into(),
-        series: metrics.iter().map(|(_, n)| n.to_string()).collect(),
+        series: metrics
+            .iter()
+            .map(|m| m.declaration().label.to_string())
+            .collect(),
         categories: case_categories(&cases, labels),
         values: cases
             .iter()
             .map(|(_, r)| {
                 metrics
                     .iter()
-                    .map(|(m, _)| r.accounting_value(phase, m))
+                    .map(|m| r.accounting_value(phase, *m))
                     .collect()
             })
             .collect(),
@@ -65,7 +56,7 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
         &bars,
         caption,
         left_out,
-        chart::plot_kind(format!("accounting-{phase}")),
+        chart::plot_kind(format!("accounting-{}", phase.name())),
     )
 }
 
