@@ -412,6 +412,7 @@ fn row() -> impl Strategy<Value = Row> {
                 lat_p90_us: bw[10],
                 lat_p99_us: bw[11],
                 lat_event_p50_us: bw[12],
+                wait: None,
             }
         },
     )

@@ -120,6 +120,7 @@ pub fn platform_sections(sets: &[ResultSet], labels: &[String]) -> String {
     bandwidth(&mut out, sets, &names);
     observers(&mut out, sets, &names);
     headroom(&mut out, sets, &names);
+    out.push_str(&super::latency::platform_section(sets, &names));
     claims(&mut out, sets, &names);
     out.push_str("</section>\n");
     out
@@ -171,7 +172,7 @@ fn machine_table(out: &mut String, sets: &[ResultSet], names: &[String]) {
 fn bandwidth(out: &mut String, sets: &[ResultSet], names: &[String]) {
     let ids: Vec<&Row> = identities(sets)
         .into_iter()
-        .filter(|r| r.bw_median_gbs.is_some() || !r.status.is_ok())
+        .filter(|r| (r.bw_median_gbs.is_some() && !r.measures_time()) || !r.status.is_ok())
         .collect();
     let title = "Bandwidth per strategy, platform by platform".to_string();
     if ids.is_empty() {
@@ -267,6 +268,7 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
     let h: Vec<&str> = head.iter().map(String::as_str).collect();
     out.push_str(&table(&h, &avail_rows, &|_| ""));
 
+    let scale = super::plot_accounting::page_scale(sets.iter().flat_map(|s| &s.rows));
     for metric in Metric::READER_ORDER {
         let label = metric.declaration().label;
         let obs = metric.observers();
@@ -313,7 +315,10 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
             .map(|(n, _)| n.as_str())
             .collect();
         let title = label.to_string();
-        let mut caption = "Signed change in MiB after allocation and first touch, and at the end of the hold after free. \"unavailable\": the platform has no such observer (not zero).".to_string();
+        let mut caption = format!(
+            "Signed change in MiB after allocation and first touch, and at the end of the hold after free. \"unavailable\": the platform has no such observer (not zero). {}",
+            super::plot_accounting::SHARED_SCALE
+        );
         if !unavailable.is_empty() {
             let _ = write!(caption, " Unavailable on: {}.", unavailable.join(", "));
         }
@@ -325,6 +330,7 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
             values,
             digits: 0,
             missing: "unavailable".into(),
+            x_range: scale,
             ..Bars::default()
         };
         out.push_str(

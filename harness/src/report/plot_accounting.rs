@@ -7,8 +7,36 @@ use crate::accounting::{Metric, Phase};
 use crate::results::Row;
 use std::collections::HashSet;
 
-/// One bar per metric, in [`Metric::READER_ORDER`], labelled with its declaration's words.
-pub fn accounting(scenario: &str, phase: Phase, rows: &[CaseRow<'_>], labels: &[String]) -> Figure {
+/// The range (MiB) of every accounting delta after allocation or after free in `rows`, 0
+/// included: the one scale a page's accounting plots share, so +2 MiB on one plot never draws as
+/// wide as +4 GiB on the next.
+pub fn page_scale<'r>(rows: impl Iterator<Item = &'r Row>) -> Option<(f64, f64)> {
+    let mut range: Option<(f64, f64)> = None;
+    for r in rows {
+        for (p, _, v) in &r.accounting {
+            let plotted = matches!(p, Phase::Alloc | Phase::Free);
+            if plotted && v.is_finite() {
+                let (l, h) = range.unwrap_or((0.0, 0.0));
+                range = Some((l.min(*v), h.max(*v)));
+            }
+        }
+    }
+    range
+}
+
+/// The caption's sentence about the shared scale.
+pub const SHARED_SCALE: &str = "Every accounting plot on this page uses the same MiB scale, so bar lengths compare across plots.";
+
+/// What each observer saw after allocation (`phase` `alloc`) or after free and hold (`free`),
+/// drawn on the page's shared `scale` ([`page_scale`]): one bar per metric, in
+/// [`Metric::READER_ORDER`], labelled with its declaration's label.
+pub fn accounting(
+    scenario: &str,
+    phase: Phase,
+    rows: &[CaseRow<'_>],
+    labels: &[String],
+    scale: Option<(f64, f64)>,
+) -> Figure {
     let what = if phase == Phase::Alloc {
         "after allocation"
     } else {
@@ -31,7 +59,9 @@ pub fn accounting(scenario: &str, phase: Phase, rows: &[CaseRow<'_>], labels: &[
         );
     }
     let left_out = chart::keep_drawable(&mut cases, "cases are in the tables.");
-    let caption = "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine.";
+    let caption = format!(
+        "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine. {SHARED_SCALE}"
+    );
     let bars = Bars {
         title,
         x_desc: "change against before allocation (MiB)".into(),
@@ -50,11 +80,12 @@ pub fn accounting(scenario: &str, phase: Phase, rows: &[CaseRow<'_>], labels: &[
             })
             .collect(),
         digits: 0,
+        x_range: scale,
         ..Bars::default()
     };
     Figure::bars(
         &bars,
-        caption,
+        &caption,
         left_out,
         chart::plot_kind(format!("accounting-{}", phase.name())),
     )

@@ -198,6 +198,7 @@ const TAIL: &[Column] = &[
     col!("lat_event_p50_us", "µs", Measured, lat_event_p50_us),
     col!("max_alloc_host_mib", "MiB", Mib, max_alloc_host_mib),
     col!("pinned_ceiling_cap_mib", "MiB", Mib, pinned_ceiling_cap_mib),
+    col!("wait", "", Cell, wait),
 ];
 
 /// The fixed leading columns of the results CSV, in order: `schema_version` and [`HEAD`].
@@ -536,6 +537,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         .map(|c| h.names.iter().position(|n| n == c.name))
         .collect();
 
+    let wait_col = TAIL.iter().position(|c| c.name == "wait").unwrap_or(0);
     let mut out = Vec::new();
     for_each_record(path, &mut rdr, bytes, |rec, line| {
         // Text from a file anyone may have written: escaped before it reaches a terminal.
@@ -591,10 +593,28 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             }
             c.read(&mut row, s).map_err(|why| bad(path, line(), why))?;
         }
+        if tail[wait_col].is_none() {
+            row.wait = wait_before_its_column(&row);
+        }
         out.push(row);
         Ok(())
     })?;
     Ok(out)
+}
+
+/// The `wait` of a row from a file written before the `wait` column: latency rows waited as
+/// their case key's `,wait=<name>` suffix says ([`crate::scenario::Case::key`] writes it for
+/// every wait but the default), else with `stream`.
+fn wait_before_its_column(row: &Row) -> Option<crate::scenario::Wait> {
+    use crate::scenario::{Mode, Wait};
+    if row.mode != Mode::Latency {
+        return None;
+    }
+    let named = row
+        .case_key
+        .rsplit_once(",wait=")
+        .and_then(|(_, w)| Wait::ALL.iter().copied().find(|v| v.name() == w));
+    Some(named.unwrap_or(Wait::Stream))
 }
 
 /// Reads the long-form samples file that belongs to a results CSV.

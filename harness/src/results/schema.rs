@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub use super::failure::{Cause, Failure, Phase};
 pub use crate::platform::MachineKey;
 pub use crate::scenario::Lane;
-use crate::scenario::{Direction, Engine, HostFlags, HostKind, Mode};
+use crate::scenario::{Direction, Engine, HostFlags, HostKind, Mode, Wait};
 use std::fmt;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -160,6 +160,13 @@ impl Named for Mode {
     }
 }
 
+impl Named for Wait {
+    const ALL: &'static [Self] = &Wait::ALL;
+    fn name(self) -> &'static str {
+        Wait::name(self)
+    }
+}
+
 impl fmt::Display for Verification {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(self.name())
@@ -283,6 +290,10 @@ pub struct Row {
     /// Latency cases: median event (device) time of one copy, µs; empty where no events are
     /// recorded (`latency-sync`, `enqueue`).
     pub lat_event_p50_us: Option<f64>,
+    /// `mode = "latency"` rows: how the host waited for each sample to end (`wait`); empty on
+    /// every other row. Files written before this column: read from the case key (see
+    /// [`crate::results::read_rows`]).
+    pub wait: Option<Wait>,
 }
 
 impl Row {
@@ -350,6 +361,14 @@ impl Row {
                 .placement()
                 .map(|p| format!(" [{p}]"))
                 .unwrap_or_default()
+    }
+
+    /// True when the row's number is a time rather than a bandwidth: the latency modes (one
+    /// operation per sample), the empty kernel (nothing moves) and the pointer chase (time per
+    /// dependent load). Their `bw_*` columns are not what they measure (a 4-byte copy's GB/s
+    /// rounds to 0): tables show their `lat_*` times, answers their latency sentences.
+    pub fn measures_time(&self) -> bool {
+        self.mode.is_latency() || self.engine == Engine::Empty || self.engine.is_chase()
     }
 
     /// The largest device allocation (MiB) with only the case's host memory held: the

@@ -5,7 +5,7 @@ use crate::accounting::Phase;
 use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
 use crate::results::{Device, Lane, Row, SampleRow, Status, Verification};
-use crate::scenario::{CHASE_STEPS, Case, Engine};
+use crate::scenario::{CHASE_STEPS, Case, Engine, Mode};
 use crate::stats::{Percentiles, median, percentiles, summarize};
 use crate::strategy::{Footprint, SampleTimes, SetupTimes};
 use crate::units::MIB;
@@ -224,6 +224,7 @@ impl Row {
                 lat_p90_us: lat.host.map(|p| p.p90),
                 lat_p99_us: lat.host.map(|p| p.p99),
                 lat_event_p50_us: lat.event_p50,
+                wait: (case.mode == Mode::Latency).then_some(case.wait),
             });
             let l = lane.name().to_string();
             for (i, v) in bw.iter().enumerate() {

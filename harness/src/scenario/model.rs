@@ -433,11 +433,19 @@ impl Threads {
     pub fn resolve(self) -> u32 {
         match self {
             Threads::Count(n) => n.max(1),
-            Threads::Auto => std::thread::available_parallelism()
-                .map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
-                .min(AUTO_THREADS_MAX),
+            Threads::Auto => available_cpus().min(AUTO_THREADS_MAX),
         }
     }
+}
+
+/// The CPUs this process may run on, asked of the OS once: on Linux each question reads the
+/// cgroup files, and `plan` resolves the threads of every staged case several times.
+fn available_cpus() -> u32 {
+    static CPUS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
+    })
 }
 
 impl fmt::Display for Threads {
