@@ -169,7 +169,9 @@ pub(crate) fn quantile_of_sorted(s: &[f64], q: f64) -> f64 {
     s[lo] + (h - lo as f64) * (s[hi] - s[lo])
 }
 
-/// Median of an unsorted buffer, reordering it (O(n) with `select_nth_unstable`).
+/// Median of an unsorted buffer, reordering it (O(n) with `select_nth_unstable`): the
+/// reference the bootstrap's counted resample medians are tested against.
+#[cfg(test)]
 pub(crate) fn median_in_place(buf: &mut [f64]) -> f64 {
     let n = buf.len();
     let cmp = |a: &f64, b: &f64| a.partial_cmp(b).unwrap_or(Ordering::Equal);
