@@ -72,7 +72,7 @@ impl<'a> Resampler<'a> {
         }
         // 0-based ranks of the middle value(s) of the resample.
         let upper_rank = n / 2;
-        let lower_rank = if n % 2 == 1 {
+        let lower_rank = if !n.is_multiple_of(2) {
             upper_rank
         } else {
             upper_rank - 1
@@ -87,7 +87,7 @@ impl<'a> Resampler<'a> {
             if seen > upper_rank {
                 let upper = self.values[j];
                 return match lower {
-                    Some(l) if n % 2 == 0 => (l + upper) / 2.0,
+                    Some(l) if n.is_multiple_of(2) => (l + upper) / 2.0,
                     _ => upper,
                 };
             }
