@@ -7,6 +7,7 @@
 //! a real H200 run; they are not measurements. `UPDATE_GOLDEN=1 cargo test` rewrites the golden
 //! file.
 
+use pinscope::accounting::{Metric, Phase};
 use pinscope::compare::{self, Exporter};
 use pinscope::report;
 use pinscope::results::ResultSet;
@@ -306,7 +307,7 @@ fn no_published_page_attributes_device_memory_to_pinning() {
             .rows
             .iter()
             .filter(|r| r.device_bytes > 0)
-            .filter_map(|r| r.accounting_value("alloc", "cuda_used"))
+            .filter_map(|r| r.accounting_value(Phase::Alloc, Metric::CudaUsed))
             .filter(|v| *v >= 64.0)
             .map(|v| format!("CUDA used {v:+.0} MiB"))
             .collect();
@@ -347,10 +348,10 @@ fn the_wddm_pinned_4g_page_says_what_pinning_alone_cost() {
         .expect("alloc row");
     assert_eq!(alloc.device_bytes, 0);
     for (m, words) in [
-        ("cuda_used", "CUDA used"),
-        ("ledger_pinned", "pinscope's ledger"),
+        (Metric::CudaUsed, "CUDA used"),
+        (Metric::LedgerPinned, "pinscope's ledger"),
     ] {
-        let v = alloc.accounting_value("alloc", m).expect("observed");
+        let v = alloc.accounting_value(Phase::Alloc, m).expect("observed");
         let want = format!("{words} {v:+.0} MiB");
         assert!(memory.contains(&want), "{want} not in {memory}");
     }
@@ -371,4 +372,131 @@ fn the_wddm_pinned_4g_page_says_what_pinning_alone_cost() {
         .find(|b| b.starts_with("alloc: ") && b.contains("MiB with only its"))
         .expect("the max-alloc probe's sentence");
     assert!(probe.contains("nothing measurable"), "{probe}");
+}
+
+/// The y axis's tick values of a line chart (its right-aligned numeric texts).
+fn y_ticks(fig: &str) -> Vec<f64> {
+    fig.split("<text")
+        .skip(1)
+        .filter(|t| t[..t.find('>').unwrap_or(0)].contains("text-anchor=\"end\""))
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            body[..body.find("</text>")?].trim().parse().ok()
+        })
+        .collect()
+}
+
+/// The y coordinate of the SVG `<text>` element whose text starts with `start`.
+fn text_y(fig: &str, start: &str) -> f64 {
+    let at = fig.find(start).expect("text present");
+    let tag = &fig[fig[..at].rfind("<text").expect("text tag")..at];
+    tag.split(" y=\"")
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .and_then(|v| v.parse().ok())
+        .expect("y attribute")
+}
+
+/// The real run's rows in `tests/fixtures/timeline/` (see its README).
+fn timeline_fixture() -> ResultSet {
+    ResultSet::load(&root().join("tests/fixtures/timeline/h200-wddm-pinned-4g.csv")).expect("loads")
+}
+
+#[test]
+fn timelines_name_each_observer_and_draw_the_change_from_before() {
+    let set = timeline_fixture();
+    let html = report::render_report(std::slice::from_ref(&set), &[], "t").expect("renders");
+    let timelines: Vec<&str> = figures(&html)
+        .into_iter()
+        .filter(|f| f.contains("data-plot=\"timeline\""))
+        .collect();
+    // Only `pageable` moved past its observer's noise: one chart, its MemAvailable only.
+    assert_eq!(timelines.len(), 1, "{timelines:?}");
+    let fig = timelines[0];
+    assert!(
+        fig.contains("data-title=\"After free: pageable"),
+        "{fig:.300}"
+    );
+    let t = texts(fig);
+    assert!(
+        t.iter()
+            .any(|x| x == "MemAvailable [procfs.mem_available; noise 64 MiB]"),
+        "no legend naming the observer: {t:?}"
+    );
+    assert!(
+        t.iter()
+            .any(|x| x == "change against before allocation (MiB)")
+    );
+    // The legend sits at the top, under the title: above the plot's x axis description.
+    let legend = text_y(fig, "MemAvailable [");
+    assert!(
+        legend < 80.0 && legend < text_y(fig, "ms after free"),
+        "{legend}"
+    );
+    // The axis spans the change (about -175 MiB), not the machine's 128 GiB of MemAvailable.
+    let ticks = y_ticks(fig);
+    assert!(ticks.iter().any(|v| *v <= -100.0), "{ticks:?}");
+    assert!(ticks.contains(&0.0), "0 (before) on the axis: {ticks:?}");
+    assert!(
+        ticks.iter().all(|v| v.abs() < 1000.0),
+        "absolute values: {ticks:?}"
+    );
+    // The series that stayed within their noise are counted, and the rule is stated.
+    assert!(html.contains(pinscope::report::TIMELINE_NOISE_RULE));
+    for quiet in [
+        "procfs.vm_rss",
+        "cuda.used",
+        "ledger.pinned",
+        "procfs.vm_hwm",
+    ] {
+        assert!(!fig.contains(quiet), "{quiet} drawn");
+    }
+}
+
+#[test]
+fn a_run_where_nothing_moved_gets_one_sentence_and_no_timeline() {
+    let html = report::render_report(&[published("ollama-like")], &[], "o").expect("renders");
+    assert!(!html.contains("data-plot=\"timeline\""));
+    assert_eq!(
+        html.matches("no memory observer moved by more than its noise")
+            .count(),
+        1
+    );
+}
+
+/// The x axis's tick values of a bar chart (its centred numeric texts).
+fn x_ticks(fig: &str) -> Vec<f64> {
+    fig.split("<text")
+        .skip(1)
+        .filter(|t| t[..t.find('>').unwrap_or(0)].contains("text-anchor=\"middle\""))
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            body[..body.find("</text>")?].trim().parse().ok()
+        })
+        .collect()
+}
+
+fn figure_of<'h>(html: &'h str, plot: &str) -> &'h str {
+    figures(html)
+        .into_iter()
+        .find(|f| f.contains(&format!("data-plot=\"{plot}\"")))
+        .unwrap_or_else(|| panic!("no {plot} figure"))
+}
+
+#[test]
+fn accounting_plots_of_one_page_share_their_scale() {
+    // The platform page: dedicated GPU memory moved +2 MiB, shared +4099 MiB; both axes reach
+    // past 4000 MiB, so the +2 MiB bar is a sliver, not a full-width bar.
+    let sets = synthetic();
+    let page = report::render_compare_html(&compare::build(&sets, 0.02), &sets).expect("renders");
+    let shared = x_ticks(figure_of(&page, "platform-observer-shared"));
+    let dedicated = x_ticks(figure_of(&page, "platform-observer-dedicated"));
+    assert!(shared.iter().any(|v| *v >= 4000.0), "{shared:?}");
+    assert_eq!(shared, dedicated);
+    // A real run's report: after allocation and after free on one scale.
+    let set = timeline_fixture();
+    let html = report::render_report(std::slice::from_ref(&set), &[], "t").expect("renders");
+    let alloc = x_ticks(figure_of(&html, "accounting-alloc"));
+    assert!(alloc.iter().any(|v| *v >= 4000.0), "{alloc:?}");
+    assert_eq!(alloc, x_ticks(figure_of(&html, "accounting-free")));
 }

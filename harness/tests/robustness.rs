@@ -354,11 +354,9 @@ fn row() -> impl Strategy<Value = Row> {
             let (acct, probes) = acct;
             let mut accounting = Vec::new();
             let mut it = acct.into_iter();
-            for p in results::ACCOUNTING_PHASES {
-                for m in results::ACCOUNTING_METRICS {
-                    if let Some(Some(v)) = it.next() {
-                        accounting.push((p.to_string(), m.to_string(), v));
-                    }
+            for (p, m) in pinscope::accounting::columns() {
+                if let Some(Some(v)) = it.next() {
+                    accounting.push((p, m, v));
                 }
             }
             Row {
@@ -414,6 +412,7 @@ fn row() -> impl Strategy<Value = Row> {
                 lat_p90_us: bw[10],
                 lat_p99_us: bw[11],
                 lat_event_p50_us: bw[12],
+                wait: None,
             }
         },
     )

@@ -18,6 +18,7 @@ pub use model::*;
 pub use table::TableExporter;
 
 use crate::Error;
+use crate::accounting::{self, Metric, Phase};
 use crate::results::{ResultSet, Status};
 use crate::scenario::Direction;
 
@@ -185,6 +186,7 @@ pub(crate) fn bandwidth_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>
     let rows = cmp
         .entries
         .iter()
+        .filter(|e| !e.measures_time)
         .map(|e| {
             let mut row = vec![e.case_label.clone(), lane_cell(e)];
             for c in &e.cells {
@@ -206,19 +208,59 @@ pub(crate) fn bandwidth_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>
     (head, rows)
 }
 
-/// Short names of the accounting metrics for table headers.
-pub(crate) fn metric_header(metric: &str) -> &str {
-    match metric {
-        "cuda_used" => "CUDA used",
-        "nvml_used" => "NVML used",
-        "proc_rss" => "RSS/WS",
-        "mem_available" => "MemAvail",
-        "committed" => "committed",
-        "dedicated" => "dedicated",
-        "shared" => "shared",
-        "ledger_pinned" => "ledger",
-        other => other,
+/// The title of [`latency_grid`]'s table.
+pub const LATENCY_TITLE: &str = "Latency (median µs per operation, the chase's per load; lower is better: time/A below 1 is faster)";
+
+/// The latency table (rows whose number is a time) as a header and rows of plain strings: each
+/// run's median time, then per non-baseline run the time ratio to the baseline (below 1: less
+/// time), its interval and the verdict (`faster` when the time went down). Empty rows when no
+/// entry is a time.
+pub fn latency_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
+    let base = cmp
+        .runs
+        .first()
+        .map_or("A".to_string(), |r| r.label.clone());
+    let mut head = vec!["case".to_string(), "lane".to_string()];
+    for r in &cmp.runs {
+        head.push(format!("{} µs (p50)", r.label));
     }
+    for r in cmp.runs.iter().skip(1) {
+        head.push(format!("{} time/{base}", r.label));
+        head.push(format!("{} 95% CI", r.label));
+        head.push(format!("{} verdict", r.label));
+    }
+    let rows = cmp
+        .entries
+        .iter()
+        .filter(|e| e.measures_time)
+        .map(|e| {
+            let mut row = vec![e.case_label.clone(), lane_cell(e)];
+            for c in &e.cells {
+                row.push(match c {
+                    Some(c) if c.status.is_ok() => c
+                        .time_p50_us
+                        .map_or_else(|| "—".into(), |v| format!("{v:.2}")),
+                    c => cell_value(c.as_ref()),
+                });
+            }
+            for c in e.cells.iter().skip(1) {
+                match c.as_ref().and_then(|c| c.change.as_ref()) {
+                    // The verdict compares rates; the time ratio is its inverse.
+                    Some(ch) => {
+                        row.push(format!("{:.3}", 1.0 / ch.ratio));
+                        row.push(match ch.ci {
+                            Some((lo, hi)) => format!("[{:.3}, {:.3}]", 1.0 / hi, 1.0 / lo),
+                            None => "n/a (<2 samples)".into(),
+                        });
+                        row.push(ch.verdict.name().to_string());
+                    }
+                    None => row.extend(["—".to_string(), "—".to_string(), "—".to_string()]),
+                }
+            }
+            row
+        })
+        .collect();
+    (head, rows)
 }
 
 /// The lane column of an accounting row: a case's memory belongs to the case, so one-way cases
@@ -248,30 +290,30 @@ pub(crate) fn accounting_grids(cmp: &Comparison) -> Vec<(String, Vec<String>, Ve
     let mut out = Vec::new();
     for (phase, title) in [
         (
-            "host",
+            Phase::Host,
             "after the host memory alone was allocated and first touched",
         ),
         (
-            "alloc",
+            Phase::Alloc,
             "after the host and device memory were allocated and first touched",
         ),
-        ("free", "after free and the hold"),
+        (Phase::Free, "after free and the hold"),
     ] {
-        let cols: Vec<(usize, &str)> = cmp
+        let cols: Vec<(usize, Metric)> = cmp
             .accounting_columns
             .iter()
             .enumerate()
             .filter_map(|(j, c)| {
-                c.strip_prefix(&format!("d_{phase}_"))
-                    .and_then(|m| m.strip_suffix("_mib"))
-                    .map(|m| (j, m))
+                accounting::parse_column(c)
+                    .filter(|(p, _)| *p == phase)
+                    .map(|(_, m)| (j, m))
             })
             .collect();
         if cols.is_empty() {
             continue;
         }
         let mut head = vec!["case".to_string(), "lane".to_string(), "run".to_string()];
-        head.extend(cols.iter().map(|(_, m)| metric_header(m).to_string()));
+        head.extend(cols.iter().map(|(_, m)| m.declaration().header.to_string()));
         let mut rows = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for e in &cmp.entries {
@@ -495,5 +537,43 @@ mod tests {
             "latency went down"
         );
         assert_eq!(verdict(10.0, 10.0), Some(Verdict::NoChange));
+    }
+
+    #[test]
+    fn the_latency_table_shows_times_and_reads_less_time_as_faster() {
+        let c = build(&[latency_run(10.0), latency_run(12.0)], 0.02);
+        assert!(bandwidth_grid(&c).1.is_empty(), "no 0.00 GB/s row");
+        let (head, rows) = latency_grid(&c);
+        assert_eq!(
+            head[2..6],
+            ["A µs (p50)", "B µs (p50)", "B time/A", "B 95% CI"]
+        );
+        assert_eq!(rows[0][2..4], ["10.00", "12.00"]);
+        assert_eq!(rows[0][4], "1.200", "the time ratio, not the rate's");
+        assert_eq!(rows[0][6], "slower");
+        let text = TableExporter { color: false }.render(&c);
+        assert!(!text.contains("Bandwidth (median GB/s"), "{text}");
+        assert!(text.contains(LATENCY_TITLE), "{text}");
+    }
+
+    #[test]
+    fn an_empty_kernel_compares_by_its_time_not_by_zero_bandwidth() {
+        let run = |us: f64| {
+            let mut set = latency_run(us);
+            set.rows[0].engine = crate::scenario::Engine::Empty;
+            set.rows[0].lane = Lane::Device;
+            set.samples = Default::default();
+            set
+        };
+        let c = build(&[run(10.0), run(25.0)], 0.02);
+        let (_, rows) = latency_grid(&c);
+        assert_eq!(rows[0][2..5], ["10.00", "25.00", "2.500"]);
+        let cell = c.entries[0].cells[1].as_ref().expect("cell");
+        assert_eq!(cell.median_gbs, None, "nothing moves, no bandwidth");
+        assert_ne!(
+            cell.change.map(|ch| ch.verdict),
+            Some(Verdict::NoChange),
+            "one median each: no interval, so no verdict either way"
+        );
     }
 }

@@ -55,7 +55,7 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
             .iter()
             .copied()
             .filter(|r| r.lane == lane && r.status.is_ok() && r.bw_median_gbs.is_some())
-            .filter(|r| r.direction != Direction::Bidirectional)
+            .filter(|r| r.direction != Direction::Bidirectional && !r.measures_time())
             .collect();
         // CPU-side access (cpu-read/cpu-write) is a different question; answer it only when it is
         // all the scenario measured in this direction.
@@ -127,6 +127,9 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
             topic = first.to_uppercase() + &topic[1..];
         }
         out.push(sentence(&topic, text.to_string()));
+    }
+    for line in super::latency::sentences(rows) {
+        out.push(sentence("Latency", line));
     }
     let (failed, skipped) = super::summary::unfinished_counts(all_rows.iter().copied());
     if failed + skipped > 0 {

@@ -35,6 +35,22 @@ pub fn color(i: usize) -> RGBColor {
 }
 
 pub const FAMILY: &str = "sans-serif";
+/// Text sizes of a plot, in plotters' font units: its SVG backend writes `font-size` as 1/1.24
+/// of the size asked for, so each is the pixel size wanted times 1.24. Readable at 100% zoom
+/// beside the page's 16 px body text.
+const PX: f64 = 1.24;
+/// The title: 19 px.
+pub const TITLE_PX: f64 = 19.0 * PX;
+/// Category labels, tick labels and legend rows: 14 px.
+pub const LABEL_PX: f64 = 14.0 * PX;
+/// The value printed at the end of a bar: 13 px.
+pub const VALUE_PX: f64 = 13.0 * PX;
+/// Axis descriptions: 14 px.
+pub const AXIS_PX: f64 = 14.0 * PX;
+/// Height of the title row above the legend and the plot.
+const TITLE_H: u32 = 34;
+/// Height of one legend row.
+const LEGEND_ROW: u32 = 20;
 /// Most series one chart draws; the rest are named in the caption and stay in the tables.
 pub const MAX_SERIES: usize = 10;
 /// Most categories (cases) one bar chart draws.
@@ -139,9 +155,31 @@ pub fn finish(svg: String) -> String {
     svg.replace(" xmlns=\"http://www.w3.org/2000/svg\"", "")
 }
 
-/// Approximate width in pixels of `s` at 12 px sans-serif (generous, so labels are never cut).
+/// Approximate width in pixels of `s` at [`LABEL_PX`] sans-serif (generous, so labels are never
+/// cut).
 pub fn text_px(s: &str) -> u32 {
-    (s.chars().count() as f64 * 6.3).ceil() as u32 + 4
+    (s.chars().count() as f64 * 7.6).ceil() as u32 + 4
+}
+
+/// The area under the title row and the legend rows; draws the title across the top.
+fn under_title_and_legend<'b>(
+    root: &DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    legend_h: u32,
+) -> DrawResult<(
+    DrawingArea<SVGBackend<'b>, Shift>,
+    DrawingArea<SVGBackend<'b>, Shift>,
+)> {
+    let (title_area, rest) = root.split_vertically(TITLE_H);
+    let (w, _) = title_area.dim_in_pixel();
+    let style =
+        TextStyle::from((FAMILY, TITLE_PX).into_font()).pos(Pos::new(HPos::Center, VPos::Center));
+    title_area.draw(&Text::new(
+        title.to_string(),
+        (w as i32 / 2, TITLE_H as i32 / 2 + 2),
+        style,
+    ))?;
+    Ok(rest.split_vertically(legend_h))
 }
 
 /// Categories a bar chart left out ([`keep_drawable`]), and where the page lists them.
@@ -189,41 +227,83 @@ pub struct Bars {
     pub digits: usize,
     /// What a missing value means, printed in its place (e.g. `unavailable`); empty: nothing.
     pub missing: String,
+    /// Bars coloured by a key of their category rather than by series (one-series charts).
+    pub by_category: Option<ByCategory>,
+    /// A value range the x axis covers at least: the scale shared by a page's plots of one
+    /// unit, so a small change never draws as wide as a large one on the next plot.
+    pub x_range: Option<(f64, f64)>,
+}
+
+/// Colours by category (e.g. the direction of a bandwidth bar): `keys` are the legend rows, each
+/// its text and its palette index; `of[category]` is the palette index of each category's bars.
+#[derive(Default, Clone)]
+pub struct ByCategory {
+    pub keys: Vec<(String, usize)>,
+    pub of: Vec<usize>,
+}
+
+impl Bars {
+    /// The colour of the bar of category `ci`, series `si`.
+    fn colour(&self, ci: usize, si: usize) -> RGBColor {
+        match &self.by_category {
+            Some(b) => color(b.of.get(ci).copied().unwrap_or(0)),
+            None => color(si),
+        }
+    }
+
+    /// The legend rows: one per colour key or per series, then the reference lines.
+    fn legend(&self) -> Vec<LegendEntry> {
+        match &self.by_category {
+            Some(b) => b
+                .keys
+                .iter()
+                .map(|(n, k)| (n.clone(), Some(color(*k))))
+                .chain(refs_legend(&self.refs))
+                .collect(),
+            None => legend_entries(self.series.iter().map(String::as_str), &self.refs),
+        }
+    }
+
+    /// The x range the bars, whiskers, reference lines and the shared scale cover, 0 included.
+    fn extent(&self) -> (f64, f64) {
+        let mut lo: f64 = 0.0;
+        let mut hi: f64 = 0.0;
+        let shared = self.x_range.iter().flat_map(|(l, h)| [*l, *h]);
+        let values = self.values.iter().flatten().flatten().copied();
+        let whiskers = self
+            .whiskers
+            .iter()
+            .flatten()
+            .flatten()
+            .flat_map(|(l, h)| [*l, *h]);
+        let refs = self.refs.iter().map(|(_, r)| *r);
+        for v in values.chain(whiskers).chain(refs).chain(shared) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if hi - lo <= f64::EPSILON {
+            hi = lo + 1.0;
+        }
+        (lo, hi)
+    }
 }
 
 pub fn hbars(b: &Bars) -> DrawResult<String> {
     let ncat = b.categories.len().max(1);
     let nser = b.series.len().max(1);
-    let per_bar = if nser > 3 { 12 } else { 16 };
-    let group_h = (nser as u32 * per_bar + 12).max(24);
-    let legend_h = if nser > 1 || !b.refs.is_empty() {
-        18 * (nser + b.refs.len()) as u32 + 10
+    let per_bar = if nser > 3 { 15 } else { 19 };
+    let group_h = (nser as u32 * per_bar + 12).max(26);
+    let legend = b.legend();
+    let legend_h = if legend.len() > 1 || !b.refs.is_empty() || b.by_category.is_some() {
+        LEGEND_ROW * legend.len() as u32 + 10
     } else {
         0
     };
-    let height = 70 + ncat as u32 * group_h + 50 + legend_h;
+    let height = TITLE_H + legend_h + 20 + ncat as u32 * group_h + 56;
     let label_w = b.categories.iter().map(|c| text_px(c)).max().unwrap_or(40) + 16;
-    let legend = legend_entries(b.series.iter().map(String::as_str), &b.refs);
     let legend_w = legend_width(&legend);
     let width = (label_w + 620).max(label_w + 40 + legend_w).max(960);
-
-    let mut lo: f64 = 0.0;
-    let mut hi: f64 = 0.0;
-    for v in b.values.iter().flatten().flatten() {
-        lo = lo.min(*v);
-        hi = hi.max(*v);
-    }
-    for (l, h) in b.whiskers.iter().flatten().flatten() {
-        lo = lo.min(*l);
-        hi = hi.max(*h);
-    }
-    for (_, r) in &b.refs {
-        lo = lo.min(*r);
-        hi = hi.max(*r);
-    }
-    if hi - lo <= f64::EPSILON {
-        hi = lo + 1.0;
-    }
+    let (lo, hi) = b.extent();
     // Room for the value printed after the longest bar.
     let pad = (hi - lo) * 0.14;
     let (lo, hi) = (if lo < 0.0 { lo - pad } else { lo }, hi + pad);
@@ -232,11 +312,11 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
     {
         let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
         root.fill(&WHITE)?;
-        let (chart_area, legend_area) = root.split_vertically(height - legend_h);
+        // Title, then the legend, then the plot: the reader learns the colours first.
+        let (legend_area, chart_area) = under_title_and_legend(&root, &b.title, legend_h)?;
         let mut chart = ChartBuilder::on(&chart_area)
-            .caption(&b.title, (FAMILY, 17))
             .margin(12)
-            .x_label_area_size(48)
+            .x_label_area_size(52)
             .y_label_area_size(label_w)
             .build_cartesian_2d(lo..hi, 0f64..ncat as f64)?;
         chart
@@ -245,19 +325,19 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
             .disable_y_axis()
             .x_desc(b.x_desc.as_str())
             .x_label_formatter(&|v| compact(*v))
-            .label_style((FAMILY, 12))
-            .axis_desc_style((FAMILY, 13))
+            .label_style((FAMILY, LABEL_PX))
+            .axis_desc_style((FAMILY, AXIS_PX))
             .draw()?;
         let band = 0.8 / nser as f64;
         let value_style =
-            TextStyle::from((FAMILY, 11).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+            TextStyle::from((FAMILY, VALUE_PX).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
         for (ci, cat) in b.categories.iter().enumerate() {
             let top = (ncat - ci) as f64;
             let centre = top - 0.5;
             let (px, py) = chart.backend_coord(&(lo, centre));
-            let style =
-                TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
-            chart_area.draw(&Text::new(cat.clone(), (px - 6, py), style))?;
+            let style = TextStyle::from((FAMILY, LABEL_PX).into_font())
+                .pos(Pos::new(HPos::Right, VPos::Center));
+            root.draw(&Text::new(cat.clone(), (px - 6, py), style))?;
             for si in 0..nser {
                 let y1 = top - 0.1 - si as f64 * band;
                 let y0 = y1 - band * 0.88;
@@ -266,7 +346,7 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
                 if let Some(v) = value {
                     chart.draw_series(std::iter::once(Rectangle::new(
                         [(0.0, y0), (v, y1)],
-                        color(si).filled(),
+                        b.colour(ci, si).filled(),
                     )))?;
                 }
                 let whisker = b
@@ -294,7 +374,7 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
                     .max(0.0)
                     .max(whisker.map_or(0.0, |w| w.1));
                 let (tx, ty) = chart.backend_coord(&(end, yc));
-                chart_area.draw(&Text::new(text, (tx + 4, ty), value_style.clone()))?;
+                root.draw(&Text::new(text, (tx + 4, ty), value_style.clone()))?;
             }
         }
         if lo < 0.0 {
@@ -311,7 +391,7 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
                 REF_COLOR.stroke_width(2),
             ))?;
         }
-        // Legend below the plot, so it never covers a bar.
+        // Legend above the plot, so it never covers a bar and is read first.
         if legend_h > 0 {
             let x0 = (label_w as i32 - 20).max(12);
             draw_legend(&legend_area, x0, legend, Swatch::Box)?;
@@ -333,8 +413,13 @@ fn legend_entries<'a>(
     series
         .enumerate()
         .map(|(i, s)| (s.to_string(), Some(color(i))))
-        .chain(refs.iter().map(|(l, v)| (format!("{l}: {v:.2}"), None)))
+        .chain(refs_legend(refs))
         .collect()
+}
+
+/// The legend rows of reference lines (`label: value`).
+fn refs_legend(refs: &[(String, f64)]) -> impl Iterator<Item = LegendEntry> + '_ {
+    refs.iter().map(|(l, v)| (format!("{l}: {v:.2}"), None))
 }
 
 /// Width in pixels of the longest legend text (0 without rows).
@@ -360,7 +445,7 @@ impl Swatch {
     }
 }
 
-/// Draws the legend rows 18 px apart from `(x0, 8)`: the swatch (a reference line's is always
+/// Draws the legend rows [`LEGEND_ROW`] px apart from `(x0, 4)`: the swatch (a reference line's is always
 /// the dashed lines' black 2 px stroke), then the text 6 px after it.
 fn draw_legend(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
@@ -370,19 +455,19 @@ fn draw_legend(
 ) -> DrawResult<()> {
     let w = swatch.width();
     let text_style =
-        TextStyle::from((FAMILY, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-    let mut y = 8;
+        TextStyle::from((FAMILY, LABEL_PX).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let mut y = 4;
     for (name, col) in entries {
-        let line = vec![(x0, y + 6), (x0 + w, y + 6)];
+        let line = vec![(x0, y + 7), (x0 + w, y + 7)];
         match (col, swatch) {
             (Some(c), Swatch::Box) => {
-                area.draw(&Rectangle::new([(x0, y), (x0 + w, y + 12)], c.filled()))?
+                area.draw(&Rectangle::new([(x0, y), (x0 + w, y + 14)], c.filled()))?
             }
             (Some(c), Swatch::Stroke) => area.draw(&PathElement::new(line, c.stroke_width(3)))?,
             (None, _) => area.draw(&PathElement::new(line, REF_COLOR.stroke_width(2)))?,
         }
-        area.draw(&Text::new(name, (x0 + w + 6, y + 6), text_style.clone()))?;
-        y += 18;
+        area.draw(&Text::new(name, (x0 + w + 6, y + 7), text_style.clone()))?;
+        y += LEGEND_ROW as i32;
     }
     Ok(())
 }
@@ -450,7 +535,8 @@ pub fn lines(
 ) -> DrawResult<String> {
     let log_x = matches!(x_axis, XAxis::LogBytes(_));
     let pts = series.iter().flat_map(|l| l.points.iter());
-    let (mut xmin, mut xmax, mut ymin, mut ymax) = (f64::MAX, f64::MIN, 0f64, f64::MIN);
+    // 0 is always on the y axis: bandwidth starts there, and a change is read against it.
+    let (mut xmin, mut xmax, mut ymin, mut ymax) = (f64::MAX, f64::MIN, 0f64, 0f64);
     for p in pts {
         xmin = xmin.min(p.0);
         xmax = xmax.max(p.0);
@@ -473,8 +559,13 @@ pub fn lines(
         ymax = ymin + 1.0;
     }
     let ymax = ymax + (ymax - ymin) * 0.08;
+    // Every line is named, even a single one: a chart never leaves its reader guessing.
     let nleg = series.len() + refs.len();
-    let legend_h = if nleg > 1 { 18 * nleg as u32 + 10 } else { 0 };
+    let legend_h = if nleg > 0 {
+        LEGEND_ROW * nleg as u32 + 10
+    } else {
+        0
+    };
     let legend = legend_entries(series.iter().map(|l| l.name.as_str()), refs);
     let legend_w = legend_width(&legend);
     let (width, height) = ((110 + legend_w).max(960), 470 + legend_h);
@@ -482,10 +573,9 @@ pub fn lines(
     {
         let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
         root.fill(&WHITE)?;
-        let (area, legend_area) = root.split_vertically(height - legend_h);
+        let (legend_area, area) = under_title_and_legend(&root, title, legend_h)?;
         let mut cb = ChartBuilder::on(&area);
-        cb.caption(title, (FAMILY, 17))
-            .margin(16)
+        cb.margin(16)
             .x_label_area_size(if log_x { 66 } else { 52 })
             .y_label_area_size(78);
         macro_rules! body {
@@ -545,8 +635,8 @@ pub fn lines(
                     .x_desc(x_desc)
                     .y_desc(y_desc)
                     .y_label_formatter(&|v| compact(*v))
-                    .label_style((FAMILY, 12))
-                    .axis_desc_style((FAMILY, 13))
+                    .label_style((FAMILY, LABEL_PX))
+                    .axis_desc_style((FAMILY, AXIS_PX))
                     .draw()?;
                 // Ticks and grid lines at the sizes measured. Labels go on two staggered rows;
                 // the smallest and largest sizes are labelled first, then the others where they
@@ -554,7 +644,7 @@ pub fn lines(
                 let mut sorted: Vec<u64> = ticks.to_vec();
                 sorted.sort_unstable();
                 sorted.dedup();
-                let tick_style = TextStyle::from((FAMILY, 12).into_font())
+                let tick_style = TextStyle::from((FAMILY, LABEL_PX).into_font())
                     .pos(Pos::new(HPos::Center, VPos::Top));
                 let mut placed: [Vec<(i32, i32)>; 2] = [Vec::new(), Vec::new()];
                 let mut order: Vec<u64> = Vec::with_capacity(sorted.len());
@@ -588,13 +678,13 @@ pub fn lines(
                         Some(1) => 22,
                         _ => 8,
                     };
-                    area.draw(&PathElement::new(
+                    root.draw(&PathElement::new(
                         vec![(px, py), (px, py + dy - 2)],
                         BLACK.stroke_width(1),
                     ))?;
                     if let Some(r) = row {
                         placed[r].push(span);
-                        area.draw(&Text::new(label, (px, py + dy), tick_style.clone()))?;
+                        root.draw(&Text::new(label, (px, py + dy), tick_style.clone()))?;
                     }
                 }
                 body!(chart);
@@ -607,8 +697,8 @@ pub fn lines(
                     .y_desc(y_desc)
                     .x_label_formatter(&|v| compact(*v))
                     .y_label_formatter(&|v| compact(*v))
-                    .label_style((FAMILY, 12))
-                    .axis_desc_style((FAMILY, 13))
+                    .label_style((FAMILY, LABEL_PX))
+                    .axis_desc_style((FAMILY, AXIS_PX))
                     .draw()?;
                 body!(chart);
             }
@@ -675,6 +765,7 @@ mod tests {
             refs: vec![("ref".into(), 1.2)],
             digits: 1,
             missing: "unavailable".into(),
+            ..Bars::default()
         })
         .expect("draws");
         assert!(svg.starts_with("<svg"));

@@ -53,6 +53,7 @@ pub fn render_compare_html(cmp: &Comparison, sets: &[ResultSet]) -> Result<Strin
             ""
         }
     }));
+    body.push_str(&super::latency::compare_table(cmp));
     for (t, h, rows) in accounting_grids(cmp) {
         let head: Vec<&str> = h.iter().map(String::as_str).collect();
         let _ = writeln!(body, "<h2>{}</h2>", escape(&t));

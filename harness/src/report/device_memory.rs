@@ -22,7 +22,7 @@ pub fn answer_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
     let device: Vec<&Row> = rows
         .iter()
         .copied()
-        .filter(|r| r.lane == Lane::Device)
+        .filter(|r| r.lane == Lane::Device && !r.measures_time())
         .collect();
     let past = |r: &Row| {
         hold_axis(r)

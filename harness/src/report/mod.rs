@@ -16,6 +16,7 @@ pub mod device_memory;
 mod fleet;
 pub mod html;
 pub mod labels;
+pub mod latency;
 pub mod memory_cost;
 mod nvbandwidth;
 pub mod platform;
@@ -34,6 +35,7 @@ pub use compare_page::render_compare_html;
 pub use memory_cost::max_alloc_detail;
 pub use nvbandwidth::{NvbandwidthSeries, load as load_nvbandwidth, parse as parse_nvbandwidth};
 pub use plot_runs::runs_side_by_side;
+pub use plot_timeline::NOISE_RULE as TIMELINE_NOISE_RULE;
 pub use summary::{answer_lines, summary_text};
 
 use crate::Error;
@@ -321,16 +323,26 @@ fn scenarios(out: &mut String, sets: &[ResultSet], names: &[String]) {
 fn summary_rows(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<Vec<String>> {
     rows.iter()
         .map(|(set, r)| {
+            // A latency row shows its time in the bandwidth's place: median, and p99 as spread.
+            let (median, min, max, spread) = match latency::time_cells(r) {
+                Some((p50, tail)) => (p50, "—".into(), "—".into(), tail),
+                None => (
+                    opt(r.bw_median_gbs, 2),
+                    opt(r.bw_min_gbs, 2),
+                    opt(r.bw_max_gbs, 2),
+                    opt(r.bw_spread_pct, 1),
+                ),
+            };
             vec![
                 format!("{}{}", labels[*set], r.case_label),
                 labels::strategy_words(r),
                 r.lane.name().to_string(),
                 crate::units::format_size(r.size_bytes),
                 crate::units::format_size(r.pinned_bytes),
-                opt(r.bw_median_gbs, 2),
-                opt(r.bw_min_gbs, 2),
-                opt(r.bw_max_gbs, 2),
-                opt(r.bw_spread_pct, 1),
+                median,
+                min,
+                max,
+                spread,
                 r.samples.to_string(),
                 r.outliers.to_string(),
                 r.verified.to_string(),
@@ -445,10 +457,10 @@ fn summary(
         "lane",
         "size",
         "page-locked",
-        "median GB/s",
+        "median GB/s (latency: µs)",
         "min",
         "max",
-        "spread %",
+        "spread % (latency: p99)",
         "samples",
         "outliers",
         "verified",
@@ -815,6 +827,7 @@ pub fn render_fleet_report(
 
     section(&mut body, "plots", "Plots: one per question");
     let timelines = plot_timeline::TimelineIndex::new(sets);
+    let scale = plot_accounting::page_scale(all.iter().map(|(_, r)| *r));
     for name in &names {
         let rows = by_scenario
             .get(name.as_str())
@@ -833,8 +846,15 @@ pub fn render_fleet_report(
             &labels,
             nvbandwidth,
         ));
-        figs.push(plot_accounting::accounting(name, "alloc", rows, &labels));
-        figs.push(plot_accounting::accounting(name, "free", rows, &labels));
+        figs.extend(latency::figures(name, rows, &labels));
+        for phase in [
+            crate::accounting::Phase::Alloc,
+            crate::accounting::Phase::Free,
+        ] {
+            figs.push(plot_accounting::accounting(
+                name, phase, rows, &labels, scale,
+            ));
+        }
         let max_alloc = plot_maxalloc::max_alloc(name, rows, &labels);
         if max_alloc.is_svg() || names.len() == 1 {
             figs.push(max_alloc);

@@ -10,30 +10,10 @@
 use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
 use super::html::{escape, table};
 use super::labels::{case_memory_words, case_words, direction_key};
+use crate::accounting::{Metric, Phase};
 use crate::results::{Lane, ResultSet, Row};
 use std::collections::HashMap;
 use std::fmt::Write;
-
-/// Accounting metrics in the order a Windows-vs-WSL2 reader asks about them, with the observer
-/// that supplies each and the name readers know it by.
-pub const OBSERVED: &[(&str, &str, &str)] = &[
-    (
-        "shared",
-        "dxgi",
-        "shared GPU memory (Task Manager; DXGI non-local)",
-    ),
-    ("dedicated", "dxgi", "dedicated GPU memory (DXGI local)"),
-    ("proc_rss", "procfs|process", "host RSS / working set"),
-    (
-        "ledger_pinned",
-        "ledger",
-        "pinscope ledger: page-locked bytes",
-    ),
-    ("cuda_used", "cuda", "CUDA used (cuMemGetInfo)"),
-    ("nvml_used", "nvml", "NVML device used"),
-    ("committed", "procfs|process", "committed / private bytes"),
-    ("mem_available", "procfs", "MemAvailable"),
-];
 
 /// The platform a run says it ran on (`windows-wddm`, `wsl2`, `linux`…).
 /// Native Windows is named with its driver model (`windows-wddm`, `windows-tcc`), as claims
@@ -109,11 +89,11 @@ fn identities(sets: &[ResultSet]) -> Vec<&Row> {
         .collect()
 }
 
-fn observer_state(s: &ResultSet, observers: &str) -> Option<(bool, String)> {
+fn observer_state(s: &ResultSet, observers: &[&str]) -> Option<(bool, String)> {
     let c = s.sidecar.as_ref()?;
     let mut found = None;
-    for o in observers.split('|') {
-        if let Some(st) = c.observers.iter().find(|x| x.name == o) {
+    for o in observers {
+        if let Some(st) = c.observers.iter().find(|x| x.name == *o) {
             if st.available {
                 return Some((true, String::new()));
             }
@@ -140,6 +120,7 @@ pub fn platform_sections(sets: &[ResultSet], labels: &[String]) -> String {
     bandwidth(&mut out, sets, &names);
     observers(&mut out, sets, &names);
     headroom(&mut out, sets, &names);
+    out.push_str(&super::latency::platform_section(sets, &names));
     claims(&mut out, sets, &names);
     out.push_str("</section>\n");
     out
@@ -191,7 +172,7 @@ fn machine_table(out: &mut String, sets: &[ResultSet], names: &[String]) {
 fn bandwidth(out: &mut String, sets: &[ResultSet], names: &[String]) {
     let ids: Vec<&Row> = identities(sets)
         .into_iter()
-        .filter(|r| r.bw_median_gbs.is_some() || !r.status.is_ok())
+        .filter(|r| (r.bw_median_gbs.is_some() && !r.measures_time()) || !r.status.is_ok())
         .collect();
     let title = "Bandwidth per strategy, platform by platform".to_string();
     if ids.is_empty() {
@@ -270,11 +251,13 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
     // Observer availability, with the reason when not.
     let mut head = vec!["observer".to_string()];
     head.extend(names.iter().cloned());
-    let avail_rows: Vec<Vec<String>> = OBSERVED
+    let avail_rows: Vec<Vec<String>> = Metric::READER_ORDER
         .iter()
-        .map(|(_, obs, label)| {
-            let mut row = vec![format!("{label} [{}]", obs.replace('|', " or "))];
-            row.extend(sets.iter().map(|s| match observer_state(s, obs) {
+        .map(|m| {
+            let obs = m.observers();
+            let label = m.declaration().label;
+            let mut row = vec![format!("{label} [{}]", obs.join(" or "))];
+            row.extend(sets.iter().map(|s| match observer_state(s, &obs) {
                 Some((true, _)) => "available".to_string(),
                 Some((false, why)) => format!("unavailable: {why}"),
                 None => "not recorded".into(),
@@ -285,13 +268,16 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
     let h: Vec<&str> = head.iter().map(String::as_str).collect();
     out.push_str(&table(&h, &avail_rows, &|_| ""));
 
-    for (metric, obs, label) in OBSERVED {
+    let scale = super::plot_accounting::page_scale(sets.iter().flat_map(|s| &s.rows));
+    for metric in Metric::READER_ORDER {
+        let label = metric.declaration().label;
+        let obs = metric.observers();
         let states: Vec<Option<(bool, String)>> =
-            sets.iter().map(|s| observer_state(s, obs)).collect();
+            sets.iter().map(|s| observer_state(s, &obs)).collect();
         let any_value = sets.iter().any(|s| {
             s.rows.iter().any(|r| {
-                r.accounting_value("alloc", metric).is_some()
-                    || r.accounting_value("free", metric).is_some()
+                r.accounting_value(Phase::Alloc, metric).is_some()
+                    || r.accounting_value(Phase::Free, metric).is_some()
             })
         });
         if !any_value {
@@ -315,8 +301,8 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
                     .flat_map(|s| {
                         let r = s.rows.iter().find(|r| r.case_key == c.case_key);
                         [
-                            r.and_then(|r| r.accounting_value("alloc", metric)),
-                            r.and_then(|r| r.accounting_value("free", metric)),
+                            r.and_then(|r| r.accounting_value(Phase::Alloc, metric)),
+                            r.and_then(|r| r.accounting_value(Phase::Free, metric)),
                         ]
                     })
                     .collect()
@@ -329,7 +315,10 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
             .map(|(n, _)| n.as_str())
             .collect();
         let title = label.to_string();
-        let mut caption = "Signed change in MiB after allocation and first touch, and at the end of the hold after free. \"unavailable\": the platform has no such observer (not zero).".to_string();
+        let mut caption = format!(
+            "Signed change in MiB after allocation and first touch, and at the end of the hold after free. \"unavailable\": the platform has no such observer (not zero). {}",
+            super::plot_accounting::SHARED_SCALE
+        );
         if !unavailable.is_empty() {
             let _ = write!(caption, " Unavailable on: {}.", unavailable.join(", "));
         }
@@ -341,6 +330,7 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
             values,
             digits: 0,
             missing: "unavailable".into(),
+            x_range: scale,
             ..Bars::default()
         };
         out.push_str(
@@ -364,7 +354,7 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
                 let mut row = vec![case_memory_words(c)];
                 for (s, st) in sets.iter().zip(&states) {
                     let r = s.rows.iter().find(|r| r.case_key == c.case_key);
-                    for phase in ["alloc", "free"] {
+                    for phase in [Phase::Alloc, Phase::Free] {
                         row.push(fmt_mib(
                             r.and_then(|r| r.accounting_value(phase, metric)),
                             st.as_ref(),

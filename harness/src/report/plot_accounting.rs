@@ -3,37 +3,53 @@
 use super::CaseRow;
 use super::chart::{self, Bars, Figure};
 use super::labels::case_memory_words;
+use crate::accounting::{Metric, Phase};
 use crate::results::Row;
 use std::collections::HashSet;
 
-/// Metrics in display order, with the names readers know them by.
-pub const METRICS: &[(&str, &str)] = &[
-    ("dedicated", "dedicated (DXGI local)"),
-    ("shared", "shared GPU memory (DXGI non-local)"),
-    ("proc_rss", "host RSS / working set"),
-    ("mem_available", "MemAvailable"),
-    ("committed", "committed"),
-    ("ledger_pinned", "pinscope ledger (pinned)"),
-    ("cuda_used", "CUDA used"),
-    ("nvml_used", "NVML used"),
-];
+/// The range (MiB) of every accounting delta after allocation or after free in `rows`, 0
+/// included: the one scale a page's accounting plots share, so +2 MiB on one plot never draws as
+/// wide as +4 GiB on the next.
+pub fn page_scale<'r>(rows: impl Iterator<Item = &'r Row>) -> Option<(f64, f64)> {
+    let mut range: Option<(f64, f64)> = None;
+    for r in rows {
+        for (p, _, v) in &r.accounting {
+            let plotted = matches!(p, Phase::Alloc | Phase::Free);
+            if plotted && v.is_finite() {
+                let (l, h) = range.unwrap_or((0.0, 0.0));
+                range = Some((l.min(*v), h.max(*v)));
+            }
+        }
+    }
+    range
+}
 
-pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Figure {
-    let what = if phase == "alloc" {
+/// The caption's sentence about the shared scale.
+pub const SHARED_SCALE: &str = "Every accounting plot on this page uses the same MiB scale, so bar lengths compare across plots.";
+
+/// What each observer saw after allocation (`phase` `alloc`) or after free and hold (`free`),
+/// drawn on the page's shared `scale` ([`page_scale`]): one bar per metric, in
+/// [`Metric::READER_ORDER`], labelled with its declaration's label.
+pub fn accounting(
+    scenario: &str,
+    phase: Phase,
+    rows: &[CaseRow<'_>],
+    labels: &[String],
+    scale: Option<(f64, f64)>,
+) -> Figure {
+    let what = if phase == Phase::Alloc {
         "after allocation"
     } else {
         "after free and hold"
     };
     let title = format!("{scenario}: what did each observer see {what}?");
-    let mut cases = first_row_per_case(rows, |r| {
-        !r.accounting.is_empty() && r.accounting.iter().any(|(p, _, _)| p == phase)
-    });
-    let metrics: Vec<&(&str, &str)> = METRICS
-        .iter()
-        .filter(|(m, _)| {
+    let mut cases = first_row_per_case(rows, |r| r.has_accounting_at(phase));
+    let metrics: Vec<Metric> = Metric::READER_ORDER
+        .into_iter()
+        .filter(|m| {
             cases
                 .iter()
-                .any(|(_, r)| r.accounting_value(phase, m).is_some())
+                .any(|(_, r)| r.accounting_value(phase, *m).is_some())
         })
         .collect();
     if cases.is_empty() || metrics.is_empty() {
@@ -43,29 +59,35 @@ pub fn accounting(scenario: &str, phase: &str, rows: &[CaseRow<'_>], labels: &[S
         );
     }
     let left_out = chart::keep_drawable(&mut cases, "cases are in the tables.");
-    let caption = "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine.";
+    let caption = format!(
+        "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine. {SHARED_SCALE}"
+    );
     let bars = Bars {
         title,
         x_desc: "change against before allocation (MiB)".into(),
-        series: metrics.iter().map(|(_, n)| n.to_string()).collect(),
+        series: metrics
+            .iter()
+            .map(|m| m.declaration().label.to_string())
+            .collect(),
         categories: case_categories(&cases, labels),
         values: cases
             .iter()
             .map(|(_, r)| {
                 metrics
                     .iter()
-                    .map(|(m, _)| r.accounting_value(phase, m))
+                    .map(|m| r.accounting_value(phase, *m))
                     .collect()
             })
             .collect(),
         digits: 0,
+        x_range: scale,
         ..Bars::default()
     };
     Figure::bars(
         &bars,
-        caption,
+        &caption,
         left_out,
-        chart::plot_kind(format!("accounting-{phase}")),
+        chart::plot_kind(format!("accounting-{}", phase.name())),
     )
 }
 

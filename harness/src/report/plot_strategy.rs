@@ -2,7 +2,7 @@
 //! with the 95% bootstrap CI of the median as whiskers (from the raw samples of that case).
 //! Sorted fastest first within each direction, so the answer is the top bar.
 
-use super::chart::{self, Bars, Figure};
+use super::chart::{self, Bars, ByCategory, Figure};
 use super::labels::{case_words, direction_key};
 use super::{CaseRow, NvbandwidthSeries, SampleIndex};
 use crate::results::Lane;
@@ -21,7 +21,7 @@ pub fn strategy_bars(
     let title = format!("{scenario}: which way is fastest?");
     let mut ok: Vec<&CaseRow<'_>> = rows
         .iter()
-        .filter(|(_, r)| r.status.is_ok() && r.bw_median_gbs.is_some())
+        .filter(|(_, r)| r.status.is_ok() && r.bw_median_gbs.is_some() && !r.measures_time())
         .collect();
     if ok.is_empty() {
         return Figure::omitted(
@@ -83,8 +83,33 @@ pub fn strategy_bars(
         refs,
         digits: 1,
         missing: String::new(),
+        by_category: Some(direction_colours(ok.iter().map(|(_, r)| r.lane))),
+        x_range: None,
     };
     Figure::bars(&bars, caption, left_out, data)
+}
+
+/// The colour of each direction, the same on every plot, and its legend text.
+pub fn lane_colour(lane: Lane) -> (usize, &'static str) {
+    match lane {
+        Lane::H2d => (0, "host to device (H2D)"),
+        Lane::D2h => (1, "device to host (D2H)"),
+        Lane::Sum => (2, "both directions at once (sum)"),
+        Lane::Device => (4, "device to device"),
+    }
+}
+
+/// Bars coloured by their lane; the legend lists the lanes present, in the order first seen.
+pub fn direction_colours(lanes: impl Iterator<Item = Lane>) -> ByCategory {
+    let mut by = ByCategory::default();
+    for lane in lanes {
+        let (k, name) = lane_colour(lane);
+        by.of.push(k);
+        if !by.keys.iter().any(|(_, c)| *c == k) {
+            by.keys.push((name.to_string(), k));
+        }
+    }
+    by
 }
 
 trait CmpOpt {

@@ -1,12 +1,19 @@
 //! Plot (d): hold-after-free timelines — samples with series `timeline:<observer>.<metric>`,
-//! x = milliseconds since the free. One chart per case (named by the case), drawing only the
-//! memory series that change (by at least [`MIN_CHANGE_MIB`]), in MiB, at most
-//! [`MAX_LINES`] of them; further changing series are listed in a table, constants counted.
+//! x = milliseconds since the free, y = the change in MiB against the same reading before the
+//! case allocated anything (`phase:<metric>` at `before`; a file without it falls back to the
+//! first reading after the free, and the axis says so).
+//!
+//! A series is drawn only when it moved by more than the noise of its observer ([`NOISE`]):
+//! over the readings before allocation and during the hold, its highest minus its lowest value
+//! must exceed that observer's noise. A case with no such series gets no chart; a scenario where
+//! nothing moved gets one sentence saying so. At most [`MAX_LINES`] lines per chart (the largest
+//! moves) and [`MAX_CHARTS`] charts per scenario; the other moving series go to a table. Every
+//! chart names each line's observer in a legend at its top.
 
 use super::CaseRow;
 use super::chart::{self, Figure, Line, XAxis, downsample};
 use super::labels::case_memory_words;
-use crate::results::{ResultSet, Timelines};
+use crate::results::{Baseline, ResultSet, Timelines};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
@@ -16,14 +23,79 @@ pub const MAX_POINTS: usize = 2_000;
 pub const MAX_LINES: usize = 5;
 /// Timeline charts per scenario; further cases go to the table.
 pub const MAX_CHARTS: usize = 6;
-/// A series that moves less than this over the hold is treated as constant.
-pub const MIN_CHANGE_MIB: f64 = 1.0;
+
+/// The noise of each observer's readings (MiB), by metric-name prefix, first match wins: a
+/// timeline series is drawn only when it moved by more than this. Why each value: pinscope's
+/// ledger counts its own allocations exactly; a process's own counters move by about a MiB as
+/// the allocator and the runtime's threads come and go; device-wide counters move in 2 MiB pages
+/// and with other contexts; system-wide host counters move with other processes and the page
+/// cache (tens of MiB on an idle machine in the published runs).
+pub const NOISE: &[(&str, f64)] = &[
+    ("ledger.", 0.0),
+    ("procfs.vm_", 2.0),
+    ("process.", 2.0),
+    ("nvml.process_used", 4.0),
+    ("cuda.", 4.0),
+    ("nvml.", 4.0),
+    ("dxgi.", 4.0),
+    ("pdh.", 4.0),
+    ("procfs.", 64.0),
+];
+/// The noise of a metric no [`NOISE`] prefix names.
+pub const DEFAULT_NOISE_MIB: f64 = 2.0;
+
+/// The sentence stating the noise rule, as the page prints it.
+pub const NOISE_RULE: &str = "A series is drawn only when it moved by more than its observer's noise (highest minus lowest reading, before allocation and during the hold): pinscope's ledger any change; this process's counters (VmRSS, working set, NVML per-process) 2–4 MiB; device-wide counters (CUDA, NVML, DXGI, PDH) 4 MiB; system-wide host counters (MemAvailable, Committed_AS, AnonPages) 64 MiB.";
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// Timeline points of every set: (set, case key) -> metric -> (ms after free, value).
+/// The noise (MiB) of `metric`'s observer.
+pub fn noise_mib(metric: &str) -> f64 {
+    NOISE
+        .iter()
+        .find(|(p, _)| metric.starts_with(p))
+        .map_or(DEFAULT_NOISE_MIB, |(_, n)| *n)
+}
+
+/// Names readers know the timeline series by.
+const NAMES: &[(&str, &str)] = &[
+    ("cuda.used", "CUDA used"),
+    ("nvml.used", "NVML device used"),
+    ("nvml.process_used", "NVML, this process"),
+    ("nvml.reserved", "NVML reserved"),
+    ("procfs.vm_rss", "host RSS"),
+    ("procfs.vm_lck", "locked (VmLck)"),
+    ("procfs.vm_pin", "pinned (VmPin)"),
+    ("procfs.mem_available", "MemAvailable"),
+    ("procfs.committed_as", "Committed_AS"),
+    ("procfs.mlocked", "Mlocked"),
+    ("procfs.unevictable", "Unevictable"),
+    ("procfs.anon_pages", "AnonPages"),
+    ("procfs.anon_huge_pages", "AnonHugePages"),
+    ("dxgi.local_usage", "dedicated GPU memory"),
+    ("dxgi.nonlocal_usage", "shared GPU memory"),
+    ("process.working_set", "working set"),
+    ("process.private_usage", "private bytes"),
+    ("ledger.pinned", "pinscope ledger: page-locked"),
+];
+
+/// The legend text of a series: the reader's name, the observer's metric and its noise.
+pub fn series_name(metric: &str) -> String {
+    let noise = noise_mib(metric);
+    let noise = if noise == 0.0 {
+        "exact".to_string()
+    } else {
+        format!("noise {noise} MiB")
+    };
+    match NAMES.iter().find(|(m, _)| *m == metric) {
+        Some((_, n)) => format!("{n} [{metric}; {noise}]"),
+        None => format!("{metric} [{noise}]"),
+    }
+}
+
+/// Timeline points and baselines of every set, by (set, case key).
 pub struct TimelineIndex<'a> {
-    map: HashMap<(usize, &'a str), &'a Timelines>,
+    map: HashMap<(usize, &'a str), (&'a Timelines, Option<&'a Baseline>)>,
 }
 
 impl<'a> TimelineIndex<'a> {
@@ -31,7 +103,7 @@ impl<'a> TimelineIndex<'a> {
         let mut map = HashMap::new();
         for (i, s) in sets.iter().enumerate() {
             for (key, metrics) in s.samples.timelines() {
-                map.insert((i, key), metrics);
+                map.insert((i, key), (metrics, s.samples.before(key)));
             }
         }
         TimelineIndex { map }
@@ -42,15 +114,132 @@ impl<'a> TimelineIndex<'a> {
     }
 }
 
-/// Memory metrics are in bytes; PCIe link fields and totals are not memory that moves.
-fn is_memory(metric: &str) -> bool {
-    !metric.contains("pcie") && !metric.ends_with(".total") && !metric.ends_with("mem_total")
+/// Whether a series is memory that is held and released: PCIe link fields, totals, peaks and
+/// `free` (the mirror of `used`) are not drawn.
+fn is_held_memory(metric: &str) -> bool {
+    !metric.contains("pcie")
+        && !metric.ends_with(".total")
+        && !metric.ends_with("mem_total")
+        && !metric.ends_with("vm_hwm")
+        && !metric.contains("peak")
+        && !metric.ends_with(".free")
 }
 
-struct Moving<'a> {
-    metric: &'a str,
-    points: Vec<(f64, f64)>,
-    range: f64,
+/// A series that moved: its points as MiB of change against its baseline.
+pub struct Moving<'a> {
+    pub metric: &'a str,
+    /// (ms after free, MiB of change).
+    pub points: Vec<(f64, f64)>,
+    /// Highest minus lowest reading, before allocation included (MiB).
+    pub range: f64,
+    /// Whether the baseline is the reading before allocation (else the first after the free).
+    pub from_before: bool,
+}
+
+/// The series of one case that moved by more than their observer's noise, largest move first;
+/// and how many memory series stayed within it.
+pub fn moving_series<'a>(
+    metrics: &'a Timelines,
+    before: Option<&Baseline>,
+) -> (Vec<Moving<'a>>, usize) {
+    let mut moving = Vec::new();
+    let mut still = 0usize;
+    for (metric, pts) in metrics.iter().filter(|(m, _)| is_held_memory(m)) {
+        let mut p = pts.clone();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let base = before.and_then(|b| b.get(&**metric)).copied();
+        let Some(zero) = base.or_else(|| p.first().map(|q| q.1)) else {
+            continue;
+        };
+        let (lo, hi) = p
+            .iter()
+            .map(|q| q.1)
+            .chain(base)
+            .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(v), h.max(v)));
+        let range = (hi - lo) / MIB;
+        if range <= noise_mib(metric) || range == 0.0 {
+            still += 1;
+            continue;
+        }
+        moving.push(Moving {
+            metric: metric.as_ref(),
+            points: p.iter().map(|q| (q.0, (q.1 - zero) / MIB)).collect(),
+            range,
+            from_before: base.is_some(),
+        });
+    }
+    moving.sort_by(|a, b| b.range.total_cmp(&a.range));
+    (moving, still)
+}
+
+/// The y axis's description for these series.
+fn y_desc(lines: &[Moving<'_>]) -> &'static str {
+    if lines.iter().all(|m| m.from_before) {
+        "change against before allocation (MiB)"
+    } else {
+        "change against the first reading after the free (MiB)"
+    }
+}
+
+/// One case's chart: the lines of `moving` (already limited), titled with the case.
+pub fn case_chart(case: &str, moving: &[Moving<'_>]) -> Figure {
+    let series: Vec<Line> = moving
+        .iter()
+        .map(|m| Line {
+            name: series_name(m.metric),
+            points: downsample(&m.points, MAX_POINTS)
+                .into_iter()
+                .map(|(x, y)| (x, y, y, y))
+                .collect(),
+        })
+        .collect();
+    let title = format!("After free: {case}");
+    let caption = "Each line is one observer's reading while holding after the free, as the change against its reading before the case allocated anything: 0 is back where it started; a line that stays away from 0 is memory still held, a slow return a lazy release.".to_string();
+    let svg = chart::lines(
+        &title,
+        "ms after free",
+        y_desc(moving),
+        &series,
+        &[],
+        XAxis::Linear,
+    );
+    Figure::from_svg(title, caption, svg, chart::plot_kind("timeline"))
+}
+
+/// What a scenario's timelines came to: charts drawn, series left for the table.
+#[derive(Default)]
+struct Tally {
+    out: String,
+    charts: usize,
+    still: usize,
+    cases_with: usize,
+    table: Vec<Vec<String>>,
+}
+
+impl Tally {
+    fn add_case(&mut self, case: String, moving: &[Moving<'_>]) {
+        let drawn = if self.charts < MAX_CHARTS {
+            self.charts += 1;
+            MAX_LINES.min(moving.len())
+        } else {
+            0
+        };
+        if drawn > 0 {
+            self.out
+                .push_str(&case_chart(&case, &moving[..drawn]).to_html());
+        }
+        for m in &moving[drawn..] {
+            let first = m.points.first().map_or(0.0, |p| p.1);
+            let last = m.points.last().map_or(0.0, |p| p.1);
+            self.table.push(vec![
+                case.clone(),
+                series_name(m.metric),
+                format!("{first:+.1}"),
+                format!("{last:+.1}"),
+                format!("{:.1}", m.range),
+            ]);
+        }
+    }
 }
 
 /// The timeline section of one scenario, as HTML.
@@ -59,113 +248,110 @@ pub fn scenario_timelines(
     rows: &[CaseRow<'_>],
     labels: &[String],
 ) -> String {
-    let mut out = String::new();
+    let mut t = Tally::default();
     let mut seen = HashSet::new();
-    let mut charts = 0usize;
-    let mut constant = 0usize;
-    let mut cases_with = 0usize;
-    let mut table: Vec<Vec<String>> = Vec::new();
     for (set, r) in rows {
         if !seen.insert((*set, r.case_key.as_str())) {
             continue;
         }
-        let Some(metrics) = idx.map.get(&(*set, r.case_key.as_str())) else {
+        let Some((metrics, before)) = idx.map.get(&(*set, r.case_key.as_str())) else {
             continue;
         };
-        cases_with += 1;
-        let mut moving: Vec<Moving<'_>> = Vec::new();
-        for (metric, pts) in metrics.iter() {
-            if !is_memory(metric) {
-                constant += 1;
-                continue;
-            }
-            let (lo, hi) = pts
-                .iter()
-                .fold((f64::MAX, f64::MIN), |(l, h), p| (l.min(p.1), h.max(p.1)));
-            let range = (hi - lo) / MIB;
-            if range < MIN_CHANGE_MIB {
-                constant += 1;
-                continue;
-            }
-            let mut p = pts.clone();
-            p.sort_by(|a, b| a.0.total_cmp(&b.0));
-            moving.push(Moving {
-                metric: metric.as_ref(),
-                points: p,
-                range,
-            });
-        }
-        if moving.is_empty() {
-            continue;
-        }
-        moving.sort_by(|a, b| b.range.total_cmp(&a.range));
-        let case = format!("{}{}", labels[*set], case_memory_words(r));
-        let drawn = if charts < MAX_CHARTS {
-            charts += 1;
-            MAX_LINES.min(moving.len())
-        } else {
-            0
-        };
-        if drawn > 0 {
-            let series: Vec<Line> = moving[..drawn]
-                .iter()
-                .map(|m| Line {
-                    name: m.metric.to_string(),
-                    points: downsample(&m.points, MAX_POINTS)
-                        .into_iter()
-                        .map(|(x, y)| (x, y / MIB, y / MIB, y / MIB))
-                        .collect(),
-                })
-                .collect();
-            let title = format!("After free: {case}");
-            let caption = "Each line is one observer's reading (MiB) while holding after the free; a slow return is a lazy release. Series that did not change are not drawn.".to_string();
-            let svg = chart::lines(&title, "ms after free", "MiB", &series, &[], XAxis::Linear);
-            out.push_str(
-                &Figure::from_svg(title, caption, svg, chart::plot_kind("timeline")).to_html(),
-            );
-        }
-        for m in &moving[drawn..] {
-            let first = m.points.first().map_or(0.0, |p| p.1) / MIB;
-            let last = m.points.last().map_or(0.0, |p| p.1) / MIB;
-            table.push(vec![
-                case.clone(),
-                m.metric.to_string(),
-                format!("{first:.1}"),
-                format!("{last:.1}"),
-                format!("{:+.1}", last - first),
-                format!("{:.1}", m.range),
-            ]);
+        t.cases_with += 1;
+        let (moving, still) = moving_series(metrics, *before);
+        t.still += still;
+        if !moving.is_empty() {
+            t.add_case(format!("{}{}", labels[*set], case_memory_words(r)), &moving);
         }
     }
-    if cases_with == 0 {
-        return out;
+    if t.cases_with == 0 {
+        return t.out;
     }
-    if charts == 0 {
+    let mut out = t.out;
+    if t.charts == 0 && t.table.is_empty() {
         let _ = writeln!(
             out,
-            "<p class=\"note\">After free: no memory observer moved by {MIN_CHANGE_MIB} MiB or more while holding ({constant} constant series not drawn).</p>"
+            "<p class=\"note\">After free: no memory observer moved by more than its noise over the hold, in {} case(s) ({} series checked), so no timeline is drawn. {NOISE_RULE}</p>",
+            t.cases_with, t.still
         );
-    } else if constant > 0 {
+    } else {
         let _ = writeln!(
             out,
-            "<p class=\"note\">{constant} timeline series did not change (by {MIN_CHANGE_MIB} MiB or more) and are not drawn.</p>"
+            "<p class=\"note\">{NOISE_RULE} {} series stayed within their noise and are not drawn.</p>",
+            t.still
         );
     }
-    if !table.is_empty() {
-        out.push_str("<details><summary>Further timeline series that changed</summary>\n");
+    if !t.table.is_empty() {
+        out.push_str("<details><summary>Further timeline series that moved</summary>\n");
         out.push_str(&super::html::table(
             &[
                 "case",
                 "series",
-                "first MiB",
-                "last MiB",
-                "change MiB",
+                "first MiB (change)",
+                "last MiB (change)",
                 "range MiB",
             ],
-            &table,
+            &t.table,
             &|_| "",
         ));
         out.push_str("</details>\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+        points.iter().map(|(t, v)| (*t, v * MIB)).collect()
+    }
+
+    #[test]
+    fn only_series_past_their_observers_noise_move() {
+        let mut t = Timelines::new();
+        // System-wide: 40 MiB of wobble is inside its 64 MiB noise.
+        t.insert(
+            "procfs.mem_available".into(),
+            series(&[(0.0, 1000.0), (5.0, 1040.0)]),
+        );
+        // Own process: 300 MiB still held after the free is past 2 MiB.
+        t.insert(
+            "procfs.vm_rss".into(),
+            series(&[(0.0, 400.0), (5.0, 400.0)]),
+        );
+        // The ledger moves by one byte: exact, so it moved.
+        t.insert("ledger.pinned".into(), vec![(0.0, 1.0), (5.0, 1.0)]);
+        // A peak and a mirror of `used` are never drawn.
+        t.insert("procfs.vm_hwm".into(), series(&[(0.0, 9000.0)]));
+        t.insert("cuda.free".into(), series(&[(0.0, 1.0), (5.0, 9000.0)]));
+        let mut before = Baseline::new();
+        before.insert("procfs.vm_rss".into(), 100.0 * MIB);
+        before.insert("ledger.pinned".into(), 0.0);
+        before.insert("procfs.mem_available".into(), 1010.0 * MIB);
+        let (moving, still) = moving_series(&t, Some(&before));
+        let names: Vec<&str> = moving.iter().map(|m| m.metric).collect();
+        assert_eq!(names, ["procfs.vm_rss", "ledger.pinned"]);
+        assert_eq!(still, 1);
+        // The y values are the change against before allocation.
+        assert_eq!(moving[0].points, vec![(0.0, 300.0), (5.0, 300.0)]);
+        assert!(moving[0].from_before);
+        // Without a baseline the first reading after the free is 0.
+        let (moving, _) = moving_series(&t, None);
+        assert!(moving.iter().all(|m| !m.from_before));
+        assert!(moving.iter().all(|m| m.metric != "procfs.vm_rss"));
+    }
+
+    #[test]
+    fn legend_names_the_observer_and_its_noise() {
+        assert_eq!(
+            series_name("procfs.mem_available"),
+            "MemAvailable [procfs.mem_available; noise 64 MiB]"
+        );
+        assert_eq!(
+            series_name("ledger.pinned"),
+            "pinscope ledger: page-locked [ledger.pinned; exact]"
+        );
+        assert_eq!(series_name("pdh.x"), "pdh.x [noise 4 MiB]");
+    }
 }

@@ -9,8 +9,8 @@ use crate::units::format_size;
 pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> String {
     let mut s = format!("\n{} — {}\n", scenario.name, scenario.description);
     s.push_str(&format!(
-        "{:<4} {:<34} {:<5} {:>10} {:>10} {:>7} {:>4} {:>8}  {}\n",
-        "#", "case", "lane", "size", "GB/s", "spread", "n", "verified", "status"
+        "{:<4} {:<34} {:<5} {:>10} {:>12} {:>14} {:>4} {:>8}  {}\n",
+        "#", "case", "lane", "size", "median", "spread | p99", "n", "verified", "status"
     ));
     for r in rows {
         let mut title = if r.axes.is_empty() {
@@ -27,14 +27,22 @@ pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> Str
             };
             title = code + &title;
         }
+        // A latency row shows its time (p50, p99); a 4-byte copy's GB/s would read 0.00.
+        let (median, spread) = super::latency::time_cells(r).unwrap_or_else(|| {
+            (
+                r.bw_median_gbs
+                    .map_or("-".into(), |v| format!("{v:.2} GB/s")),
+                r.bw_spread_pct.map_or("-".into(), |v| format!("{v:.1}%")),
+            )
+        });
         s.push_str(&format!(
-            "{:<4} {:<34} {:<5} {:>10} {:>10} {:>7} {:>4} {:>8}  {}\n",
+            "{:<4} {:<34} {:<5} {:>10} {:>12} {:>14} {:>4} {:>8}  {}\n",
             r.case_index,
             truncate(&title, 34),
             r.lane.name(),
             format_size(r.size_bytes),
-            r.bw_median_gbs.map_or("-".into(), |v| format!("{v:.2}")),
-            r.bw_spread_pct.map_or("-".into(), |v| format!("{v:.1}%")),
+            median,
+            spread,
             r.samples,
             r.verified,
             r.status.to_field()
@@ -80,7 +88,7 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
         let ok: Vec<&Row> = rows
             .iter()
             .filter(|r| r.lane == lane && r.status.is_ok() && r.bw_median_gbs.is_some())
-            .filter(|r| !r.engine.is_cpu())
+            .filter(|r| !r.engine.is_cpu() && !r.measures_time())
             .filter(|r| r.direction != Direction::Bidirectional)
             .collect();
         let bw = |r: &Row| r.bw_median_gbs.unwrap_or(0.0);
@@ -128,6 +136,12 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
         }
     }
     out.extend(super::device_memory::answer_lines(rows));
+    let timed: Vec<&Row> = rows.iter().collect();
+    out.extend(
+        super::latency::sentences(&timed)
+            .into_iter()
+            .map(|l| format!("latency: {l}")),
+    );
     let (failed, skipped) = unfinished_counts(rows);
     if failed + skipped > 0 {
         out.push(format!(

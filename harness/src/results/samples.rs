@@ -1,8 +1,10 @@
 //! The samples file as the views (`report`, `compare`) read it: streamed in blocks of
 //! [`BLOCK_BYTES`], each block's lines split on every core, and only the series a view reads
 //! kept: the bandwidth samples (`bw_gbs`) per case and lane, and the hold-after-free timelines
-//! (`timeline:*`) per case. The other series (`phase:*`, `event_ms`, `wall_ms`, `setup:*`, about
-//! 85% of a real run's lines) are checked (field count, schema version) and dropped.
+//! (`timeline:*`) per case, and each observer's reading before the case allocated anything
+//! (`phase:*` at index `before`, the baseline a timeline is drawn against). The other series
+//! (the other phases, `event_ms`, `wall_ms`, `setup:*`, about 85% of a real run's lines) are
+//! checked (field count, schema version) and dropped.
 //!
 //! Memory bound: two blocks (the one being split and the unfinished line carried over), plus
 //! 8 B per bandwidth sample, 16 B per timeline point and each case key once, whatever the
@@ -23,14 +25,22 @@ pub const BANDWIDTH_SERIES: &str = "bw_gbs";
 /// The prefix of hold-after-free timeline series (`timeline:<observer>.<metric>`).
 pub const TIMELINE_PREFIX: &str = "timeline:";
 
+/// The prefix of per-phase observer readings (`phase:<observer>.<metric>`, index = the phase).
+pub const PHASE_PREFIX: &str = "phase:";
+/// The phase whose readings are kept: before the case allocated anything.
+pub const BEFORE_PHASE: &str = "before";
+
 /// Timeline points of one case: metric -> (ms after the free, value).
 pub type Timelines = BTreeMap<Box<str>, Vec<(f64, f64)>>;
+/// Readings of one case before it allocated anything: metric -> value.
+pub type Baseline = BTreeMap<Box<str>, f64>;
 
 /// The raw samples a view reads, by case key (each key stored once).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Samples {
     bandwidth: HashMap<Box<str>, Vec<(Lane, Vec<f64>)>>,
     timelines: HashMap<Box<str>, Timelines>,
+    before: HashMap<Box<str>, Baseline>,
 }
 
 impl Samples {
@@ -44,6 +54,7 @@ impl Samples {
         self.bandwidth
             .keys()
             .chain(self.timelines.keys())
+            .chain(self.before.keys())
             .map(|k| &**k)
     }
 
@@ -66,6 +77,19 @@ impl Samples {
     /// Every case's timelines.
     pub fn timelines(&self) -> impl Iterator<Item = (&str, &Timelines)> {
         self.timelines.iter().map(|(k, t)| (k.as_ref(), t))
+    }
+
+    /// Each observer's reading before `case_key` allocated anything (`phase:*` at `before`).
+    pub fn before(&self, case_key: &str) -> Option<&Baseline> {
+        self.before.get(case_key)
+    }
+
+    pub fn push_before(&mut self, case_key: &str, metric: &str, value: f64) {
+        let case = match self.before.get_mut(case_key) {
+            Some(c) => c,
+            None => self.before.entry(case_key.into()).or_default(),
+        };
+        case.insert(metric.into(), value);
     }
 
     pub fn push_bandwidth(&mut self, case_key: &str, lane: Lane, value: f64) {
@@ -103,6 +127,10 @@ impl Samples {
             } else if let (Some(metric), Some(t)) = (r.series.strip_prefix(TIMELINE_PREFIX), r.t_ms)
             {
                 out.push_timeline(&r.case_key, metric, t, r.value);
+            } else if let Some(metric) = r.series.strip_prefix(PHASE_PREFIX)
+                && r.index == BEFORE_PHASE
+            {
+                out.push_before(&r.case_key, metric, r.value);
             }
         }
         out
@@ -111,6 +139,7 @@ impl Samples {
     /// Forgets the timelines (a view of bandwidth only).
     pub fn drop_timelines(&mut self) {
         self.timelines.clear();
+        self.before.clear();
     }
 
     /// Appends `later` (read from further down the file) after what is here.
@@ -129,6 +158,9 @@ impl Samples {
             for (m, points) in metrics {
                 mine.entry(m).or_default().extend(points);
             }
+        }
+        for (key, metrics) in later.before {
+            self.before.entry(key).or_default().extend(metrics);
         }
     }
 
@@ -212,6 +244,8 @@ struct Columns {
     key: usize,
     lane: usize,
     series: usize,
+    /// Absent in a file without phase readings; then no baseline is kept.
+    index: Option<usize>,
     t_ms: usize,
     value: usize,
 }
@@ -241,6 +275,7 @@ impl Columns {
             key: idx("case_key")?,
             lane: idx("lane")?,
             series: idx("series")?,
+            index: idx("index").ok(),
             t_ms: idx("t_ms")?,
             value: idx("value")?,
         };
@@ -412,7 +447,10 @@ fn take(cols: &Columns, fields: &[Cow<'_, [u8]>], out: &mut Samples) -> Result<(
     }
     let series = text(&fields[cols.series]);
     let timeline = series.strip_prefix(TIMELINE_PREFIX);
-    if series != BANDWIDTH_SERIES && timeline.is_none() {
+    let before = series
+        .strip_prefix(PHASE_PREFIX)
+        .filter(|_| cols.index.is_some_and(|i| text(&fields[i]) == BEFORE_PHASE));
+    if series != BANDWIDTH_SERIES && timeline.is_none() && before.is_none() {
         return Ok(());
     }
     let key = std::str::from_utf8(&fields[cols.key])
@@ -422,6 +460,10 @@ fn take(cols: &Columns, fields: &[Cow<'_, [u8]>], out: &mut Samples) -> Result<(
     let value: f64 = value_text
         .parse()
         .map_err(|_| format!("value `{value_text}` is not a number"))?;
+    if let Some(metric) = before {
+        out.push_before(key, metric, value);
+        return Ok(());
+    }
     match timeline {
         None => {
             let lane_text = text(&fields[cols.lane]);
@@ -489,6 +531,19 @@ mod tests {
         let t: Vec<_> = s.timelines().collect();
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].1["procfs.rss"], vec![(1.5, 9.0)]);
+        assert!(s.before("k1").is_none(), "only the `before` phase is kept");
+    }
+
+    #[test]
+    fn keeps_the_readings_before_allocation() {
+        let s = read(&format!(
+            "{HEAD}1,k1,,phase:cuda.used,before,3.5,100\n1,k1,,phase:cuda.used,alloc,4.5,900\n1,k1,,phase:procfs.vm_rss,before,3.5,7\n"
+        ))
+        .unwrap();
+        let b = s.before("k1").expect("baseline kept");
+        assert_eq!(b.len(), 2);
+        assert_eq!(b["cuda.used"], 100.0);
+        assert_eq!(b["procfs.vm_rss"], 7.0);
     }
 
     #[test]
