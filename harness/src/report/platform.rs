@@ -136,6 +136,7 @@ pub fn platform_sections(sets: &[ResultSet], labels: &[String]) -> String {
         "<section id=\"platforms\">\n<h2>Platforms side by side: {}</h2>",
         escape(&names.join(" vs "))
     );
+    out.push_str(&super::platform_answer::platform_answer(sets, &names));
     machine_table(&mut out, sets, &names);
     bandwidth(&mut out, sets, &names);
     observers(&mut out, sets, &names);
@@ -388,7 +389,7 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
 }
 
 /// Pinned ceiling (most MiB the probe could pin) of a run.
-fn ceiling(s: &ResultSet) -> Option<f64> {
+pub(super) fn ceiling(s: &ResultSet) -> Option<f64> {
     let from_rows = s
         .rows
         .iter()
