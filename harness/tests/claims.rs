@@ -385,3 +385,77 @@ metric = "time_median_ms"
         "not available: case `pageable copy-engine` was skipped: interrupted"
     );
 }
+
+/// Claims over the latency metrics on the latency run recorded on the H200
+/// (reports/h200/logs/wave-20261202/latency): lower is better, so a claim reads `op = "<="`.
+#[test]
+fn claims_over_latency_metrics_read_lower_as_better() {
+    let set = ResultSet::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../reports/h200/logs/wave-20261202/latency/20261202-044449-latency-vm.csv"),
+    )
+    .expect("the recorded latency run loads");
+    let s = parse(
+        r#"
+name = "latency"
+description = "claims on the recorded latency run"
+
+[[case]]
+label = "pinned"
+mode = "latency"
+host = "alloc"
+
+[[case]]
+label = "pageable"
+mode = "latency"
+host = "pageable"
+
+[[case]]
+label = "launch-call"
+engine = "empty"
+mode = "enqueue"
+
+[[claim]]
+text = "every pinned copy of 4 B and 64 KiB takes at most 12 µs (p50)"
+case = "pinned"
+metric = "lat_p50_us"
+op = "<="
+value = 12
+
+[[claim]]
+text = "pageable copies keep their p99 under 20 µs"
+case = "pageable"
+metric = "lat_p99_us"
+op = "<="
+value = 20
+
+[[claim]]
+text = "a launch call costs under 5 µs"
+case = "launch-call"
+metric = "lat_p50_us"
+op = "<"
+value = 5
+"#,
+    );
+    let got = claims::evaluate(&s, &set.rows, &machine(&set, "linux", "linux"));
+    let v = verdicts(&got);
+    for (text, verdict, detail) in &v {
+        println!("{text}: {verdict} — {detail}");
+    }
+    assert_eq!(v[0].1, "held", "{v:?}");
+    assert!(
+        v[0].2.starts_with("lat_p50_us = ") && v[0].2.ends_with("<= 12.000"),
+        "{v:?}"
+    );
+    // 64 KiB pageable H2D: p99 35.05 µs.
+    assert_eq!(v[1].1, "not held", "{v:?}");
+    assert!(v[1].2.contains("needs <= 20.000"), "{v:?}");
+    assert_eq!(
+        v[2],
+        (
+            "a launch call costs under 5 µs",
+            "held",
+            "lat_p50_us = 3.751 < 5.000"
+        )
+    );
+}

@@ -1,8 +1,8 @@
 //! GitHub-flavoured Markdown: paste into an issue or a README.
 
 use super::{
-    Comparison, Exporter, TABLE_WIDTH, accounting_grids, bandwidth_grid, closing_lists,
-    header_lines, split_to_width,
+    Comparison, Exporter, LATENCY_TITLE, TABLE_WIDTH, accounting_grids, bandwidth_grid,
+    closing_lists, header_lines, latency_grid, split_to_width,
 };
 
 pub struct MarkdownExporter;
@@ -33,12 +33,22 @@ impl Exporter for MarkdownExporter {
             out.push_str(&format!("- {}\n", cell(&l)));
         }
         let (h, r) = bandwidth_grid(cmp);
-        out.push_str("\n### Bandwidth (median GB/s)\n\n");
-        for (i, (h, r)) in split_to_width(&h, &r, 2, TABLE_WIDTH).iter().enumerate() {
-            if i > 0 {
-                out.push('\n');
+        // A comparison of latency runs alone has no bandwidth rows: no empty table.
+        if !r.is_empty() || latency_grid(cmp).1.is_empty() {
+            out.push_str("\n### Bandwidth (median GB/s)\n\n");
+            for (i, (h, r)) in split_to_width(&h, &r, 2, TABLE_WIDTH).iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(&md_table(h, r));
             }
-            out.push_str(&md_table(h, r));
+        }
+        let (h, r) = latency_grid(cmp);
+        if !r.is_empty() {
+            out.push_str(&format!("\n### {LATENCY_TITLE}\n\n"));
+            for (h, r) in split_to_width(&h, &r, 2, TABLE_WIDTH) {
+                out.push_str(&md_table(&h, &r));
+            }
         }
         for (title, h, r) in accounting_grids(cmp) {
             out.push_str(&format!("\n### {title}\n\n"));

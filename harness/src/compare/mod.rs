@@ -185,6 +185,7 @@ pub(crate) fn bandwidth_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>
     let rows = cmp
         .entries
         .iter()
+        .filter(|e| !e.measures_time)
         .map(|e| {
             let mut row = vec![e.case_label.clone(), lane_cell(e)];
             for c in &e.cells {
@@ -195,6 +196,61 @@ pub(crate) fn bandwidth_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>
                     Some(ch) => {
                         row.push(format!("{:.3}", ch.ratio));
                         row.push(fmt_ci(ch));
+                        row.push(ch.verdict.name().to_string());
+                    }
+                    None => row.extend(["—".to_string(), "—".to_string(), "—".to_string()]),
+                }
+            }
+            row
+        })
+        .collect();
+    (head, rows)
+}
+
+/// The title of [`latency_grid`]'s table.
+pub const LATENCY_TITLE: &str = "Latency (median µs per operation, the chase's per load; lower is better: time/A below 1 is faster)";
+
+/// The latency table (rows whose number is a time) as a header and rows of plain strings: each
+/// run's median time, then per non-baseline run the time ratio to the baseline (below 1: less
+/// time), its interval and the verdict (`faster` when the time went down). Empty rows when no
+/// entry is a time.
+pub fn latency_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
+    let base = cmp
+        .runs
+        .first()
+        .map_or("A".to_string(), |r| r.label.clone());
+    let mut head = vec!["case".to_string(), "lane".to_string()];
+    for r in &cmp.runs {
+        head.push(format!("{} µs (p50)", r.label));
+    }
+    for r in cmp.runs.iter().skip(1) {
+        head.push(format!("{} time/{base}", r.label));
+        head.push(format!("{} 95% CI", r.label));
+        head.push(format!("{} verdict", r.label));
+    }
+    let rows = cmp
+        .entries
+        .iter()
+        .filter(|e| e.measures_time)
+        .map(|e| {
+            let mut row = vec![e.case_label.clone(), lane_cell(e)];
+            for c in &e.cells {
+                row.push(match c {
+                    Some(c) if c.status.is_ok() => c
+                        .time_p50_us
+                        .map_or_else(|| "—".into(), |v| format!("{v:.2}")),
+                    c => cell_value(c.as_ref()),
+                });
+            }
+            for c in e.cells.iter().skip(1) {
+                match c.as_ref().and_then(|c| c.change.as_ref()) {
+                    // The verdict compares rates; the time ratio is its inverse.
+                    Some(ch) => {
+                        row.push(format!("{:.3}", 1.0 / ch.ratio));
+                        row.push(match ch.ci {
+                            Some((lo, hi)) => format!("[{:.3}, {:.3}]", 1.0 / hi, 1.0 / lo),
+                            None => "n/a (<2 samples)".into(),
+                        });
                         row.push(ch.verdict.name().to_string());
                     }
                     None => row.extend(["—".to_string(), "—".to_string(), "—".to_string()]),
@@ -495,5 +551,43 @@ mod tests {
             "latency went down"
         );
         assert_eq!(verdict(10.0, 10.0), Some(Verdict::NoChange));
+    }
+
+    #[test]
+    fn the_latency_table_shows_times_and_reads_less_time_as_faster() {
+        let c = build(&[latency_run(10.0), latency_run(12.0)], 0.02);
+        assert!(bandwidth_grid(&c).1.is_empty(), "no 0.00 GB/s row");
+        let (head, rows) = latency_grid(&c);
+        assert_eq!(
+            head[2..6],
+            ["A µs (p50)", "B µs (p50)", "B time/A", "B 95% CI"]
+        );
+        assert_eq!(rows[0][2..4], ["10.00", "12.00"]);
+        assert_eq!(rows[0][4], "1.200", "the time ratio, not the rate's");
+        assert_eq!(rows[0][6], "slower");
+        let text = TableExporter { color: false }.render(&c);
+        assert!(!text.contains("Bandwidth (median GB/s"), "{text}");
+        assert!(text.contains(LATENCY_TITLE), "{text}");
+    }
+
+    #[test]
+    fn an_empty_kernel_compares_by_its_time_not_by_zero_bandwidth() {
+        let run = |us: f64| {
+            let mut set = latency_run(us);
+            set.rows[0].engine = crate::scenario::Engine::Empty;
+            set.rows[0].lane = Lane::Device;
+            set.samples = Default::default();
+            set
+        };
+        let c = build(&[run(10.0), run(25.0)], 0.02);
+        let (_, rows) = latency_grid(&c);
+        assert_eq!(rows[0][2..5], ["10.00", "25.00", "2.500"]);
+        let cell = c.entries[0].cells[1].as_ref().expect("cell");
+        assert_eq!(cell.median_gbs, None, "nothing moves, no bandwidth");
+        assert_ne!(
+            cell.change.map(|ch| ch.verdict),
+            Some(Verdict::NoChange),
+            "one median each: no interval, so no verdict either way"
+        );
     }
 }

@@ -5,7 +5,7 @@
 use crate::results::{
     ACCOUNTING_METRICS, ACCOUNTING_PHASES, Lane, ResultSet, Row, Sidecar, Status,
 };
-use crate::scenario::Direction;
+use crate::scenario::{Direction, Engine};
 use crate::stats::{self, Sample, Verdict, VerdictRule};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -39,6 +39,9 @@ pub struct Cell {
     pub status: Status,
     /// Median bandwidth, GB/s (1e9 B/s): from the raw samples when present, else the CSV median.
     pub median_gbs: Option<f64>,
+    /// Rows whose number is a time (latency modes, empty kernel, pointer chase): the median
+    /// time, µs (the CSV's `lat_p50_us`; the chase's is per load). Lower is better.
+    pub time_p50_us: Option<f64>,
     /// Raw bandwidth samples the median and CI were computed from (0 = CSV median only).
     pub samples: usize,
     /// Against the baseline run (`None` for the baseline itself, or when either side has no
@@ -59,6 +62,9 @@ pub struct Entry {
     #[serde(skip)]
     pub direction: Direction,
     pub size_bytes: u64,
+    /// The case's number is a time, not a bandwidth ([`Row::measures_time`]): its table shows
+    /// times, and its verdict still reads faster when the time went down.
+    pub measures_time: bool,
     /// One per run, in run order; `None` where the run does not have this case.
     pub cells: Vec<Option<Cell>>,
 }
@@ -301,6 +307,12 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
         if !row.status.is_ok() {
             return (None, 0);
         }
+        // Nothing moves in an empty kernel, so its bandwidth samples are 0: its verdict comes
+        // from the CSV's median time as a rate (one value: the ratio, no interval).
+        if row.engine == Engine::Empty {
+            let rate = row.time_p50_us().map(|us| 1.0 / us);
+            return (rate.and_then(|r| Sample::new(vec![r]).ok()), 0);
+        }
         let raw = sets[i].bandwidth_samples(&row.case_key, row.lane).to_vec();
         if raw.is_empty() {
             (row.bw_median_gbs.and_then(|m| Sample::new(vec![m]).ok()), 0)
@@ -327,7 +339,11 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
                         };
                         Cell {
                             status: row.status.clone(),
-                            median_gbs: s.as_ref().map(Sample::median),
+                            median_gbs: s
+                                .as_ref()
+                                .map(Sample::median)
+                                .filter(|_| row.engine != Engine::Empty),
+                            time_p50_us: row.time_p50_us(),
                             samples: raw,
                             change,
                             accounting: acct_keys
@@ -345,6 +361,7 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
                 lane: first.lane,
                 direction: first.direction,
                 size_bytes: first.size_bytes,
+                measures_time: first.measures_time(),
                 cells,
             }
         })

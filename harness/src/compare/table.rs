@@ -2,8 +2,8 @@
 //! `NO_COLOR`).
 
 use super::{
-    Comparison, Exporter, TABLE_WIDTH, accounting_grids, bandwidth_grid, closing_lists,
-    header_lines, split_to_width,
+    Comparison, Exporter, LATENCY_TITLE, TABLE_WIDTH, accounting_grids, bandwidth_grid,
+    closing_lists, header_lines, latency_grid, split_to_width,
 };
 
 const GREEN: &str = "\x1b[32m";
@@ -94,12 +94,22 @@ impl Exporter for TableExporter {
         }
         out.push('\n');
         let (h, r) = bandwidth_grid(cmp);
-        out.push_str("Bandwidth (median GB/s, 1 GB = 1e9 bytes)\n");
-        for (i, (h, r)) in split_to_width(&h, &r, 2, TABLE_WIDTH).iter().enumerate() {
-            if i > 0 {
-                out.push('\n');
+        // A comparison of latency runs alone has no bandwidth rows: no empty table.
+        if !r.is_empty() || latency_grid(cmp).1.is_empty() {
+            out.push_str("Bandwidth (median GB/s, 1 GB = 1e9 bytes)\n");
+            for (i, (h, r)) in split_to_width(&h, &r, 2, TABLE_WIDTH).iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(&align(h, r, &paint));
             }
-            out.push_str(&align(h, r, &paint));
+        }
+        let (h, r) = latency_grid(cmp);
+        if !r.is_empty() {
+            out.push_str(&format!("\n{LATENCY_TITLE}\n"));
+            for (h, r) in split_to_width(&h, &r, 2, TABLE_WIDTH) {
+                out.push_str(&align(&h, &r, &paint));
+            }
         }
         for (title, h, r) in accounting_grids(cmp) {
             out.push_str(&format!("\n{title}\n"));

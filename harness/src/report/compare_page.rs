@@ -86,8 +86,9 @@ pub fn page_title(cmp: &Comparison, sets: &[ResultSet]) -> String {
     format!("pinscope compare: {}", names.join(" vs "))
 }
 
-/// The verdicts, first: per later run, how many lanes were faster, slower, unchanged or
-/// undecided against the baseline, the lanes that changed, then the full bandwidth table.
+/// The verdicts, first: per later run, how many bandwidth lanes were faster, slower, unchanged
+/// or undecided against the baseline, the lanes that changed, then the full bandwidth table and
+/// the latency table (latency cases are compared by their time, in their own table).
 fn verdicts(body: &mut String, cmp: &Comparison) {
     body.push_str(
         "<section id=\"verdicts\">\n<h2>Verdicts: bandwidth against the baseline</h2>\n<ul>\n",
@@ -97,6 +98,7 @@ fn verdicts(body: &mut String, cmp: &Comparison) {
         let changes: Vec<(&crate::compare::Entry, &crate::stats::Comparison)> = cmp
             .entries
             .iter()
+            .filter(|e| !e.measures_time)
             .filter_map(|e| {
                 let c = e.cells.get(i)?.as_ref()?.change.as_ref()?;
                 Some((e, c))
@@ -143,5 +145,6 @@ fn verdicts(body: &mut String, cmp: &Comparison) {
             ""
         }
     }));
+    body.push_str(&super::latency::compare_table(cmp));
     body.push_str("</section>\n");
 }

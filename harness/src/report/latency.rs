@@ -423,6 +423,20 @@ pub fn figures(scenario: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Vec<F
     out
 }
 
+/// The comparison page's latency table (the rows whose number is a time), or nothing.
+pub fn compare_table(cmp: &crate::compare::Comparison) -> String {
+    let (h, rows) = crate::compare::latency_grid(cmp);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let head: Vec<&str> = h.iter().map(String::as_str).collect();
+    format!(
+        "<h2>{}</h2>\n{}",
+        escape(crate::compare::LATENCY_TITLE),
+        table(&head, &rows, &|_| "")
+    )
+}
+
 /// A time row's identity across runs and what it is called on the platform page.
 fn platform_rows(sets: &[ResultSet]) -> Vec<(&str, Lane, String)> {
     let mut seen = std::collections::HashSet::new();

@@ -102,7 +102,7 @@ fn ceilings(sets: &[ResultSet], names: &[String]) -> Vec<String> {
                 .iter()
                 .filter(|r| r.pinned_ceiling_mib.is_some())
                 .max_by(|a, b| a.pinned_ceiling_mib.total_cmp_some(b.pinned_ceiling_mib));
-            match (top, super::platform::ceiling(s)) {
+            match (top, ceiling(s)) {
                 (Some(r), Some(v)) if r.pinned_ceiling_at_cap() == Some(true) => {
                     format!("{n} ≥ {v:.0} MiB (the probe's limit, not the machine's)")
                 }
@@ -138,6 +138,23 @@ fn ceilings(sets: &[ResultSet], names: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Pinned ceiling (most MiB the probe could pin) of a run.
+pub(super) fn ceiling(s: &ResultSet) -> Option<f64> {
+    let from_rows = s
+        .rows
+        .iter()
+        .filter_map(|r| r.pinned_ceiling_mib)
+        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+    from_rows.or_else(|| {
+        s.sidecar.as_ref().and_then(|c| {
+            c.probes
+                .iter()
+                .find(|p| p.name.contains("ceiling"))
+                .map(|p| p.value)
+        })
+    })
 }
 
 trait TotalCmpSome {

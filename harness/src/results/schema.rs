@@ -382,6 +382,16 @@ impl Row {
         self.mode.is_latency() || self.engine == Engine::Empty || self.engine.is_chase()
     }
 
+    /// The median time of a row whose number is a time ([`Row::measures_time`]), µs: the
+    /// `lat_p50_us` column, or for back-to-back launches (no per-launch samples) the batch's
+    /// time per launch.
+    pub fn time_p50_us(&self) -> Option<f64> {
+        if !self.measures_time() {
+            return None;
+        }
+        self.lat_p50_us.or(self.time_median_ms.map(|ms| ms * 1e3))
+    }
+
     /// The largest device allocation (MiB) with only the case's host memory held: the
     /// `max_alloc_host_mib` column, or in older files `max_alloc_held_mib` when the case held no
     /// device memory (then the two are the same measurement).
