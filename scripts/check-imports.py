@@ -24,14 +24,17 @@ ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file
 
 
 # `input` is how every input file is read (regular files only, bounds, text escaped): any layer
-# that reads a file uses it, and it needs only error and units.
-BOTTOM = {"error", "units", "input"}
+# that reads a file uses it, and it needs only error and units. `accounting` declares the
+# accounting metrics (plain data that probes, columns, claims and reports all name).
+BOTTOM = {"error", "units", "input", "accounting"}
 
 # What each top-level module may import (besides itself). Lower layers never import higher ones.
 ALLOWED = {
     "error": set(),
     "units": set(),
     "input": {"error", "units"},
+    # The accounting metrics' declarations (names, words, sources, platforms): plain data.
+    "accounting": set(),
     "stats": BOTTOM,
     "platform": BOTTOM,
     # The machine: CUDA driver calls and memory observers.

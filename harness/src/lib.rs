@@ -4,6 +4,7 @@
 //! Read top-down: [`cli`] → [`scenario`] → [`run`] ([`strategy`], [`measure`], [`cuda`]) →
 //! [`probe`] → [`results`] → [`stats`] / [`compare`] / [`report`].
 
+pub mod accounting;
 pub mod claims;
 pub mod cli;
 pub mod compare;

@@ -3,7 +3,8 @@
 //! columns) together list every column the writer writes (and the family
 //! `d_<phase>_<metric>_mib` with every phase and metric), so the docs cannot fall behind the CSV.
 
-use pinscope::results::{ACCOUNTING_METRICS, ACCOUNTING_PHASES, base_columns, columns};
+use pinscope::accounting::{Metric, Phase, parse_column};
+use pinscope::results::{base_columns, columns};
 
 fn results_section() -> String {
     let readme = std::fs::read_to_string(concat!(
@@ -50,11 +51,7 @@ fn listed(section: &str) -> Vec<String> {
 #[test]
 fn readme_lists_every_results_column() {
     let words = listed(&results_section());
-    let family = |c: &str| {
-        ACCOUNTING_PHASES
-            .iter()
-            .any(|p| c.starts_with(&format!("d_{p}_")))
-    };
+    let family = |c: &str| parse_column(c).is_some();
     let missing: Vec<String> = columns()
         .into_iter()
         .filter(|c| !family(c) && !words.contains(c))
@@ -63,13 +60,13 @@ fn readme_lists_every_results_column() {
         missing.is_empty(),
         "docs/results-schema.md lacks the columns {missing:?}"
     );
-    for m in ACCOUNTING_METRICS {
+    for m in Metric::ALL.map(Metric::name) {
         assert!(
             words.iter().any(|w| w == m),
             "docs/results-schema.md lacks the metric {m}"
         );
     }
-    for p in ACCOUNTING_PHASES {
+    for p in Phase::ALL.map(Phase::name) {
         assert!(
             words.iter().any(|w| w.starts_with(&format!("d_{p}_"))),
             "docs/results-schema.md lacks the d_{p}_<m>_mib family"

@@ -1,6 +1,7 @@
 //! `compare`, `report` and claims on the published results in `reports/`: real runs on the lent
 //! H200 machines (single-GPU host and two-GPU host), so CI checks the tools on measured data.
 
+use pinscope::accounting::{Metric, Phase};
 use pinscope::compare;
 use pinscope::report;
 use pinscope::results::{Lane, ResultSet, read_rows};
@@ -123,10 +124,20 @@ fn the_article_000_experiment_on_linux_holds_where_it_applies() {
         .iter()
         .find(|r| r.case_label == "alloc")
         .expect("alloc row");
-    assert!(alloc.accounting_value("alloc", "cuda_used").expect("cuda") < 64.0);
-    assert!(alloc.accounting_value("alloc", "proc_rss").expect("rss") > 4000.0);
+    assert!(
+        alloc
+            .accounting_value(Phase::Alloc, Metric::CudaUsed)
+            .expect("cuda")
+            < 64.0
+    );
+    assert!(
+        alloc
+            .accounting_value(Phase::Alloc, Metric::ProcRss)
+            .expect("rss")
+            > 4000.0
+    );
     assert_eq!(
-        alloc.accounting_value("alloc", "shared"),
+        alloc.accounting_value(Phase::Alloc, Metric::Shared),
         None,
         "no DXGI on Linux"
     );

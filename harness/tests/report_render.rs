@@ -7,6 +7,7 @@
 //! a real H200 run; they are not measurements. `UPDATE_GOLDEN=1 cargo test` rewrites the golden
 //! file.
 
+use pinscope::accounting::{Metric, Phase};
 use pinscope::compare::{self, Exporter};
 use pinscope::report;
 use pinscope::results::ResultSet;
@@ -306,7 +307,7 @@ fn no_published_page_attributes_device_memory_to_pinning() {
             .rows
             .iter()
             .filter(|r| r.device_bytes > 0)
-            .filter_map(|r| r.accounting_value("alloc", "cuda_used"))
+            .filter_map(|r| r.accounting_value(Phase::Alloc, Metric::CudaUsed))
             .filter(|v| *v >= 64.0)
             .map(|v| format!("CUDA used {v:+.0} MiB"))
             .collect();
@@ -347,10 +348,10 @@ fn the_wddm_pinned_4g_page_says_what_pinning_alone_cost() {
         .expect("alloc row");
     assert_eq!(alloc.device_bytes, 0);
     for (m, words) in [
-        ("cuda_used", "CUDA used"),
-        ("ledger_pinned", "pinscope's ledger"),
+        (Metric::CudaUsed, "CUDA used"),
+        (Metric::LedgerPinned, "pinscope's ledger"),
     ] {
-        let v = alloc.accounting_value("alloc", m).expect("observed");
+        let v = alloc.accounting_value(Phase::Alloc, m).expect("observed");
         let want = format!("{words} {v:+.0} MiB");
         assert!(memory.contains(&want), "{want} not in {memory}");
     }

@@ -354,11 +354,9 @@ fn row() -> impl Strategy<Value = Row> {
             let (acct, probes) = acct;
             let mut accounting = Vec::new();
             let mut it = acct.into_iter();
-            for p in results::ACCOUNTING_PHASES {
-                for m in results::ACCOUNTING_METRICS {
-                    if let Some(Some(v)) = it.next() {
-                        accounting.push((p.to_string(), m.to_string(), v));
-                    }
+            for (p, m) in pinscope::accounting::columns() {
+                if let Some(Some(v)) = it.next() {
+                    accounting.push((p, m, v));
                 }
             }
             Row {

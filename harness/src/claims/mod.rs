@@ -8,11 +8,11 @@ mod status;
 
 use crate::platform::Machine;
 use crate::results::{self, ClaimVerdict, Row};
-use crate::scenario::{CLAIM_METRICS, Scenario};
+use crate::scenario::{CLAIM_COLUMNS, Scenario};
 pub use crate::scenario::{Claim, Derived, Op};
 
 /// The value of a named metric in a result row (`None` when not measured or not observable):
-/// the column of that name ([`CLAIM_METRICS`] lists those a claim may name), the accounting
+/// the column of that name ([`CLAIM_COLUMNS`] lists those a claim may name), the accounting
 /// family `d_<phase>_<metric>_mib`, or `max_alloc_drop_mib` (free minus host memory only held).
 pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
     if metric == "max_alloc_drop_mib" {
@@ -22,14 +22,10 @@ pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
     if matches!(metric, "out_of_memory" | "mismatched_copies") {
         return status::status_metric(row, metric);
     }
-    if let Some(rest) = metric
-        .strip_prefix("d_")
-        .and_then(|m| m.strip_suffix("_mib"))
-    {
-        let (phase, name) = rest.split_once('_')?;
-        return row.accounting_value(phase, name);
+    if let Some((phase, m)) = crate::accounting::parse_column(metric) {
+        return row.accounting_value(phase, m);
     }
-    if !CLAIM_METRICS.contains(&metric) {
+    if !CLAIM_COLUMNS.contains(&metric) {
         return None;
     }
     results::column(metric)?.number(row)
@@ -261,7 +257,7 @@ mod metric_tests {
             max_alloc_free_mib: Some(3.0),
             ..Row::default()
         };
-        for m in CLAIM_METRICS.iter().filter(|m| !m.starts_with("d_")) {
+        for m in CLAIM_COLUMNS {
             if *m == "max_alloc_drop_mib" {
                 assert_eq!(metric_value(&row, m), Some(2.0));
                 continue;

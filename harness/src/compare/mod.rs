@@ -18,6 +18,7 @@ pub use model::*;
 pub use table::TableExporter;
 
 use crate::Error;
+use crate::accounting::{self, Metric, Phase};
 use crate::results::{ResultSet, Status};
 use crate::scenario::Direction;
 
@@ -262,21 +263,6 @@ pub fn latency_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
     (head, rows)
 }
 
-/// Short names of the accounting metrics for table headers.
-pub(crate) fn metric_header(metric: &str) -> &str {
-    match metric {
-        "cuda_used" => "CUDA used",
-        "nvml_used" => "NVML used",
-        "proc_rss" => "RSS/WS",
-        "mem_available" => "MemAvail",
-        "committed" => "committed",
-        "dedicated" => "dedicated",
-        "shared" => "shared",
-        "ledger_pinned" => "ledger",
-        other => other,
-    }
-}
-
 /// The lane column of an accounting row: a case's memory belongs to the case, so one-way cases
 /// show their direction and bidirectional ones `bidir`.
 pub(crate) fn case_lane(e: &Entry) -> &'static str {
@@ -304,30 +290,30 @@ pub(crate) fn accounting_grids(cmp: &Comparison) -> Vec<(String, Vec<String>, Ve
     let mut out = Vec::new();
     for (phase, title) in [
         (
-            "host",
+            Phase::Host,
             "after the host memory alone was allocated and first touched",
         ),
         (
-            "alloc",
+            Phase::Alloc,
             "after the host and device memory were allocated and first touched",
         ),
-        ("free", "after free and the hold"),
+        (Phase::Free, "after free and the hold"),
     ] {
-        let cols: Vec<(usize, &str)> = cmp
+        let cols: Vec<(usize, Metric)> = cmp
             .accounting_columns
             .iter()
             .enumerate()
             .filter_map(|(j, c)| {
-                c.strip_prefix(&format!("d_{phase}_"))
-                    .and_then(|m| m.strip_suffix("_mib"))
-                    .map(|m| (j, m))
+                accounting::parse_column(c)
+                    .filter(|(p, _)| *p == phase)
+                    .map(|(_, m)| (j, m))
             })
             .collect();
         if cols.is_empty() {
             continue;
         }
         let mut head = vec!["case".to_string(), "lane".to_string(), "run".to_string()];
-        head.extend(cols.iter().map(|(_, m)| metric_header(m).to_string()));
+        head.extend(cols.iter().map(|(_, m)| m.declaration().header.to_string()));
         let mut rows = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for e in &cmp.entries {

@@ -2,9 +2,8 @@
 //! (case, lane) with each run's median, ratio to the baseline, CI and verdict. Exporters only
 //! format this.
 
-use crate::results::{
-    ACCOUNTING_METRICS, ACCOUNTING_PHASES, Lane, ResultSet, Row, Sidecar, Status,
-};
+use crate::accounting;
+use crate::results::{Lane, ResultSet, Row, Sidecar, Status};
 use crate::scenario::{Direction, Engine};
 use crate::stats::{self, Sample, Verdict, VerdictRule};
 use rayon::prelude::*;
@@ -188,10 +187,6 @@ fn run_field(
         .unwrap_or_default()
 }
 
-fn accounting_column(phase: &str, metric: &str) -> String {
-    format!("d_{phase}_{metric}_mib")
-}
-
 /// Builds the comparison of `sets` (the first is the baseline). Pure: no I/O.
 pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
     let rule = VerdictRule::with_noise(noise);
@@ -263,20 +258,15 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
         }
     }
 
-    let accounting_columns: Vec<String> = ACCOUNTING_PHASES
-        .iter()
-        .flat_map(|p| ACCOUNTING_METRICS.iter().map(move |m| (*p, *m)))
+    let acct_keys: Vec<(accounting::Phase, accounting::Metric)> = accounting::columns()
         .filter(|(p, m)| {
             sets.iter()
-                .any(|s| s.rows.iter().any(|r| r.accounting_value(p, m).is_some()))
+                .any(|s| s.rows.iter().any(|r| r.accounting_value(*p, *m).is_some()))
         })
-        .map(|(p, m)| accounting_column(p, m))
         .collect();
-    let acct_keys: Vec<(String, String)> = ACCOUNTING_PHASES
+    let accounting_columns: Vec<String> = acct_keys
         .iter()
-        .flat_map(|p| ACCOUNTING_METRICS.iter().map(move |m| (*p, *m)))
-        .filter(|(p, m)| accounting_columns.contains(&accounting_column(p, m)))
-        .map(|(p, m)| (p.to_string(), m.to_string()))
+        .map(|(p, m)| accounting::column(*p, *m))
         .collect();
 
     // Index every run once: (case_key, lane) -> row, and raw bandwidth samples.
@@ -348,7 +338,7 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
                             change,
                             accounting: acct_keys
                                 .iter()
-                                .map(|(p, m)| row.accounting_value(p, m))
+                                .map(|(p, m)| row.accounting_value(*p, *m))
                                 .collect(),
                         }
                     })

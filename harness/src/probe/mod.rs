@@ -19,6 +19,7 @@
 //! * `process`: `working_set`, `peak_working_set`, `private_usage`, `pagefile_usage`
 //! * `ledger`: `pinned_alloc`, `registered`, `managed`, `device`, `staging`, `pinned`
 
+use crate::accounting::Metric;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -42,19 +43,6 @@ pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts, nvml_memory};
 pub use nvml_settings::{NvmlSettings, fill_under_load_without_nvml, fill_without_nvml};
 pub use os::{dxgi_adapters, fill_windows_settings, running_under_wine};
 pub use procfs::{ProcfsObserver, parse_meminfo, parse_status};
-
-/// Accounting metrics carried as columns (MiB, signed deltas against the `before` snapshot).
-/// The long form of every observer at every phase is in the samples file.
-pub const ACCOUNTING_METRICS: &[&str] = &[
-    "cuda_used",     // cuMemGetInfo total - free
-    "nvml_used",     // NVML device memory used
-    "proc_rss",      // VmRSS (Linux/WSL2) or working set (Windows)
-    "mem_available", // /proc/meminfo MemAvailable (negative = host memory taken)
-    "committed",     // Committed_AS (Linux) or private usage (Windows)
-    "dedicated",     // DXGI LOCAL CurrentUsage (Windows)
-    "shared",        // DXGI NON_LOCAL CurrentUsage (Windows) — Task Manager's "shared GPU memory"
-    "ledger_pinned", // pinscope's own count of page-locked bytes
-];
 
 /// An observer's availability on the machine that ran.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -266,31 +254,16 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// Where each CSV accounting column comes from, first available source first.
-pub const COLUMN_SOURCES: &[(&str, &[&str])] = &[
-    ("cuda_used", &["cuda.used"]),
-    ("nvml_used", &["nvml.used"]),
-    ("proc_rss", &["procfs.vm_rss", "process.working_set"]),
-    ("mem_available", &["procfs.mem_available"]),
-    (
-        "committed",
-        &["procfs.committed_as", "process.private_usage"],
-    ),
-    ("dedicated", &["dxgi.local_usage", "pdh.process_dedicated"]),
-    ("shared", &["dxgi.nonlocal_usage", "pdh.process_shared"]),
-    ("ledger_pinned", &["ledger.pinned"]),
-];
-
-/// The CSV's accounting columns ([`ACCOUNTING_METRICS`]) as MiB deltas between two snapshots.
-/// A column whose sources were not read in both snapshots is left out.
-pub fn column_values(before: &Snapshot, after: &Snapshot) -> Vec<(String, f64)> {
+/// The CSV's accounting metrics ([`crate::accounting::METRICS`], each from its first source
+/// read) as MiB deltas between two snapshots. A metric whose sources were not read in both
+/// snapshots is left out.
+pub fn column_values(before: &Snapshot, after: &Snapshot) -> Vec<(Metric, f64)> {
     let d: BTreeMap<String, f64> = delta(before, after).into_iter().collect();
-    ACCOUNTING_METRICS
+    crate::accounting::METRICS
         .iter()
-        .filter_map(|col| {
-            let (_, sources) = COLUMN_SOURCES.iter().find(|(c, _)| c == col)?;
-            let v = sources.iter().find_map(|s| d.get(*s))?;
-            Some((col.to_string(), v / crate::units::MIB as f64))
+        .filter_map(|m| {
+            let v = m.sources.iter().find_map(|s| d.get(*s))?;
+            Some((m.metric, v / crate::units::MIB as f64))
         })
         .collect()
 }

@@ -60,7 +60,7 @@ fn columns_follow_the_windows_article() {
     };
     let (b, a) = (at("before", false), at("alloc", true));
     let cols = column_values(&b, &a);
-    let get = |c: &str| cols.iter().find(|(k, _)| k == c).map(|(_, v)| *v);
+    let get = |c: &str| cols.iter().find(|(k, _)| k.name() == c).map(|(_, v)| *v);
     assert_eq!(get("cuda_used"), Some(0.0));
     assert!((get("nvml_used").unwrap_or(f64::NAN) - 204.8).abs() < 1e-9);
     assert_eq!(get("dedicated"), Some(102.0));
@@ -69,12 +69,11 @@ fn columns_follow_the_windows_article() {
     assert_eq!(get("committed"), Some(4096.0));
     assert_eq!(get("ledger_pinned"), Some(4096.0));
     assert_eq!(get("mem_available"), None, "no procfs on Windows");
-    // Columns come out in ACCOUNTING_METRICS order.
-    let order: Vec<&str> = cols.iter().map(|(k, _)| k.as_str()).collect();
-    let expected: Vec<&str> = ACCOUNTING_METRICS
-        .iter()
-        .copied()
-        .filter(|m| *m != "mem_available")
+    // Columns come out in the CSV's order.
+    let order: Vec<Metric> = cols.iter().map(|(k, _)| *k).collect();
+    let expected: Vec<Metric> = Metric::ALL
+        .into_iter()
+        .filter(|m| *m != Metric::MemAvailable)
         .collect();
     assert_eq!(order, expected);
 }
@@ -101,7 +100,10 @@ fn columns_on_linux_and_fallbacks() {
             ("pdh", "process_dedicated", MIB),
         ],
     );
-    let cols: BTreeMap<String, f64> = column_values(&b, &a).into_iter().collect();
+    let cols: BTreeMap<&str, f64> = column_values(&b, &a)
+        .into_iter()
+        .map(|(m, v)| (m.name(), v))
+        .collect();
     assert_eq!(cols["proc_rss"], 1024.0);
     assert_eq!(
         cols["mem_available"], -1000.0,
@@ -110,16 +112,14 @@ fn columns_on_linux_and_fallbacks() {
     assert_eq!(cols["committed"], 1024.0);
     assert_eq!(cols["shared"], 512.0, "PDH when DXGI is absent");
     assert_eq!(cols["dedicated"], 0.0);
-    assert!(!cols.contains_key("cuda_used"));
+    assert!(!cols.contains_key(&"cuda_used"));
 }
 
 #[test]
-fn every_column_has_a_source() {
-    for m in ACCOUNTING_METRICS {
-        assert!(
-            COLUMN_SOURCES.iter().any(|(c, _)| c == m),
-            "no source for {m}"
-        );
+fn every_metric_has_a_source_of_an_observer() {
+    for d in crate::accounting::METRICS {
+        assert!(!d.sources.is_empty(), "no source for {}", d.name);
+        assert!(!d.metric.observers().is_empty(), "{}", d.name);
     }
 }
 
@@ -206,8 +206,8 @@ fn for_this_machine_never_panics() {
     }
     ledger.add(LedgerCategory::PinnedAlloc, 3 * 1048576);
     let a = obs.snapshot("alloc");
-    let cols: BTreeMap<String, f64> = column_values(&s, &a).into_iter().collect();
-    assert_eq!(cols["ledger_pinned"], 3.0);
+    let cols: BTreeMap<Metric, f64> = column_values(&s, &a).into_iter().collect();
+    assert_eq!(cols[&Metric::LedgerPinned], 3.0);
     println!("{}", describe(&obs));
 }
 

@@ -8,52 +8,49 @@
 //! without device memory these are the host memory's own cost; otherwise the sentences say that
 //! the two memories cannot be told apart.
 
+use crate::accounting::{Metric, Phase};
 use crate::results::Row;
 use crate::units::format_size;
 
 /// The probe's step: two max-alloc results closer than this are the same.
 const MAX_ALLOC_STEP_MIB: f64 = 64.0;
 
-/// Observers whose change is device memory, with their words.
-const DEVICE_SIDE: &[(&str, &str)] = &[
-    ("shared", "shared GPU memory"),
-    ("dedicated", "dedicated GPU memory"),
-    ("cuda_used", "CUDA used"),
-];
+/// Metrics whose change is device memory.
+const DEVICE_SIDE: &[Metric] = &[Metric::Shared, Metric::Dedicated, Metric::CudaUsed];
 
-/// The observers a memory sentence names, with their words.
-pub const NAMED: &[(&str, &str)] = &[
-    ("shared", "shared GPU memory"),
-    ("dedicated", "dedicated GPU memory"),
-    ("cuda_used", "CUDA used"),
-    ("proc_rss", "host RSS"),
-    ("ledger_pinned", "pinscope's ledger"),
+/// The metrics a memory sentence names.
+pub const NAMED: &[Metric] = &[
+    Metric::Shared,
+    Metric::Dedicated,
+    Metric::CudaUsed,
+    Metric::ProcRss,
+    Metric::LedgerPinned,
 ];
 
 /// True when the row's deltas show the host memory's cost on its own: it has the `host` phase,
 /// or it held no device memory (then `alloc` is the host memory alone).
 pub fn host_cost_known(r: &Row) -> bool {
-    r.accounting.iter().any(|(p, _, _)| p == "host") || r.device_bytes == 0
+    r.has_accounting_at(Phase::Host) || r.device_bytes == 0
 }
 
 /// MiB `metric` moved when the case's host memory alone was allocated and first touched.
-pub fn host_alone(r: &Row, metric: &str) -> Option<f64> {
-    r.accounting_value("host", metric).or_else(|| {
+pub fn host_alone(r: &Row, metric: Metric) -> Option<f64> {
+    r.accounting_value(Phase::Host, metric).or_else(|| {
         (r.device_bytes == 0)
-            .then(|| r.accounting_value("alloc", metric))
+            .then(|| r.accounting_value(Phase::Alloc, metric))
             .flatten()
     })
 }
 
 /// MiB `metric` moved when the case's device memory was added to its host memory.
-pub fn device_added(r: &Row, metric: &str) -> Option<f64> {
-    Some(r.accounting_value("alloc", metric)? - r.accounting_value("host", metric)?)
+pub fn device_added(r: &Row, metric: Metric) -> Option<f64> {
+    Some(r.accounting_value(Phase::Alloc, metric)? - r.accounting_value(Phase::Host, metric)?)
 }
 
-fn moved(r: &Row, names: &[(&str, &str)], value: impl Fn(&Row, &str) -> Option<f64>) -> String {
-    names
+fn moved(r: &Row, metrics: &[Metric], value: impl Fn(&Row, Metric) -> Option<f64>) -> String {
+    metrics
         .iter()
-        .filter_map(|(m, n)| value(r, m).map(|v| format!("{n} {v:+.0} MiB")))
+        .filter_map(|m| value(r, *m).map(|v| format!("{} {v:+.0} MiB", m.declaration().words)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -76,7 +73,7 @@ pub fn memory_sentence(rows: &[&Row]) -> Option<String> {
         Some(r) => host_sentence(&r)?,
         None => {
             let r = largest(&mut pinned.iter().copied())?;
-            let seen = moved(&r, NAMED, |r, m| r.accounting_value("alloc", m));
+            let seen = moved(&r, NAMED, |r, m| r.accounting_value(Phase::Alloc, m));
             if seen.is_empty() {
                 return None;
             }
@@ -90,7 +87,7 @@ pub fn memory_sentence(rows: &[&Row]) -> Option<String> {
     };
     if !rows
         .iter()
-        .any(|r| r.accounting.iter().any(|(_, m, _)| m == "shared"))
+        .any(|r| r.accounting.iter().any(|(_, m, _)| *m == Metric::Shared))
     {
         text.push_str("; shared GPU memory is not observable on this platform");
     }

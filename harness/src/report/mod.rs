@@ -873,7 +873,10 @@ pub fn render_fleet_report(
             nvbandwidth,
         ));
         figs.extend(latency::figures(name, rows, &labels));
-        for phase in ["alloc", "free"] {
+        for phase in [
+            crate::accounting::Phase::Alloc,
+            crate::accounting::Phase::Free,
+        ] {
             figs.push(plot_accounting::accounting(
                 name, phase, rows, &labels, scale,
             ));

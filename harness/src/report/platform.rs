@@ -11,30 +11,10 @@ use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
 use super::html::{escape, table};
 use super::labels::{case_memory_words, case_words, direction_key};
 use super::platform_answer::ceiling;
+use crate::accounting::{Metric, Phase};
 use crate::results::{Lane, ResultSet, Row};
 use std::collections::HashMap;
 use std::fmt::Write;
-
-/// Accounting metrics in the order a Windows-vs-WSL2 reader asks about them, with the observer
-/// that supplies each and the name readers know it by.
-pub const OBSERVED: &[(&str, &str, &str)] = &[
-    (
-        "shared",
-        "dxgi",
-        "shared GPU memory (Task Manager; DXGI non-local)",
-    ),
-    ("dedicated", "dxgi", "dedicated GPU memory (DXGI local)"),
-    ("proc_rss", "procfs|process", "host RSS / working set"),
-    (
-        "ledger_pinned",
-        "ledger",
-        "pinscope ledger: page-locked bytes",
-    ),
-    ("cuda_used", "cuda", "CUDA used (cuMemGetInfo)"),
-    ("nvml_used", "nvml", "NVML device used"),
-    ("committed", "procfs|process", "committed / private bytes"),
-    ("mem_available", "procfs", "MemAvailable"),
-];
 
 /// The platform a run says it ran on (`windows-wddm`, `wsl2`, `linux`…).
 /// Native Windows is named with its driver model (`windows-wddm`, `windows-tcc`), as claims
@@ -110,11 +90,11 @@ fn identities(sets: &[ResultSet]) -> Vec<&Row> {
         .collect()
 }
 
-fn observer_state(s: &ResultSet, observers: &str) -> Option<(bool, String)> {
+fn observer_state(s: &ResultSet, observers: &[&str]) -> Option<(bool, String)> {
     let c = s.sidecar.as_ref()?;
     let mut found = None;
-    for o in observers.split('|') {
-        if let Some(st) = c.observers.iter().find(|x| x.name == o) {
+    for o in observers {
+        if let Some(st) = c.observers.iter().find(|x| x.name == *o) {
             if st.available {
                 return Some((true, String::new()));
             }
@@ -273,11 +253,13 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
     // Observer availability, with the reason when not.
     let mut head = vec!["observer".to_string()];
     head.extend(names.iter().cloned());
-    let avail_rows: Vec<Vec<String>> = OBSERVED
+    let avail_rows: Vec<Vec<String>> = Metric::READER_ORDER
         .iter()
-        .map(|(_, obs, label)| {
-            let mut row = vec![format!("{label} [{}]", obs.replace('|', " or "))];
-            row.extend(sets.iter().map(|s| match observer_state(s, obs) {
+        .map(|m| {
+            let obs = m.observers();
+            let label = m.declaration().label;
+            let mut row = vec![format!("{label} [{}]", obs.join(" or "))];
+            row.extend(sets.iter().map(|s| match observer_state(s, &obs) {
                 Some((true, _)) => "available".to_string(),
                 Some((false, why)) => format!("unavailable: {why}"),
                 None => "not recorded".into(),
@@ -289,13 +271,15 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
     out.push_str(&table(&h, &avail_rows, &|_| ""));
 
     let scale = super::plot_accounting::page_scale(sets.iter().flat_map(|s| &s.rows));
-    for (metric, obs, label) in OBSERVED {
+    for metric in Metric::READER_ORDER {
+        let label = metric.declaration().label;
+        let obs = metric.observers();
         let states: Vec<Option<(bool, String)>> =
-            sets.iter().map(|s| observer_state(s, obs)).collect();
+            sets.iter().map(|s| observer_state(s, &obs)).collect();
         let any_value = sets.iter().any(|s| {
             s.rows.iter().any(|r| {
-                r.accounting_value("alloc", metric).is_some()
-                    || r.accounting_value("free", metric).is_some()
+                r.accounting_value(Phase::Alloc, metric).is_some()
+                    || r.accounting_value(Phase::Free, metric).is_some()
             })
         });
         if !any_value {
@@ -319,8 +303,8 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
                     .flat_map(|s| {
                         let r = s.rows.iter().find(|r| r.case_key == c.case_key);
                         [
-                            r.and_then(|r| r.accounting_value("alloc", metric)),
-                            r.and_then(|r| r.accounting_value("free", metric)),
+                            r.and_then(|r| r.accounting_value(Phase::Alloc, metric)),
+                            r.and_then(|r| r.accounting_value(Phase::Free, metric)),
                         ]
                     })
                     .collect()
@@ -372,7 +356,7 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
                 let mut row = vec![case_memory_words(c)];
                 for (s, st) in sets.iter().zip(&states) {
                     let r = s.rows.iter().find(|r| r.case_key == c.case_key);
-                    for phase in ["alloc", "free"] {
+                    for phase in [Phase::Alloc, Phase::Free] {
                         row.push(fmt_mib(
                             r.and_then(|r| r.accounting_value(phase, metric)),
                             st.as_ref(),

@@ -9,6 +9,7 @@
 use super::html::escape;
 use super::labels::case_words;
 use super::memory_cost::{NAMED, host_alone, host_cost_known};
+use crate::accounting::{Metric, Phase};
 use crate::results::{ResultSet, Row};
 use crate::units::format_size;
 use std::fmt::Write;
@@ -44,10 +45,12 @@ fn pin_case(sets: &[ResultSet]) -> Option<&Row> {
 }
 
 /// `words +N MiB` for each named observer `value` gives, joined.
-fn observed(r: &Row, value: impl Fn(&Row, &str) -> Option<f64>) -> String {
+fn observed(r: &Row, value: impl Fn(&Row, Metric) -> Option<f64>) -> String {
     NAMED
         .iter()
-        .filter_map(|(m, n)| value(r, m).map(|v| format!("{n} {v:+.0} MiB")))
+        .filter_map(|m| {
+            value(r, *m).map(|v| format!("{} {v:+.0} MiB", m.declaration().words))
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -68,7 +71,7 @@ fn pin_booking(sets: &[ResultSet], names: &[String]) -> Vec<String> {
                 );
             };
             let booked = observed(r, host_alone);
-            let after = observed(r, |r, m| r.accounting_value("free", m));
+            let after = observed(r, |r, m| r.accounting_value(Phase::Free, m));
             let mut t = format!(
                 "{n}: holding {size} page-locked ({}, before any device memory) booked {}",
                 r.case_label,
@@ -81,7 +84,7 @@ fn pin_booking(sets: &[ResultSet], names: &[String]) -> Vec<String> {
             if !after.is_empty() {
                 let _ = write!(t, "; after the free and the hold: {after}");
             }
-            if host_alone(r, "shared").is_none() {
+            if host_alone(r, Metric::Shared).is_none() {
                 t.push_str("; shared GPU memory is not observable here");
             }
             t.push('.');

@@ -3,20 +3,9 @@
 use super::CaseRow;
 use super::chart::{self, Bars, Figure};
 use super::labels::case_memory_words;
+use crate::accounting::{Metric, Phase};
 use crate::results::Row;
 use std::collections::HashSet;
-
-/// Metrics in display order, with the names readers know them by.
-pub const METRICS: &[(&str, &str)] = &[
-    ("dedicated", "dedicated (DXGI local)"),
-    ("shared", "shared GPU memory (DXGI non-local)"),
-    ("proc_rss", "host RSS / working set"),
-    ("mem_available", "MemAvailable"),
-    ("committed", "committed"),
-    ("ledger_pinned", "pinscope ledger (pinned)"),
-    ("cuda_used", "CUDA used"),
-    ("nvml_used", "NVML used"),
-];
 
 /// The range (MiB) of every accounting delta after allocation or after free in `rows`, 0
 /// included: the one scale a page's accounting plots share, so +2 MiB on one plot never draws as
@@ -24,8 +13,8 @@ pub const METRICS: &[(&str, &str)] = &[
 pub fn page_scale<'r>(rows: impl Iterator<Item = &'r Row>) -> Option<(f64, f64)> {
     let mut range: Option<(f64, f64)> = None;
     for r in rows {
-        for (p, m, v) in &r.accounting {
-            let plotted = (p == "alloc" || p == "free") && METRICS.iter().any(|(x, _)| x == m);
+        for (p, _, v) in &r.accounting {
+            let plotted = matches!(p, Phase::Alloc | Phase::Free);
             if plotted && v.is_finite() {
                 let (l, h) = range.unwrap_or((0.0, 0.0));
                 range = Some((l.min(*v), h.max(*v)));
@@ -39,29 +28,28 @@ pub fn page_scale<'r>(rows: impl Iterator<Item = &'r Row>) -> Option<(f64, f64)>
 pub const SHARED_SCALE: &str = "Every accounting plot on this page uses the same MiB scale, so bar lengths compare across plots.";
 
 /// What each observer saw after allocation (`phase` `alloc`) or after free and hold (`free`),
-/// drawn on the page's shared `scale` ([`page_scale`]).
+/// drawn on the page's shared `scale` ([`page_scale`]): one bar per metric, in
+/// [`Metric::READER_ORDER`], labelled with its declaration's label.
 pub fn accounting(
     scenario: &str,
-    phase: &str,
+    phase: Phase,
     rows: &[CaseRow<'_>],
     labels: &[String],
     scale: Option<(f64, f64)>,
 ) -> Figure {
-    let what = if phase == "alloc" {
+    let what = if phase == Phase::Alloc {
         "after allocation"
     } else {
         "after free and hold"
     };
     let title = format!("{scenario}: what did each observer see {what}?");
-    let mut cases = first_row_per_case(rows, |r| {
-        !r.accounting.is_empty() && r.accounting.iter().any(|(p, _, _)| p == phase)
-    });
-    let metrics: Vec<&(&str, &str)> = METRICS
-        .iter()
-        .filter(|(m, _)| {
+    let mut cases = first_row_per_case(rows, |r| r.has_accounting_at(phase));
+    let metrics: Vec<Metric> = Metric::READER_ORDER
+        .into_iter()
+        .filter(|m| {
             cases
                 .iter()
-                .any(|(_, r)| r.accounting_value(phase, m).is_some())
+                .any(|(_, r)| r.accounting_value(phase, *m).is_some())
         })
         .collect();
     if cases.is_empty() || metrics.is_empty() {
@@ -77,14 +65,17 @@ pub fn accounting(
     let bars = Bars {
         title,
         x_desc: "change against before allocation (MiB)".into(),
-        series: metrics.iter().map(|(_, n)| n.to_string()).collect(),
+        series: metrics
+            .iter()
+            .map(|m| m.declaration().label.to_string())
+            .collect(),
         categories: case_categories(&cases, labels),
         values: cases
             .iter()
             .map(|(_, r)| {
                 metrics
                     .iter()
-                    .map(|(m, _)| r.accounting_value(phase, m))
+                    .map(|m| r.accounting_value(phase, *m))
                     .collect()
             })
             .collect(),
@@ -96,7 +87,7 @@ pub fn accounting(
         &bars,
         &caption,
         left_out,
-        chart::plot_kind(format!("accounting-{phase}")),
+        chart::plot_kind(format!("accounting-{}", phase.name())),
     )
 }
 

@@ -7,6 +7,7 @@ use super::samples::Samples;
 use super::schema::*;
 use super::sidecar::{samples_path, sidecar_path};
 use crate::Error;
+use crate::accounting;
 use crate::scenario::{HostFlags, HostKind};
 use std::fs::File;
 use std::io::Write;
@@ -201,8 +202,8 @@ const TAIL: &[Column] = &[
 ];
 
 /// The fixed leading columns of the results CSV, in order: `schema_version` and [`HEAD`].
-/// Accounting columns follow them, `d_<phase>_<metric>_mib` for each of [`ACCOUNTING_PHASES`] ×
-/// [`ACCOUNTING_METRICS`], then [`TAIL`].
+/// Accounting columns follow them, `d_<phase>_<metric>_mib` for each phase and metric
+/// ([`crate::accounting::columns`]), then [`TAIL`]; the late phases' come last.
 pub fn base_columns() -> Vec<&'static str> {
     std::iter::once("schema_version")
         .chain(HEAD.iter().map(|c| c.name))
@@ -212,24 +213,15 @@ pub fn base_columns() -> Vec<&'static str> {
 /// Every column of the results CSV, in order.
 pub fn columns() -> Vec<String> {
     let mut cols: Vec<String> = base_columns().into_iter().map(String::from).collect();
-    let (early, late) = accounting_phases();
-    let family = |p: &&'static str| {
-        let p = *p;
-        ACCOUNTING_METRICS
-            .iter()
-            .map(move |m| format!("d_{p}_{m}_mib"))
+    let family = |late: bool| {
+        accounting::columns()
+            .filter(move |(p, _)| p.is_late() == late)
+            .map(|(p, m)| accounting::column(p, m))
     };
-    cols.extend(early.iter().flat_map(family));
+    cols.extend(family(false));
     cols.extend(TAIL.iter().map(|c| c.name.to_string()));
-    cols.extend(late.iter().flat_map(family));
+    cols.extend(family(true));
     cols
-}
-
-/// The accounting phases whose columns come before [`TAIL`], and those after it (added later).
-fn accounting_phases() -> (Vec<&'static str>, Vec<&'static str>) {
-    ACCOUNTING_PHASES
-        .iter()
-        .partition(|p| !LATE_ACCOUNTING_PHASES.contains(p))
 }
 
 /// The column named `name` among the fixed ones (not the accounting family).
@@ -331,20 +323,15 @@ fn row_fields(r: &Row) -> Vec<String> {
     let mut r = r.clone();
     let mut f = vec![SCHEMA_VERSION.to_string()];
     f.extend(HEAD.iter().map(|c| c.write(&mut r)));
-    let (early, late) = accounting_phases();
-    let family = |r: &Row, phases: &[&str]| -> Vec<String> {
-        phases
-            .iter()
-            .flat_map(|p| {
-                ACCOUNTING_METRICS
-                    .iter()
-                    .map(|m| opt(r.accounting_value(p, m)))
-            })
+    let family = |r: &Row, late: bool| -> Vec<String> {
+        accounting::columns()
+            .filter(|(p, _)| p.is_late() == late)
+            .map(|(p, m)| opt(r.accounting_value(p, m)))
             .collect()
     };
-    f.extend(family(&r, &early));
+    f.extend(family(&r, false));
     f.extend(TAIL.iter().map(|c| c.write(&mut r)));
-    f.extend(family(&r, &late));
+    f.extend(family(&r, true));
     f
 }
 
@@ -538,16 +525,10 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         .iter()
         .map(|c| h.idx(c.name))
         .collect::<Result<_, _>>()?;
-    let acct: Vec<(String, String, Option<usize>)> = ACCOUNTING_PHASES
-        .iter()
-        .flat_map(|p| ACCOUNTING_METRICS.iter().map(move |m| (*p, *m)))
+    let acct: Vec<(accounting::Phase, accounting::Metric, Option<usize>)> = accounting::columns()
         .map(|(p, m)| {
-            let col = format!("d_{p}_{m}_mib");
-            (
-                p.to_string(),
-                m.to_string(),
-                h.names.iter().position(|n| *n == col),
-            )
+            let col = accounting::column(p, m);
+            (p, m, h.names.iter().position(|n| *n == col))
         })
         .collect();
     // Added after schema 1 was published: files without them read as the blank row's values.
@@ -585,10 +566,13 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
                             bad(
                                 path,
                                 line(),
-                                format!("`d_{p}_{m}_mib` is `{s}`, not a finite number"),
+                                format!(
+                                    "`{}` is `{s}`, not a finite number",
+                                    accounting::column(*p, *m)
+                                ),
                             )
                         })?;
-                    accounting.push((p.clone(), m.clone(), v));
+                    accounting.push((*p, *m, v));
                 }
             }
         }

@@ -4,11 +4,11 @@
 //! Bump [`SCHEMA_VERSION`] whenever a column changes meaning or disappears; adding a column at the
 //! end is compatible (readers look columns up by name).
 
+use crate::accounting;
 use serde::{Deserialize, Serialize};
 
 pub use super::failure::{Cause, Failure, Phase};
 pub use crate::platform::MachineKey;
-pub use crate::probe::ACCOUNTING_METRICS;
 pub use crate::scenario::Lane;
 use crate::scenario::{Direction, Engine, HostFlags, HostKind, Mode, Wait};
 use std::fmt;
@@ -204,18 +204,8 @@ pub fn host_name(host: Option<HostKind>) -> &'static str {
     host.map_or("device", HostKind::name)
 }
 
-/// Phases at which the CSV carries deltas from `before`, in the order a case goes through them:
-/// `host` (the host memory allocated and first touched, no device memory yet: what the host
-/// memory alone cost), `alloc` (host and device memory allocated and first touched; minus `host`
-/// it is what the device memory cost) and `free` (at the end of the hold after free).
-pub const ACCOUNTING_PHASES: &[&str] = &["host", "alloc", "free"];
-
 /// The largest default cap of the pinned-ceiling probe (MiB): min(50% of RAM, 16 GiB).
 pub const DEFAULT_CEILING_CAP_MAX_MIB: f64 = 16.0 * 1024.0;
-
-/// Accounting phases whose columns come after [`ACCOUNTING_PHASES`]' others, at the end of the
-/// row: they were added after files had been published, which read them as empty.
-pub const LATE_ACCOUNTING_PHASES: &[&str] = &["host"];
 
 /// One row of the results CSV.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -269,9 +259,8 @@ pub struct Row {
     /// Page-locked host bytes held by the case (ledger).
     pub pinned_bytes: u64,
     pub device_bytes: u64,
-    /// `(phase, metric) -> MiB delta`; phases from [`ACCOUNTING_PHASES`], metrics from
-    /// [`ACCOUNTING_METRICS`]. Missing = observer unavailable.
-    pub accounting: Vec<(String, String, f64)>,
+    /// `(phase, metric) -> MiB delta` ([`crate::accounting`]). Missing = observer unavailable.
+    pub accounting: Vec<(accounting::Phase, accounting::Metric, f64)>,
     /// Largest device allocation (MiB) with the case's host *and device* memory held: written
     /// by pinscope before the host phase existed, read from such files, empty in new ones.
     pub max_alloc_held_mib: Option<f64>,
@@ -411,11 +400,20 @@ impl Row {
         Some(got >= cap)
     }
 
-    pub fn accounting_value(&self, phase: &str, metric: &str) -> Option<f64> {
+    pub fn accounting_value(
+        &self,
+        phase: accounting::Phase,
+        metric: accounting::Metric,
+    ) -> Option<f64> {
         self.accounting
             .iter()
-            .find(|(p, m, _)| p == phase && m == metric)
+            .find(|(p, m, _)| *p == phase && *m == metric)
             .map(|(_, _, v)| *v)
+    }
+
+    /// True when the row has any accounting delta at `phase`.
+    pub fn has_accounting_at(&self, phase: accounting::Phase) -> bool {
+        self.accounting.iter().any(|(p, _, _)| *p == phase)
     }
 }
 

@@ -1,6 +1,7 @@
 //! What one case produced ([`CaseOutcome`], filled by [`super::case`]) and the rows built from it:
 //! [`Row::from_outcome`] gives the results row per lane and the long-form sample rows.
 
+use crate::accounting::Phase;
 use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
 use crate::results::{Device, Lane, Row, SampleRow, Status, Verification};
@@ -130,10 +131,15 @@ impl Row {
         let mut accounting = Vec::new();
         // `host`: the host memory alone; `alloc`: host and device memory (the `device` snapshot).
         if let Some(b) = at("before") {
-            for (phase, snap) in [("host", at("host")), ("alloc", at("device")), ("free", end)] {
+            let phases = [
+                (Phase::Host, at("host")),
+                (Phase::Alloc, at("device")),
+                (Phase::Free, end),
+            ];
+            for (phase, snap) in phases {
                 if let Some(a) = snap {
                     for (m, v) in probe::column_values(b, a) {
-                        accounting.push((phase.to_string(), m, v));
+                        accounting.push((phase, m, v));
                     }
                 }
             }

@@ -61,9 +61,9 @@ use crate::error::{Problem, Problems};
 use raw::Pos;
 use std::path::Path;
 
-/// Metrics a `[[claim]]` may name (`metric`, and the metric part of `of = "<label>.<metric>"`).
-/// The `d_host_*` / `d_alloc_*` / `d_free_*` names follow [`crate::results::ACCOUNTING_METRICS`].
-pub const CLAIM_METRICS: &[&str] = &[
+/// Metrics a `[[claim]]` may name (`metric`, and the metric part of `of = "<label>.<metric>"`)
+/// besides the accounting family `d_<phase>_<metric>_mib` ([`claim_metrics`] lists both).
+pub const CLAIM_COLUMNS: &[&str] = &[
     "bw_median_gbs",
     "time_median_ms",
     "wall_median_ms",
@@ -83,31 +83,21 @@ pub const CLAIM_METRICS: &[&str] = &[
     "lat_event_p50_us",
     "out_of_memory",
     "mismatched_copies",
-    "d_alloc_cuda_used_mib",
-    "d_alloc_nvml_used_mib",
-    "d_alloc_proc_rss_mib",
-    "d_alloc_mem_available_mib",
-    "d_alloc_committed_mib",
-    "d_alloc_dedicated_mib",
-    "d_alloc_shared_mib",
-    "d_alloc_ledger_pinned_mib",
-    "d_free_cuda_used_mib",
-    "d_free_nvml_used_mib",
-    "d_free_proc_rss_mib",
-    "d_free_mem_available_mib",
-    "d_free_committed_mib",
-    "d_free_dedicated_mib",
-    "d_free_shared_mib",
-    "d_free_ledger_pinned_mib",
-    "d_host_cuda_used_mib",
-    "d_host_nvml_used_mib",
-    "d_host_proc_rss_mib",
-    "d_host_mem_available_mib",
-    "d_host_committed_mib",
-    "d_host_dedicated_mib",
-    "d_host_shared_mib",
-    "d_host_ledger_pinned_mib",
 ];
+
+/// Every metric a `[[claim]]` may name: [`CLAIM_COLUMNS`], then every accounting column.
+pub fn claim_metrics() -> Vec<String> {
+    CLAIM_COLUMNS
+        .iter()
+        .map(|m| m.to_string())
+        .chain(crate::accounting::columns().map(|(p, m)| crate::accounting::column(p, m)))
+        .collect()
+}
+
+/// Whether a `[[claim]]` may name `metric`.
+pub fn is_claim_metric(metric: &str) -> bool {
+    CLAIM_COLUMNS.contains(&metric) || crate::accounting::parse_column(metric).is_some()
+}
 
 /// Platforms a claim may be limited to.
 pub const CLAIM_PLATFORMS: &[&str] = validate_blocks::PLATFORMS;

@@ -816,17 +816,20 @@ fn claims_are_validated() {
 
 #[test]
 fn claim_metrics_follow_the_accounting_metrics() {
-    for m in crate::results::ACCOUNTING_METRICS {
-        for phase in crate::results::ACCOUNTING_PHASES {
-            let name = format!("d_{phase}_{m}_mib");
-            assert!(CLAIM_METRICS.contains(&name.as_str()), "{name}");
+    let all = claim_metrics();
+    for m in crate::accounting::Metric::ALL {
+        for phase in crate::accounting::Phase::ALL {
+            let name = crate::accounting::column(phase, m);
+            assert!(all.contains(&name) && is_claim_metric(&name), "{name}");
         }
     }
+    assert!(is_claim_metric("d_host_shared_mib"));
+    assert!(!is_claim_metric("d_touch_shared_mib") && !is_claim_metric("shared_mib"));
     assert_eq!(
-        CLAIM_METRICS.len(),
+        all.len(),
         // 12 row metrics, 5 latency metrics, 2 read from the status (out_of_memory,
         // mismatched_copies)
-        19 + crate::results::ACCOUNTING_PHASES.len() * crate::results::ACCOUNTING_METRICS.len()
+        19 + 3 * 8
     );
 }
 

@@ -154,13 +154,14 @@ impl<'t, 'l> BlockReader<'t, 'l> {
         let hint = format!("name the measured quantity, like \"{example}\"");
         let v = self.required("metric", &hint, problems)?;
         let s = string_of("metric", v, problems)?;
-        if super::CLAIM_METRICS.contains(&s) {
+        if super::is_claim_metric(s) {
             return Some(s.to_string());
         }
+        let known = super::claim_metrics();
         problems.push(v.pos.problem(format!(
             "unknown metric `{s}` in {}{}",
             self.here,
-            did_you_mean(s, super::CLAIM_METRICS.iter().copied())
+            did_you_mean(s, known.iter().map(String::as_str))
         )));
         None
     }
@@ -367,11 +368,12 @@ fn claim(b: &BlockReader<'_, '_>, problems: &mut Vec<Problem>) -> Option<Claim> 
             return None;
         };
         let mut ok = b.is_label(label, v, &format!("`of` in {here} names"), problems);
-        if !super::CLAIM_METRICS.contains(&m) {
+        if !super::is_claim_metric(m) {
             ok = false;
+            let known = super::claim_metrics();
             problems.push(v.pos.problem(format!(
                 "`of` in {here} names unknown metric `{m}`{}",
-                did_you_mean(m, super::CLAIM_METRICS.iter().copied())
+                did_you_mean(m, known.iter().map(String::as_str))
             )));
         }
         ok.then(|| s.to_string())

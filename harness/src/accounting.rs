@@ -1,0 +1,310 @@
+//! The accounting metrics, each declared once: its name (the `<m>` of the CSV's
+//! `d_<phase>_<m>_mib` columns and of claim metrics), its header in compare tables, the words
+//! readers know it by, the observer readings that supply it and the platforms where it can be
+//! read. Columns, claim metrics, compare tables, plots, the platform page and the table in
+//! `docs/accounting.md` (checked by a test) all come from [`METRICS`].
+
+use std::fmt;
+
+/// An accounting metric (a column family of the results CSV, MiB deltas against `before`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    CudaUsed,
+    NvmlUsed,
+    ProcRss,
+    MemAvailable,
+    Committed,
+    Dedicated,
+    Shared,
+    LedgerPinned,
+}
+
+/// Whether a metric can be read on a platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Availability {
+    Yes,
+    /// Its observer cannot open what it watches there (the columns stay empty, never 0).
+    No,
+    /// pinscope has not yet been run there with that observer.
+    Unverified,
+}
+
+/// The platforms of [`Declaration::platforms`], in order.
+pub const PLATFORMS: [&str; 4] = ["Linux", "WSL2", "Windows WDDM", "Windows TCC"];
+
+/// Everything said about one metric.
+#[derive(Debug, Clone, Copy)]
+pub struct Declaration {
+    pub metric: Metric,
+    /// `cuda_used`: the `<m>` of `d_<phase>_<m>_mib`.
+    pub name: &'static str,
+    /// The column header of compare tables (short).
+    pub header: &'static str,
+    /// The words of plots and the platform page (says where the number comes from).
+    pub label: &'static str,
+    /// The words of report sentences.
+    pub words: &'static str,
+    /// Observer readings that supply it (`observer.metric`), the first one read wins.
+    pub sources: &'static [&'static str],
+    /// Whether it can be read on each of [`PLATFORMS`].
+    pub platforms: [Availability; 4],
+}
+
+use Availability::{No, Unverified, Yes};
+
+/// Every metric, in the CSV's column order. [`Metric::READER_ORDER`] is the order a
+/// Windows-vs-WSL2 reader asks about them in.
+pub const METRICS: [Declaration; 8] = [
+    Declaration {
+        metric: Metric::CudaUsed,
+        name: "cuda_used",
+        header: "CUDA used",
+        label: "CUDA used (cuMemGetInfo)",
+        words: "CUDA used",
+        sources: &["cuda.used"],
+        platforms: [Yes, Yes, Yes, Yes],
+    },
+    Declaration {
+        metric: Metric::NvmlUsed,
+        name: "nvml_used",
+        header: "NVML used",
+        label: "NVML device used",
+        words: "NVML used",
+        sources: &["nvml.used"],
+        platforms: [Yes, Unverified, Yes, Yes],
+    },
+    Declaration {
+        metric: Metric::ProcRss,
+        name: "proc_rss",
+        header: "RSS/WS",
+        label: "host RSS / working set",
+        words: "host RSS",
+        sources: &["procfs.vm_rss", "process.working_set"],
+        platforms: [Yes, Yes, Yes, Yes],
+    },
+    Declaration {
+        metric: Metric::MemAvailable,
+        name: "mem_available",
+        header: "MemAvail",
+        label: "MemAvailable",
+        words: "MemAvailable",
+        sources: &["procfs.mem_available"],
+        platforms: [Yes, Yes, No, No],
+    },
+    Declaration {
+        metric: Metric::Committed,
+        name: "committed",
+        header: "committed",
+        label: "committed / private bytes",
+        words: "committed memory",
+        sources: &["procfs.committed_as", "process.private_usage"],
+        platforms: [Yes, Yes, Yes, Yes],
+    },
+    Declaration {
+        metric: Metric::Dedicated,
+        name: "dedicated",
+        header: "dedicated",
+        label: "dedicated GPU memory (DXGI local)",
+        words: "dedicated GPU memory",
+        sources: &["dxgi.local_usage", "pdh.process_dedicated"],
+        platforms: [No, No, Yes, Unverified],
+    },
+    Declaration {
+        metric: Metric::Shared,
+        name: "shared",
+        header: "shared",
+        label: "shared GPU memory (Task Manager; DXGI non-local)",
+        words: "shared GPU memory",
+        sources: &["dxgi.nonlocal_usage", "pdh.process_shared"],
+        platforms: [No, No, Yes, Unverified],
+    },
+    Declaration {
+        metric: Metric::LedgerPinned,
+        name: "ledger_pinned",
+        header: "ledger",
+        label: "pinscope ledger: page-locked bytes",
+        words: "pinscope's ledger",
+        sources: &["ledger.pinned"],
+        platforms: [Yes, Yes, Yes, Yes],
+    },
+];
+
+impl Metric {
+    /// Every metric, in the CSV's column order.
+    pub const ALL: [Metric; 8] = [
+        Metric::CudaUsed,
+        Metric::NvmlUsed,
+        Metric::ProcRss,
+        Metric::MemAvailable,
+        Metric::Committed,
+        Metric::Dedicated,
+        Metric::Shared,
+        Metric::LedgerPinned,
+    ];
+
+    /// The order plots and the platform page list them in: what a Windows-vs-WSL2 reader asks
+    /// about first (shared and dedicated GPU memory) first.
+    pub const READER_ORDER: [Metric; 8] = [
+        Metric::Shared,
+        Metric::Dedicated,
+        Metric::ProcRss,
+        Metric::LedgerPinned,
+        Metric::CudaUsed,
+        Metric::NvmlUsed,
+        Metric::Committed,
+        Metric::MemAvailable,
+    ];
+
+    pub fn declaration(self) -> &'static Declaration {
+        &METRICS[self as usize]
+    }
+    pub fn name(self) -> &'static str {
+        self.declaration().name
+    }
+    pub fn parse(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == name)
+    }
+    /// The observers that supply it (`procfs`, `process`), first choice first.
+    pub fn observers(self) -> Vec<&'static str> {
+        let mut v: Vec<&str> = self
+            .declaration()
+            .sources
+            .iter()
+            .filter_map(|s| s.split_once('.').map(|(o, _)| o))
+            .collect();
+        v.dedup();
+        v
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// The snapshot of a case an accounting delta is taken at (against `before`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The host memory allocated and first touched, no device memory yet.
+    Host,
+    /// Host and device memory allocated and first touched; minus `host`, the device memory.
+    Alloc,
+    /// The end of the hold after free.
+    Free,
+}
+
+impl Phase {
+    /// In the order a case goes through them.
+    pub const ALL: [Phase; 3] = [Phase::Host, Phase::Alloc, Phase::Free];
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Host => "host",
+            Phase::Alloc => "alloc",
+            Phase::Free => "free",
+        }
+    }
+    pub fn parse(name: &str) -> Option<Phase> {
+        Phase::ALL.into_iter().find(|p| p.name() == name)
+    }
+    /// Phases whose columns come at the end of the row: they were added after files had been
+    /// published, which read them as empty.
+    pub fn is_late(self) -> bool {
+        self == Phase::Host
+    }
+}
+
+/// `d_<phase>_<metric>_mib`: the CSV column (and claim metric) of a metric at a phase.
+pub fn column(phase: Phase, metric: Metric) -> String {
+    format!("d_{}_{}_mib", phase.name(), metric.name())
+}
+
+/// The phase and metric of a column made by [`column`].
+pub fn parse_column(name: &str) -> Option<(Phase, Metric)> {
+    let rest = name.strip_prefix("d_")?.strip_suffix("_mib")?;
+    let (phase, metric) = rest.split_once('_')?;
+    Some((Phase::parse(phase)?, Metric::parse(metric)?))
+}
+
+/// Every column of the family, phase by phase in [`Phase::ALL`] order.
+pub fn columns() -> impl Iterator<Item = (Phase, Metric)> {
+    Phase::ALL
+        .into_iter()
+        .flat_map(|p| Metric::ALL.into_iter().map(move |m| (p, m)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declarations_are_in_the_order_of_the_enum() {
+        for (i, m) in Metric::ALL.into_iter().enumerate() {
+            assert_eq!(METRICS[i].metric, m);
+            assert_eq!(m as usize, i);
+        }
+        let mut reader = Metric::READER_ORDER.to_vec();
+        reader.sort();
+        assert_eq!(reader, Metric::ALL.to_vec(), "each metric once");
+    }
+
+    #[test]
+    fn columns_read_back() {
+        for (p, m) in columns() {
+            assert_eq!(parse_column(&column(p, m)), Some((p, m)));
+        }
+        assert_eq!(
+            column(Phase::Host, Metric::CudaUsed),
+            "d_host_cuda_used_mib"
+        );
+        assert_eq!(parse_column("d_touch_cuda_used_mib"), None);
+        assert_eq!(parse_column("d_host_cuda_mib"), None);
+    }
+
+    #[test]
+    fn observers_come_from_the_sources() {
+        assert_eq!(Metric::ProcRss.observers(), ["procfs", "process"]);
+        assert_eq!(Metric::LedgerPinned.observers(), ["ledger"]);
+    }
+
+    /// The table "What each observer can see, per platform" in docs/accounting.md lists every
+    /// metric once, with the platforms its declaration gives.
+    #[test]
+    fn docs_table_matches_the_declarations() {
+        let doc = include_str!("../../docs/accounting.md");
+        let rows: Vec<Vec<&str>> = doc
+            .lines()
+            .skip_while(|l| !l.starts_with("| metric | source |"))
+            .take_while(|l| l.starts_with('|'))
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+            .collect();
+        let names: Vec<&str> = rows.iter().map(|r| r[0].trim_matches('`')).collect();
+        let declared: Vec<&str> = METRICS.iter().map(|d| d.name).collect();
+        assert_eq!(
+            names, declared,
+            "docs/accounting.md lists the metrics in CSV order"
+        );
+        for (row, d) in rows.iter().zip(&METRICS) {
+            for (i, a) in d.platforms.iter().enumerate() {
+                let cell = row[2 + i];
+                let said = match a {
+                    Yes => cell == "yes",
+                    No => cell.starts_with('—'),
+                    Unverified => cell.starts_with("unverified"),
+                };
+                assert!(
+                    said,
+                    "{} on {}: the docs say `{cell}`, the declaration {a:?}",
+                    d.name, PLATFORMS[i]
+                );
+            }
+        }
+    }
+}
