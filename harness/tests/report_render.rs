@@ -525,7 +525,9 @@ fn the_platform_page_opens_with_the_answer_measured_per_platform() {
         .iter()
         .find(|r| r.case_label == "alloc")
         .expect("alloc row");
-    let shared = alloc.accounting_value("alloc", "shared").expect("shared");
+    let shared = alloc
+        .accounting_value(Phase::Alloc, Metric::Shared)
+        .expect("shared");
     let booked = text
         .iter()
         .find(|b| b.starts_with("A windows-wddm: holding 4 GiB page-locked"))

@@ -48,9 +48,7 @@ fn pin_case(sets: &[ResultSet]) -> Option<&Row> {
 fn observed(r: &Row, value: impl Fn(&Row, Metric) -> Option<f64>) -> String {
     NAMED
         .iter()
-        .filter_map(|m| {
-            value(r, *m).map(|v| format!("{} {v:+.0} MiB", m.declaration().words))
-        })
+        .filter_map(|m| value(r, *m).map(|v| format!("{} {v:+.0} MiB", m.declaration().words)))
         .collect::<Vec<_>>()
         .join(", ")
 }
