@@ -107,3 +107,74 @@ fn many_rows_are_summarised_not_listed() {
     assert!(lines < 6_000 / 2, "{lines} table lines");
     assert!(page.len() < 2_000_000, "page is {} bytes", page.len());
 }
+
+/// Writes node folder `node` as the Slurm script leaves it: the published run with its host and
+/// run id changed, its bandwidth (rows and samples) times `factor`, and `steps.json`.
+fn write_node(fleet: &Path, node: &str, factor: f64, check: i32) {
+    let src = headline().path;
+    let dir = fleet.join(node);
+    std::fs::create_dir_all(&dir).expect("node folder");
+    let mut rows = pinscope::results::read_rows(&src).expect("rows");
+    for r in &mut rows {
+        r.machine.host_name = node.to_string();
+        r.run_id = format!("synthetic-{node}");
+        for v in [&mut r.bw_median_gbs, &mut r.bw_min_gbs, &mut r.bw_max_gbs] {
+            *v = v.map(|v| v * factor);
+        }
+    }
+    let mut samples =
+        pinscope::results::read_samples(&pinscope::results::samples_path(&src)).expect("samples");
+    for s in samples.iter_mut().filter(|s| s.series == "bw_gbs") {
+        s.value *= factor;
+    }
+    let out = dir.join("run.csv");
+    let mut w = pinscope::results::ResultsWriter::create(&out).expect("create");
+    w.write_case(&rows, &samples).expect("write");
+    drop(w);
+    let sidecar = std::fs::read_to_string(pinscope::results::sidecar_path(&src)).expect("sidecar");
+    let mut json: serde_json::Value = serde_json::from_str(&sidecar).expect("json");
+    json["run_id"] = format!("synthetic-{node}").into();
+    json["machine"]["host_name"] = node.into();
+    std::fs::write(dir.join("run.json"), json.to_string()).expect("sidecar");
+    let steps = format!(r#"{{"node":"{node}","info":0,"check":{check},"run":0}}"#);
+    std::fs::write(dir.join("steps.json"), steps).expect("steps");
+}
+
+/// The done-when of the fleet view, at a size a test can afford (scripts/fleet-timings.sh runs
+/// the same with 1 000 nodes and times it): node folders on disk made from the published run,
+/// one GPU planted at 0.8 x its bandwidth; `pinscope report FOLDER` names it first.
+#[test]
+fn report_over_a_fleet_folder_names_the_planted_slow_gpu_first() {
+    let d = tempfile::Builder::new()
+        .prefix("synthetic-fleet")
+        .tempdir()
+        .expect("tempdir");
+    let fleet = d.path().join("fleet");
+    for i in 0..24 {
+        let node = format!("node-{i:03}");
+        // A little spread between machines, as real fleets have (±0.5%).
+        let jitter = 1.0 + ((i * 7919) % 11) as f64 * 0.001 - 0.005;
+        let (factor, check) = if i == 13 { (0.8, 1) } else { (jitter, 0) };
+        write_node(&fleet, &node, factor, check);
+    }
+    let page = d.path().join("fleet.html");
+    assert_cmd::Command::cargo_bin("pinscope")
+        .expect("binary")
+        .args(["report", "-q", "-o"])
+        .arg(&page)
+        .arg(&fleet)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&page).expect("page");
+    let fleet = section(&page, "fleet");
+    let first_row = fleet.split("<tbody>").nth(1).expect("a table");
+    let first_row = first_row.split("</tr>").next().expect("a row");
+    for want in ["node-013", "NVIDIA H200", "gen5x16", "a check failed"] {
+        assert!(first_row.contains(want), "{want} missing from {first_row}");
+    }
+    assert!(fleet.contains("1 GPU(s) are far"), "{fleet}");
+    assert!(
+        page.contains("SYNTHETIC"),
+        "the page says its inputs are synthetic"
+    );
+}

@@ -20,7 +20,7 @@ pub fn bandwidth_vs_size(
     let mut groups: HashMap<String, (String, BTreeMap<u64, Agg>)> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
     for (set, r) in rows {
-        let (Some(m), true) = (r.bw_median_gbs, r.status.is_ok()) else {
+        let (Some(m), true) = (r.bw_median_gbs, r.status.is_ok() && !r.measures_time()) else {
             continue;
         };
         let name = format!("{}{}", labels[*set], strategy_words(r));

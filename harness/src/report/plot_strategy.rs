@@ -21,7 +21,7 @@ pub fn strategy_bars(
     let title = format!("{scenario}: which way is fastest?");
     let mut ok: Vec<&CaseRow<'_>> = rows
         .iter()
-        .filter(|(_, r)| r.status.is_ok() && r.bw_median_gbs.is_some())
+        .filter(|(_, r)| r.status.is_ok() && r.bw_median_gbs.is_some() && !r.measures_time())
         .collect();
     if ok.is_empty() {
         return Figure::omitted(

@@ -166,15 +166,22 @@ impl Samples {
 
     /// Reads the bandwidth and timeline series of a samples file (see the module's doc).
     pub fn read(path: &Path) -> Result<Samples, Error> {
-        crate::input::check_input(path, &crate::input::STREAMED_SAMPLES_CSV)?;
+        let size = crate::input::check_input(path, &crate::input::STREAMED_SAMPLES_CSV)?;
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut buf = vec![0u8; BLOCK_BYTES];
+        // A small file gets a small buffer: zeroing 16 MiB for each of a fleet's 1 000 files of
+        // 0.5 MB was half of a fleet report's time.
+        let first = usize::try_from(size.saturating_add(1))
+            .map_or(BLOCK_BYTES, |n| n.clamp(4096, BLOCK_BYTES));
+        let mut buf = vec![0u8; first];
         let mut filled = 0usize;
         let mut cols: Option<Columns> = None;
         let mut line = 1u64;
         let mut out = Samples::default();
         loop {
-            if filled == buf.len() {
+            if filled == buf.len() && buf.len() < BLOCK_BYTES {
+                // The file grew while it was read.
+                buf.resize((buf.len() * 2).min(BLOCK_BYTES), 0);
+            } else if filled == buf.len() {
                 // A whole block without a line end: far over the longest line a samples file
                 // may have, so the file is refused rather than held in memory.
                 return Err(long_line(path, line));

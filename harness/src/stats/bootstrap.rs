@@ -1,7 +1,7 @@
 //! A seeded bootstrap of medians. The generator is splitmix64 with a fixed seed, so a report built
 //! twice from the same files shows the same intervals.
 
-use super::sample::{Sample, median_in_place, quantile_of_sorted};
+use super::sample::{Sample, quantile_of_sorted};
 
 /// The fixed seed of every bootstrap (reports are reproducible).
 pub const SEED: u64 = 0x5EED_0FB0_0757_A7A7;
@@ -38,10 +38,62 @@ impl Rng {
     }
 }
 
-fn resample_median(rng: &mut Rng, from: &[f64], buf: &mut Vec<f64>) -> f64 {
-    buf.clear();
-    buf.extend((0..from.len()).map(|_| from[rng.below(from.len())]));
-    median_in_place(buf)
+/// Draws resamples (with replacement) of one sample and gives their medians. A resample is kept
+/// as a count per source value, drawn with the same `Rng::below` stream as drawing the values,
+/// and its median is read off by walking the values in sorted order: the number
+/// `median_in_place` gives for the drawn values, without a selection over them (the
+/// selection was half of `compare`'s time).
+struct Resampler<'a> {
+    values: &'a [f64],
+    /// Indices of `values`, smallest value first.
+    order: Vec<usize>,
+    counts: Vec<u32>,
+}
+
+impl<'a> Resampler<'a> {
+    fn new(values: &'a [f64]) -> Self {
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+        Resampler {
+            values,
+            order,
+            counts: vec![0; values.len()],
+        }
+    }
+
+    fn median(&mut self, rng: &mut Rng) -> f64 {
+        let n = self.values.len();
+        if n == 0 {
+            return f64::NAN;
+        }
+        self.counts.fill(0);
+        for _ in 0..n {
+            self.counts[rng.below(n)] += 1;
+        }
+        // 0-based ranks of the middle value(s) of the resample.
+        let upper_rank = n / 2;
+        let lower_rank = if !n.is_multiple_of(2) {
+            upper_rank
+        } else {
+            upper_rank - 1
+        };
+        let mut seen = 0usize;
+        let mut lower = None;
+        for &j in &self.order {
+            seen += self.counts[j] as usize;
+            if lower.is_none() && seen > lower_rank {
+                lower = Some(self.values[j]);
+            }
+            if seen > upper_rank {
+                let upper = self.values[j];
+                return match lower {
+                    Some(l) if n.is_multiple_of(2) => (l + upper) / 2.0,
+                    _ => upper,
+                };
+            }
+        }
+        f64::NAN
+    }
 }
 
 fn percentile_interval(mut stats: Vec<f64>, confidence: f64) -> (f64, f64) {
@@ -68,12 +120,12 @@ pub fn bootstrap_ratio_ci(
 ) -> (f64, f64) {
     let mut rng = Rng::new(SEED);
     let (b, o) = (base.values(), other.values());
-    let mut bb = Vec::with_capacity(b.len());
-    let mut ob = Vec::with_capacity(o.len());
+    let mut bb = Resampler::new(b);
+    let mut ob = Resampler::new(o);
     let ratios: Vec<f64> = (0..resamples.max(1))
         .map(|_| {
-            let mb = resample_median(&mut rng, b, &mut bb);
-            let mo = resample_median(&mut rng, o, &mut ob);
+            let mb = bb.median(&mut rng);
+            let mo = ob.median(&mut rng);
             mo / mb
         })
         .collect();
@@ -105,15 +157,15 @@ pub fn adaptive_ratio_ci(
 ) -> StagedInterval {
     let mut rng = Rng::new(SEED);
     let (b, o) = (base.values(), other.values());
-    let mut bb = Vec::with_capacity(b.len());
-    let mut ob = Vec::with_capacity(o.len());
+    let mut bb = Resampler::new(b);
+    let mut ob = Resampler::new(o);
     let max = max_resamples.max(1);
     let mut ratios: Vec<f64> = Vec::with_capacity(FIRST_STAGE_RESAMPLES.min(max));
     let mut stage = FIRST_STAGE_RESAMPLES.min(max);
     loop {
         while ratios.len() < stage {
-            let mb = resample_median(&mut rng, b, &mut bb);
-            let mo = resample_median(&mut rng, o, &mut ob);
+            let mb = bb.median(&mut rng);
+            let mo = ob.median(&mut rng);
             ratios.push(mo / mb);
         }
         let mut sorted: Vec<f64> = ratios.iter().copied().filter(|v| v.is_finite()).collect();
@@ -159,15 +211,16 @@ fn side_settled(sorted: &[f64], q: f64, side: impl Fn(f64) -> bool) -> bool {
 /// Percentile bootstrap interval for the median of one sample.
 pub fn bootstrap_median_ci(sample: &Sample, resamples: usize, confidence: f64) -> (f64, f64) {
     let mut rng = Rng::new(SEED);
-    let mut buf = Vec::with_capacity(sample.len());
+    let mut resampler = Resampler::new(sample.values());
     let medians: Vec<f64> = (0..resamples.max(1))
-        .map(|_| resample_median(&mut rng, sample.values(), &mut buf))
+        .map(|_| resampler.median(&mut rng))
         .collect();
     percentile_interval(medians, confidence)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::sample::median_in_place;
     use super::*;
 
     /// Deterministic "noisy" values around `centre` (±3%).
@@ -177,6 +230,27 @@ mod tests {
             .map(|_| centre * (1.0 + ((r.next_u64() % 1000) as f64 / 1000.0 - 0.5) * 0.06))
             .collect();
         Sample::new(v).expect("finite")
+    }
+
+    /// The counted resample's median is the median of the values the same draws pick.
+    #[test]
+    fn counted_medians_are_the_medians_of_the_drawn_values() {
+        for n in [1usize, 2, 3, 4, 17, 18, 30] {
+            // Ties included: values repeat every 5.
+            let values: Vec<f64> = (0..n).map(|i| ((i * 7) % 5) as f64 + 0.25).collect();
+            let mut counted = Resampler::new(&values);
+            let (mut r1, mut r2) = (Rng::new(9), Rng::new(9));
+            let mut buf = Vec::new();
+            for _ in 0..500 {
+                buf.clear();
+                buf.extend((0..n).map(|_| values[r2.below(n)]));
+                assert_eq!(
+                    counted.median(&mut r1),
+                    median_in_place(&mut buf),
+                    "n = {n}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,7 +1,5 @@
 //! [`Sample`]: a non-empty set of finite values, checked once at construction.
 
-use std::cmp::Ordering;
-
 /// Scale that turns a raw MAD into a consistent estimate of the standard deviation for normally
 /// distributed data.
 pub const MAD_SCALE: f64 = 1.4826;
@@ -169,10 +167,12 @@ pub(crate) fn quantile_of_sorted(s: &[f64], q: f64) -> f64 {
     s[lo] + (h - lo as f64) * (s[hi] - s[lo])
 }
 
-/// Median of an unsorted buffer, reordering it (O(n) with `select_nth_unstable`).
+/// Median of an unsorted buffer, reordering it (O(n) with `select_nth_unstable`): the
+/// reference the bootstrap's counted resample medians are tested against.
+#[cfg(test)]
 pub(crate) fn median_in_place(buf: &mut [f64]) -> f64 {
     let n = buf.len();
-    let cmp = |a: &f64, b: &f64| a.partial_cmp(b).unwrap_or(Ordering::Equal);
+    let cmp = |a: &f64, b: &f64| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal);
     let (left, mid, _) = buf.select_nth_unstable_by(n / 2, cmp);
     let upper = *mid;
     if n % 2 == 1 {

@@ -208,3 +208,19 @@ fn a_fitted_half_bandwidth_size_reads_in_binary_units() {
     assert_eq!(approx_size(1.5 * 1048576.0), "1.5 MiB");
     assert_eq!(approx_size(100.0), "100 B");
 }
+
+#[test]
+fn the_report_of_a_latency_run_draws_no_bandwidth_of_tiny_copies() {
+    let set = ResultSet::load(&h200_csv()).expect("loads");
+    let page = super::super::render_report(&[set], &[], "latency").expect("renders");
+    for kind in ["latency-size-curve", "latency-waits", "latency-chase"] {
+        assert!(page.contains(&format!("data-plot=\"{kind}\"")), "{kind}");
+    }
+    assert!(!page.contains("data-plot=\"bandwidth-vs-size\""));
+    assert!(
+        !page.contains("fastest is"),
+        "no bandwidth answer for 4-byte copies"
+    );
+    assert!(page.contains("<strong>Latency:</strong> H2D: a 4-byte pinned copy takes 8.60 µs"));
+    assert!(page.contains("<td>8.60 µs</td><td>—</td><td>—</td><td>p99 10.10 µs</td>"));
+}
