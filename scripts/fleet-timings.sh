@@ -24,7 +24,7 @@ if [ -z "${PINSCOPE:-}" ]; then
   cargo build --release --quiet
   PINSCOPE=target/release/pinscope
 fi
-A=reports/h200/20261130-082235-h200-headline-vm.csv
+A=reports/h200/20261202-065834-h200-headline-vm.csv
 B=reports/h200-x2/20261130-082702-h200-headline-vm.csv
 gen="python3 scripts/fleet-inputs.py"
 mkdir -p "$data/logs" "$data/out"

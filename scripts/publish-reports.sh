@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $# -ge 1 ]]; then P=("$1"); else cargo build --release -q; P=(target/release/pinscope); fi
-ref=reports/h200/nvbandwidth-h2d.json
+ref=reports/h200/nvbandwidth.json
 for csv in reports/h200/*.csv reports/h200-x2/*.csv; do
   [[ $csv == *.samples.csv ]] && continue
   name=$(basename "$csv" .csv)
