@@ -137,14 +137,14 @@ fn compare_fail_on_exits_4_only_when_a_verdict_matches() {
         .args(["compare", QUICK_A, QUICK_A, "--fail-on", "change"])
         .assert()
         .code(0);
-    // The published one-GPU and two-GPU hosts differ on pageable copies (slower on B).
+    // The published one-GPU and two-GPU hosts differ: some cases are slower on B.
     pinscope()
         .args(["compare", QUICK_A, QUICK_B, "--fail-on", "slower"])
         .assert()
         .code(4)
-        .stderr(predicate::str::contains(
-            "fail-on: pageable h2d (quick) in run B is slower",
-        ));
+        .stderr(predicate::str::contains("fail-on: ").and(predicate::str::contains(
+            "(quick) in run B is slower than in the baseline",
+        )));
     pinscope()
         .args(["compare", QUICK_A, QUICK_B, "--fail-on", "sideways"])
         .fails(2, "sideways");
