@@ -22,7 +22,19 @@ for scen in quick h200-headline; do
   "${P[@]}" compare "$a" "$b" --format markdown --html "reports/compare-$scen.html" > "reports/compare-$scen.md"
 done
 python3 - <<'PY'
-import glob, html, json, os
+import glob, html, json, os, re
+
+def headline(page):
+    """The headline pinscope wrote on the report's answer list (data-headline-* attributes)."""
+    m = re.search(r'<ul class="answer"([^>]*)>', open(page).read())
+    attrs = dict(re.findall(r'data-headline-([a-z-]+)="([^"]*)"', m.group(1))) if m else {}
+    if "fastest" not in attrs:
+        return "no host-to-GPU transfer finished"
+    text = f'<b>{attrs["gbs"]} GB/s</b>: {attrs["fastest"]}, holding {attrs["pinned"]} page-locked'
+    if "ring-share" in attrs:
+        text += f'; staging ring {attrs["ring-share"]} of it, holding {attrs["ring-pinned"]}'
+    return text  # already HTML-escaped by pinscope
+
 rows = []
 for j in sorted(glob.glob("reports/*/*.json")):
     if os.path.basename(j).startswith("nvbandwidth"): continue
@@ -30,18 +42,23 @@ for j in sorted(glob.glob("reports/*/*.json")):
     m = d["machine"]; g = m.get("gpu") or {}
     h = j[:-5] + ".html"
     rows.append((os.path.dirname(j).split("/")[-1], d["scenarios"][0]["name"], d["scenarios"][0]["description"],
-                 os.path.relpath(h, "reports"), f'{g.get("name","")}, {m["cpu_threads"]} CPU threads, {m["ram_bytes"]/2**30:.0f} GiB RAM, driver {g.get("driver_version","")}', d["started_at"][:19]))
+                 os.path.relpath(h, "reports"), headline(h), f'{g.get("name","")}, {m["cpu_threads"]} CPU threads, {m["ram_bytes"]/2**30:.0f} GiB RAM, driver {g.get("driver_version","")}', d["started_at"][:16].replace("T", " ")))
 out = ['<!doctype html><meta charset="utf-8"><title>pinscope published reports</title>',
-       '<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}td,th{padding:4px 8px;border-bottom:1px solid #ddd;text-align:left}</style>',
+       '<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em}td,th{padding:4px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}td.nw{white-space:nowrap}</style>',
        '<h1>pinscope: published reports</h1>',
-       '<p>Every report here was made by <code>pinscope report</code> / <code>pinscope compare</code> from the result files beside it, measured on lent NVIDIA H200 machines (Linux VMs, PCIe Gen5 x16). GB/s = 1e9 bytes/s. Regenerate with <code>scripts/publish-reports.sh</code>.</p>',
+       '<p>Every report here was made by <code>pinscope report</code> / <code>pinscope compare</code> from the result files beside it, measured on lent NVIDIA H200 machines (Linux VMs, PCIe Gen5 x16). Each run\'s headline is host to GPU: its fastest way, the page-locked memory that way holds, and how close a small staging ring comes. GB/s = 1e9 bytes/s; MiB, GiB = 2^20, 2^30 bytes. Regenerate with <code>scripts/publish-reports.sh</code>.</p>',
        '<h2>Two machines side by side</h2><ul>',
        '<li><a href="compare-quick.html">quick: single-GPU H200 host (A) vs two-GPU H200 host (B)</a> (<a href="compare-quick.md">markdown</a>)</li>',
        '<li><a href="compare-h200-headline.html">h200-headline: single-GPU H200 host (A) vs two-GPU H200 host (B)</a> (<a href="compare-h200-headline.md">markdown</a>)</li></ul>',
-       '<h2>Runs</h2><table><tr><th>machine</th><th>scenario</th><th>question</th><th>hardware</th><th>started (UTC)</th></tr>']
-for mach, name, desc, href, hw, t in rows:
-    out.append(f'<tr><td>{html.escape(mach)}</td><td><a href="{html.escape(href)}">{html.escape(name)}</a></td><td>{html.escape(desc)}</td><td>{html.escape(hw)}</td><td>{t}</td></tr>')
-out.append('</table>')
+       '<h2>Runs</h2>']
+for mach in sorted({r[0] for r in rows}, key=lambda m: (len(m), m)):
+    hw = next(r[5] for r in rows if r[0] == mach)
+    out.append(f'<h3>{html.escape(mach)}: {html.escape(hw)}</h3>')
+    out.append('<table><tr><th>scenario</th><th>headline (host to GPU)</th><th>question</th><th>started (UTC)</th></tr>')
+    for m, name, desc, href, head, hw, t in rows:
+        if m != mach: continue
+        out.append(f'<tr><td class="nw"><a href="{html.escape(href)}">{html.escape(name)}</a></td><td>{head}</td><td>{html.escape(desc)}</td><td class="nw">{t}</td></tr>')
+    out.append('</table>')
 open("reports/index.html", "w").write("\n".join(out) + "\n")
 PY
 echo "reports/index.html written"

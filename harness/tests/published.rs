@@ -160,3 +160,25 @@ fn the_index_links_every_published_page() {
             && reports().join("compare-h200-headline.html").exists()
     );
 }
+
+#[test]
+fn the_index_shows_each_runs_headline_from_its_report() {
+    let index = std::fs::read_to_string(reports().join("index.html")).expect("index");
+    // One headline cell per run: a bandwidth, or the sentence saying no transfer finished.
+    let runs = results_in("h200").len() + results_in("h200-x2").len();
+    let headlines = index.matches(" GB/s</b>: ").count()
+        + index.matches("no host-to-GPU transfer finished").count();
+    assert_eq!(headlines, runs, "{index}");
+    // ollama-like's headline is its fastest H2D case, as the CSV has it, and its ring's share.
+    let set = ResultSet::load(&one("h200", "ollama-like")).expect("loads");
+    let best = set
+        .rows
+        .iter()
+        .filter(|r| r.lane == Lane::H2d && r.status.is_ok())
+        .filter_map(|r| r.bw_median_gbs.map(|b| (b, r)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .expect("a fastest case");
+    let want = format!("<b>{:.1} GB/s</b>: {} (", best.0, best.1.case_label);
+    assert!(index.contains(&want), "{want} not in the index");
+    assert!(index.contains("staging ring 98% of it, holding 48 MiB"));
+}

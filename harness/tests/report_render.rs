@@ -500,3 +500,60 @@ fn accounting_plots_of_one_page_share_their_scale() {
     assert!(alloc.iter().any(|v| *v >= 4000.0), "{alloc:?}");
     assert_eq!(alloc, x_ticks(figure_of(&html, "accounting-free")));
 }
+
+#[test]
+fn the_platform_page_opens_with_the_answer_measured_per_platform() {
+    let sets = synthetic();
+    let page = report::render_compare_html(&compare::build(&sets, 0.02), &sets).expect("renders");
+    // The title names each run's file and platform, not just "A linux vs B linux".
+    let title = &page[page.find("<h1>").expect("h1")..page.find("</h1>").expect("h1 end")];
+    assert!(
+        title.contains("SYNTHETIC-windows-wddm-wddm-pinned-4g.csv") && title.contains("wsl2"),
+        "{title}"
+    );
+    // Verdicts come first, before the platforms, the observers and the accounting tables.
+    let verdicts = page.find("<section id=\"verdicts\">").expect("verdicts");
+    let answer = page.find("<div id=\"platform-answer\">").expect("answer");
+    let machines = page.find("<h3>The machines</h3>").expect("machines");
+    assert!(verdicts < answer && answer < machines);
+    assert!(page[verdicts..answer].contains("B against A: faster in"));
+    // The answer's numbers are the CSVs' numbers.
+    let text = blocks(&page);
+    let wddm = &sets[0];
+    let alloc = wddm
+        .rows
+        .iter()
+        .find(|r| r.case_label == "alloc")
+        .expect("alloc row");
+    let shared = alloc
+        .accounting_value(Phase::Alloc, Metric::Shared)
+        .expect("shared");
+    let booked = text
+        .iter()
+        .find(|b| b.starts_with("A windows-wddm: holding 4 GiB page-locked"))
+        .expect("the WDDM booking sentence");
+    assert!(
+        booked.contains(&format!("shared GPU memory {shared:+.0} MiB")),
+        "{booked}"
+    );
+    let wsl = text
+        .iter()
+        .find(|b| b.starts_with("B wsl2: holding 4 GiB page-locked"))
+        .expect("the WSL2 booking sentence");
+    assert!(
+        wsl.contains("shared GPU memory is not observable here"),
+        "{wsl}"
+    );
+    assert!(
+        text.iter()
+            .any(|b| b.starts_with("Pinned ceiling") && b.contains("B wsl2 1024 MiB"))
+    );
+    assert!(text.iter().any(
+        |b| b.starts_with("Bandwidth on B wsl2 against A windows-wddm") && b.contains("0.97×")
+    ));
+    assert!(
+        text.iter()
+            .any(|b| b.starts_with("Claims whose verdict differs")
+                && b.contains("held on A windows-wddm"))
+    );
+}

@@ -38,6 +38,57 @@ fn named(r: &Row) -> String {
     )
 }
 
+/// The one-way transfers of `lane` that finished with a bandwidth: the cases the answer compares.
+/// CPU-side access (cpu-read/cpu-write) is a different question; it is answered only when it is
+/// all the scenario measured in this direction.
+fn lane_pool<'r>(rows: &[&'r Row], lane: Lane) -> Vec<&'r Row> {
+    let ok: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.lane == lane && r.status.is_ok() && r.bw_median_gbs.is_some())
+        .filter(|r| r.direction != Direction::Bidirectional && !r.measures_time())
+        .collect();
+    let transfers: Vec<&Row> = ok.iter().copied().filter(|r| !r.engine.is_cpu()).collect();
+    if transfers.is_empty() { ok } else { transfers }
+}
+
+/// A run's headline, host to GPU: the fastest way, its bandwidth and the page-locked memory it
+/// holds, and the best staging ring's share of that bandwidth with what the ring holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headline {
+    /// The fastest case in words (its label, strategy and size).
+    pub fastest: String,
+    /// Its median, GB/s.
+    pub gbs: f64,
+    /// Page-locked bytes it holds.
+    pub pinned_held: u64,
+    /// The fastest staging-ring case: its bandwidth as a fraction of the fastest, and the
+    /// page-locked bytes it holds.
+    pub ring: Option<(f64, u64)>,
+}
+
+/// The headline of one run's rows (host to GPU, one GPU), if any transfer finished.
+pub fn headline(all_rows: &[&Row]) -> Option<Headline> {
+    let one_gpu = Row::one_gpu_view(all_rows.iter().copied());
+    let pool = lane_pool(&one_gpu, Lane::H2d);
+    let best = pool
+        .iter()
+        .copied()
+        .max_by(|a, b| bw(a).total_cmp(&bw(b)))?;
+    let ring = pool
+        .iter()
+        .copied()
+        .filter(|r| r.mode == Mode::Staged)
+        .max_by(|a, b| bw(a).total_cmp(&bw(b)))
+        .map(|r| (bw(r) / bw(best).max(1e-9), r.pinned_bytes));
+    Some(Headline {
+        fastest: named(best),
+        gbs: bw(best),
+        pinned_held: best.pinned_bytes,
+        ring,
+    })
+}
+
 /// The answer for the rows of one scenario in one run.
 pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> Vec<Sentence> {
     let mut out = Vec::new();
@@ -51,16 +102,7 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
         } else {
             "GPU → host"
         };
-        let ok: Vec<&Row> = rows
-            .iter()
-            .copied()
-            .filter(|r| r.lane == lane && r.status.is_ok() && r.bw_median_gbs.is_some())
-            .filter(|r| r.direction != Direction::Bidirectional && !r.measures_time())
-            .collect();
-        // CPU-side access (cpu-read/cpu-write) is a different question; answer it only when it is
-        // all the scenario measured in this direction.
-        let transfers: Vec<&Row> = ok.iter().copied().filter(|r| !r.engine.is_cpu()).collect();
-        let pool = if transfers.is_empty() { ok } else { transfers };
+        let pool = lane_pool(rows, lane);
         let Some(best) = pool.iter().copied().max_by(|a, b| bw(a).total_cmp(&bw(b))) else {
             continue;
         };

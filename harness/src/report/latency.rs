@@ -445,13 +445,15 @@ fn platform_rows(sets: &[ResultSet]) -> Vec<(&str, Lane, String)> {
         .filter(|r| row_time(r).is_some() && r.placement().is_none())
         .filter(|r| seen.insert((r.case_key.as_str(), r.lane)))
         .map(|r| {
+            let size = crate::units::format_size(r.size_bytes);
             let what = match r.engine {
-                Engine::Empty => strategy_words(r).replace(", inside device memory", ""),
-                _ => format!(
+                Engine::Empty => format!(
                     "{}, {}",
-                    strategy_words(r),
-                    crate::units::format_size(r.size_bytes)
+                    strategy_words(r).replace(", inside device memory", ""),
+                    r.mode
                 ),
+                e if e.is_chase() => format!("{}, {size}", strategy_words(r)),
+                _ => format!("{}, {size}, {}", strategy_words(r), r.mode),
             };
             (
                 r.case_key.as_str(),

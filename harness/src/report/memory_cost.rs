@@ -19,7 +19,7 @@ const MAX_ALLOC_STEP_MIB: f64 = 64.0;
 const DEVICE_SIDE: &[Metric] = &[Metric::Shared, Metric::Dedicated, Metric::CudaUsed];
 
 /// The metrics a memory sentence names.
-const NAMED: &[Metric] = &[
+pub const NAMED: &[Metric] = &[
     Metric::Shared,
     Metric::Dedicated,
     Metric::CudaUsed,

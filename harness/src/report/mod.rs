@@ -20,6 +20,7 @@ pub mod latency;
 pub mod memory_cost;
 mod nvbandwidth;
 pub mod platform;
+mod platform_answer;
 mod plot_accounting;
 mod plot_maxalloc;
 mod plot_runs;
@@ -675,6 +676,31 @@ fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {
     REFERENCE.write(out, None, &rows, |_| "");
 }
 
+/// The run's [`answer::Headline`] as `data-headline-*` attributes of its answer list, in the
+/// page's words, for the index of published reports (`scripts/publish-reports.sh`): the fastest
+/// way, its GB/s, the page-locked memory it holds, the staging ring's share of its bandwidth and
+/// the ring's page-locked memory.
+fn headline_attrs(rows: &[&Row]) -> String {
+    let Some(h) = answer::headline(rows) else {
+        return String::new();
+    };
+    let mut a = format!(
+        " data-headline-fastest=\"{}\" data-headline-gbs=\"{:.1}\" data-headline-pinned=\"{}\"",
+        escape(&h.fastest),
+        h.gbs,
+        crate::units::format_size(h.pinned_held)
+    );
+    if let Some((share, held)) = h.ring {
+        let _ = write!(
+            a,
+            " data-headline-ring-share=\"{:.0}%\" data-headline-ring-pinned=\"{}\"",
+            share * 100.0,
+            crate::units::format_size(held)
+        );
+    }
+    a
+}
+
 /// "The answer, in plain words": per scenario (and run), the question and the sentences of
 /// [`answer::answer`].
 fn answer_section(
@@ -715,7 +741,7 @@ fn answer_section(
                     escape(&platform::platform_of(s))
                 );
             }
-            out.push_str("<ul class=\"answer\">\n");
+            let _ = writeln!(out, "<ul class=\"answer\"{}>", headline_attrs(&mine));
             for l in answer::answer(&mine, s.sidecar.as_ref(), name) {
                 let class = match l.verdict.as_str() {
                     "held" => " class=\"verdict-held\"",

@@ -10,6 +10,7 @@
 use super::chart::{self, Bars, Figure, MAX_CATEGORIES};
 use super::html::{escape, table};
 use super::labels::{case_memory_words, case_words, direction_key};
+use super::platform_answer::ceiling;
 use crate::accounting::{Metric, Phase};
 use crate::results::{Lane, ResultSet, Row};
 use std::collections::HashMap;
@@ -116,6 +117,7 @@ pub fn platform_sections(sets: &[ResultSet], labels: &[String]) -> String {
         "<section id=\"platforms\">\n<h2>Platforms side by side: {}</h2>",
         escape(&names.join(" vs "))
     );
+    out.push_str(&super::platform_answer::platform_answer(sets, &names));
     machine_table(&mut out, sets, &names);
     bandwidth(&mut out, sets, &names);
     observers(&mut out, sets, &names);
@@ -369,23 +371,6 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
         out.push_str(&table(&h, &rows, &|_| ""));
         out.push_str("</details>\n");
     }
-}
-
-/// Pinned ceiling (most MiB the probe could pin) of a run.
-fn ceiling(s: &ResultSet) -> Option<f64> {
-    let from_rows = s
-        .rows
-        .iter()
-        .filter_map(|r| r.pinned_ceiling_mib)
-        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
-    from_rows.or_else(|| {
-        s.sidecar.as_ref().and_then(|c| {
-            c.probes
-                .iter()
-                .find(|p| p.name.contains("ceiling"))
-                .map(|p| p.value)
-        })
-    })
 }
 
 fn headroom(out: &mut String, sets: &[ResultSet], names: &[String]) {

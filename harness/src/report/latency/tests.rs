@@ -195,6 +195,14 @@ fn the_platform_table_puts_each_runs_latency_side_by_side() {
         "{html}"
     );
     assert!(html.contains("a = 8.60 µs, b = 24.7 GB/s"), "{html}");
+    assert!(
+        html.contains("<td>pinned · pinned, copy engine, H2D, 4 B, latency</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>launch-call · device memory, empty kernel, enqueue</td>"),
+        "{html}"
+    );
     let bulk = ResultSet {
         rows: vec![],
         ..ResultSet::load(&h200_csv()).expect("loads")
