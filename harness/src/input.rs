@@ -24,49 +24,36 @@ pub struct InputKind {
     pub max_line: Option<u64>,
 }
 
+impl InputKind {
+    const fn new(what: &'static str, max_bytes: u64, max_line: Option<u64>) -> InputKind {
+        InputKind {
+            what,
+            max_bytes,
+            max_line,
+        }
+    }
+}
+
 /// Scenario files (the shipped ones are under 20 KiB; the largest sweep allowed is ~3.7 MB).
-pub const SCENARIO_FILE: InputKind = InputKind {
-    what: "a scenario file",
-    max_bytes: 4 * MIB,
-    max_line: None,
-};
+pub const SCENARIO_FILE: InputKind = InputKind::new("a scenario file", 4 * MIB, None);
 
 /// Results CSVs: about 850 bytes a row, so 100 000 cases with two lanes fit.
-pub const RESULTS_CSV: InputKind = InputKind {
-    what: "a results CSV",
-    max_bytes: 256 * MIB,
-    max_line: Some(64 * KIB),
-};
+pub const RESULTS_CSV: InputKind = InputKind::new("a results CSV", 256 * MIB, Some(64 * KIB));
 
 /// Samples CSVs (about 200 bytes a sample; the published ones are under 2 MiB).
-pub const SAMPLES_CSV: InputKind = InputKind {
-    what: "a samples CSV",
-    max_bytes: 1024 * MIB,
-    max_line: Some(64 * KIB),
-};
+pub const SAMPLES_CSV: InputKind = InputKind::new("a samples CSV", 1024 * MIB, Some(64 * KIB));
 
 /// Samples CSVs as `report` and `compare` stream them (`results::Samples::read`): read in
 /// blocks keeping only the series a view needs, so memory does not grow with the file's size.
 /// A real run records about 180 samples (36 KB) per row: 1 M rows are about 37 GB.
-pub const STREAMED_SAMPLES_CSV: InputKind = InputKind {
-    what: "a samples CSV",
-    max_bytes: 64 * 1024 * MIB,
-    max_line: Some(64 * KIB),
-};
+pub const STREAMED_SAMPLES_CSV: InputKind =
+    InputKind::new("a samples CSV", 64 * 1024 * MIB, Some(64 * KIB));
 
 /// JSON sidecars (the scenario text, up to 4 MiB, is one string inside).
-pub const SIDECAR_JSON: InputKind = InputKind {
-    what: "a sidecar",
-    max_bytes: 64 * MIB,
-    max_line: None,
-};
+pub const SIDECAR_JSON: InputKind = InputKind::new("a sidecar", 64 * MIB, None);
 
 /// nvbandwidth `-j` output.
-pub const NVBANDWIDTH_JSON: InputKind = InputKind {
-    what: "an nvbandwidth JSON file",
-    max_bytes: 16 * MIB,
-    max_line: None,
-};
+pub const NVBANDWIDTH_JSON: InputKind = InputKind::new("an nvbandwidth JSON file", 16 * MIB, None);
 
 fn refused(path: &Path, reason: String) -> Error {
     Error::Input {

@@ -25,6 +25,31 @@ fn read<T, U>(r: Result<T, NvmlError>, call: &str, into: impl FnOnce(T) -> U) ->
     Setting::from_result(r.map(into), nvml_source(call))
 }
 
+/// What the source of a reading taken while copies are in flight adds to the call's name.
+const UNDER_LOAD: &str = " (during a transfer)";
+
+/// The link's current generation and width; `when` follows each call's name.
+fn current_link(dev: &Device, when: &str) -> (Setting<u32>, Setting<u32>) {
+    let gen_call = format!("nvmlDeviceGetCurrPcieLinkGeneration{when}");
+    let width_call = format!("nvmlDeviceGetCurrPcieLinkWidth{when}");
+    (
+        read(dev.current_pcie_link_gen(), &gen_call, |v| v),
+        read(dev.current_pcie_link_width(), &width_call, |v| v),
+    )
+}
+
+/// The SM and memory clocks as `get` reads them, sourced `call(SM)` / `call(MEM)` and `when`.
+fn clocks(
+    call: &str,
+    get: impl Fn(Clock) -> Result<u32, NvmlError>,
+    when: &str,
+) -> (Setting<Megahertz>, Setting<Megahertz>) {
+    (
+        read(get(Clock::SM), &format!("{call}(SM){when}"), Megahertz),
+        read(get(Clock::Memory), &format!("{call}(MEM){when}"), Megahertz),
+    )
+}
+
 impl NvmlSettings {
     /// NVML on the device with this UUID (device 0 without one), or why not.
     pub fn open(uuid: Option<&str>) -> Result<NvmlSettings, String> {
@@ -46,16 +71,7 @@ impl NvmlSettings {
             Err(why) => return fill_without_nvml(s, &why),
         };
         (s.driver_model_current, s.driver_model_pending) = driver_models(&dev);
-        s.pcie_gen_idle = read(
-            dev.current_pcie_link_gen(),
-            "nvmlDeviceGetCurrPcieLinkGeneration",
-            |v| v,
-        );
-        s.pcie_width_idle = read(
-            dev.current_pcie_link_width(),
-            "nvmlDeviceGetCurrPcieLinkWidth",
-            |v| v,
-        );
+        (s.pcie_gen_idle, s.pcie_width_idle) = current_link(&dev, "");
         s.pcie_gen_max = read(
             dev.max_pcie_link_gen(),
             "nvmlDeviceGetMaxPcieLinkGeneration",
@@ -77,16 +93,8 @@ impl NvmlSettings {
         s.bar1_size = read(dev.bar1_memory_info(), "nvmlDeviceGetBAR1MemoryInfo", |m| {
             Bytes(m.total)
         });
-        s.sm_clock_max = read(
-            dev.max_clock_info(Clock::SM),
-            "nvmlDeviceGetMaxClockInfo(SM)",
-            Megahertz,
-        );
-        s.mem_clock_max = read(
-            dev.max_clock_info(Clock::Memory),
-            "nvmlDeviceGetMaxClockInfo(MEM)",
-            Megahertz,
-        );
+        (s.sm_clock_max, s.mem_clock_max) =
+            clocks("nvmlDeviceGetMaxClockInfo", |c| dev.max_clock_info(c), "");
         s.persistence_mode = persistence_mode(&dev);
     }
 
@@ -96,26 +104,9 @@ impl NvmlSettings {
             Ok(d) => d,
             Err(why) => return fill_under_load_without_nvml(s, &why),
         };
-        s.pcie_gen_under_load = read(
-            dev.current_pcie_link_gen(),
-            "nvmlDeviceGetCurrPcieLinkGeneration (during a transfer)",
-            |v| v,
-        );
-        s.pcie_width_under_load = read(
-            dev.current_pcie_link_width(),
-            "nvmlDeviceGetCurrPcieLinkWidth (during a transfer)",
-            |v| v,
-        );
-        s.sm_clock_under_load = read(
-            dev.clock_info(Clock::SM),
-            "nvmlDeviceGetClockInfo(SM) (during a transfer)",
-            Megahertz,
-        );
-        s.mem_clock_under_load = read(
-            dev.clock_info(Clock::Memory),
-            "nvmlDeviceGetClockInfo(MEM) (during a transfer)",
-            Megahertz,
-        );
+        (s.pcie_gen_under_load, s.pcie_width_under_load) = current_link(&dev, UNDER_LOAD);
+        (s.sm_clock_under_load, s.mem_clock_under_load) =
+            clocks("nvmlDeviceGetClockInfo", |c| dev.clock_info(c), UNDER_LOAD);
         s.pstate_under_load = read(
             dev.performance_state(),
             "nvmlDeviceGetPerformanceState (during a transfer)",

@@ -125,24 +125,30 @@ mod tests {
     use crate::results::Failure;
     use crate::results::fixtures::device_row as row;
 
+    /// A device-memory row that fit: 3000 GB/s with half the free memory held.
+    fn within_the_card() -> Row {
+        let ok = Status::Ok;
+        row(
+            "read",
+            "device_hold=free-50%",
+            Lane::Device,
+            ok,
+            Some(3000.0),
+        )
+    }
+
+    /// A row past the card that failed as a results file says `failure`.
+    fn past_the_card(failure: &str) -> Row {
+        let failed = Status::Failed(Failure::parse(failure));
+        row("read", "device_hold=free+5%", Lane::Device, failed, None)
+    }
+
     #[test]
     fn plain_words_name_the_oom_row_and_the_spill() {
         let rows = vec![
-            row(
-                "read",
-                "device_hold=free-50%",
-                Lane::Device,
-                Status::Ok,
-                Some(3000.0),
-            ),
-            row(
-                "read",
-                "device_hold=free+5%",
-                Lane::Device,
-                Status::Failed(Failure::parse(
-                    "cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (device_hold: 80 GiB of 147 GiB allocated, 140 GiB was free)",
-                )),
-                None,
+            within_the_card(),
+            past_the_card(
+                "cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (device_hold: 80 GiB of 147 GiB allocated, 140 GiB was free)",
             ),
             row(
                 "read",
@@ -182,22 +188,8 @@ mod tests {
     #[test]
     fn the_report_says_it_in_plain_words_too() {
         let rows = [
-            row(
-                "read",
-                "device_hold=free-50%",
-                Lane::Device,
-                Status::Ok,
-                Some(3000.0),
-            ),
-            row(
-                "read",
-                "device_hold=free+5%",
-                Lane::Device,
-                Status::Failed(Failure::parse(
-                    "cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)",
-                )),
-                None,
-            ),
+            within_the_card(),
+            past_the_card("cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)"),
         ];
         let refs: Vec<&Row> = rows.iter().collect();
         let said = crate::report::answer::answer(&refs, None, "s");
