@@ -521,6 +521,59 @@ fn direction_lane(lane: Lane) -> &'static str {
     }
 }
 
+/// One sentence per platform after the first: each time the first platform measured, as a ratio
+/// of that platform's median (above 1: slower there), the first [`MAX_LATENCY_RATIOS`] of them.
+/// Empty when the first run measured no latency.
+pub fn platform_sentences(sets: &[ResultSet], names: &[String]) -> Vec<String> {
+    let Some(base) = sets.first() else {
+        return Vec::new();
+    };
+    let timed: Vec<(&Row, f64)> = base
+        .rows
+        .iter()
+        .filter(|r| r.status.is_ok() && r.placement().is_none())
+        .filter_map(|r| row_time(r).map(|t| (r, t.p50_us)))
+        .collect();
+    let mut out = Vec::new();
+    for (s, n) in sets.iter().zip(names).skip(1) {
+        let parts: Vec<String> = timed
+            .iter()
+            .filter_map(|(b, bt)| {
+                let o = s
+                    .rows
+                    .iter()
+                    .find(|r| r.case_key == b.case_key && r.lane == b.lane && r.status.is_ok())?;
+                let ot = row_time(o)?;
+                Some(format!(
+                    "{} {:.2}× ({} against {})",
+                    super::labels::case_words(b),
+                    ot.p50_us / bt,
+                    fmt_time(ot.p50_us, ot.per),
+                    fmt_time(*bt, ot.per)
+                ))
+            })
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let more = parts.len().saturating_sub(MAX_LATENCY_RATIOS);
+        let mut t = format!(
+            "Latency on {n} against {} (median time, lower is better; above 1× is slower on {n}): {}",
+            names[0],
+            parts[..parts.len() - more].join("; ")
+        );
+        if more > 0 {
+            let _ = write!(t, "; {more} more in the latency table below");
+        }
+        t.push('.');
+        out.push(t);
+    }
+    out
+}
+
+/// Most latency ratios one platform sentence names.
+pub const MAX_LATENCY_RATIOS: usize = 12;
+
 /// One run's cell of the platform latency table.
 fn platform_cell(r: &Row) -> String {
     if !r.status.is_ok() {

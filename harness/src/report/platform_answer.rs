@@ -22,6 +22,7 @@ pub fn platform_answer(sets: &[ResultSet], names: &[String]) -> String {
     let mut items: Vec<String> = pin_booking(sets, names);
     items.extend(ceilings(sets, names));
     items.extend(bandwidth_ratios(sets, names));
+    items.extend(super::latency::platform_sentences(sets, names));
     items.push(differing_claims(sets, names));
     let mut out = String::from(
         "<div id=\"platform-answer\">\n<h3>The answer, platform by platform</h3>\n<ul>\n",
@@ -177,7 +178,11 @@ fn bandwidth_ratios(sets: &[ResultSet], names: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for (s, n) in sets.iter().zip(names).skip(1) {
         let mut parts = Vec::new();
-        for b in base.rows.iter().filter(|r| r.status.is_ok()) {
+        for b in base
+            .rows
+            .iter()
+            .filter(|r| r.status.is_ok() && !r.measures_time())
+        {
             let Some(bb) = b.bw_median_gbs.filter(|v| *v > 0.0) else {
                 continue;
             };

@@ -184,6 +184,7 @@ fn the_platform_table_puts_each_runs_latency_side_by_side() {
     }
     other.rows.retain(|r| r.case_label != "chase");
     let names = ["A linux".to_string(), "B other".to_string()];
+    let (set_a, set_b) = (set.clone(), other.clone());
     let html = platform_section(&[set, other], &names);
     assert!(html.contains("A linux p50 (p99)") && html.contains("B other p50 (p99)"));
     assert!(
@@ -202,6 +203,13 @@ fn the_platform_table_puts_each_runs_latency_side_by_side() {
     assert!(
         html.contains("<td>launch-call · device memory, empty kernel, enqueue</td>"),
         "{html}"
+    );
+    let said = platform_sentences(&[set_a.clone(), set_b.clone()], &names);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].starts_with("Latency on B other against A linux (median time, lower is better; above 1× is slower on B other): pinned, copy engine, H2D · 4 B · pinned 3.61× (31.00 µs against 8.60 µs);"), "{said:?}");
+    assert!(
+        said[0].ends_with("; 30 more in the latency table below."),
+        "{said:?}"
     );
     let bulk = ResultSet {
         rows: vec![],
