@@ -327,6 +327,24 @@ fn no_published_page_attributes_device_memory_to_pinning() {
                 }
             }
         }
+        // The plots: a bar after allocation of a case holding device memory says so in its
+        // label, so its device buffer is not read as what the page-locked memory cost.
+        let Some(fig) = figures(&html)
+            .into_iter()
+            .find(|f| f.contains("data-plot=\"accounting-alloc\""))
+        else {
+            continue;
+        };
+        for r in set.rows.iter().filter(|r| r.device_bytes > 0) {
+            let start = format!("{} · ", r.case_label);
+            for label in texts(fig).iter().filter(|t| t.starts_with(&start)) {
+                assert!(
+                    label.ends_with(" device memory"),
+                    "{}: the bar `{label}` does not say it holds device memory",
+                    csv.display()
+                );
+            }
+        }
     }
 }
 

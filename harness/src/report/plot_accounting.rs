@@ -27,6 +27,22 @@ pub fn page_scale<'r>(rows: impl Iterator<Item = &'r Row>) -> Option<(f64, f64)>
 /// The caption's sentence about the shared scale.
 pub const SHARED_SCALE: &str = "Every accounting plot on this page uses the same MiB scale, so bar lengths compare across plots.";
 
+/// The caption's sentence on cases that hold device memory, after allocation.
+pub const DEVICE_HELD: &str = " A case whose label ends in \"device memory\" held that much device memory too: device observers (CUDA used, NVML used, dedicated) count its device buffer, which is not a cost of pinning; the Memory sentence gives what the page-locked memory cost alone.";
+
+/// ` + <size> device memory` for a case that allocated device memory, else empty: the words that
+/// keep a bar of its device buffer from being read as a cost of pinning.
+pub(super) fn device_held(r: &Row) -> String {
+    if r.device_bytes > 0 {
+        format!(
+            " + {} device memory",
+            crate::units::format_size(r.device_bytes)
+        )
+    } else {
+        String::new()
+    }
+}
+
 /// What each observer saw after allocation (`phase` `alloc`) or after free and hold (`free`),
 /// drawn on the page's shared `scale` ([`page_scale`]): one bar per metric, in
 /// [`Metric::READER_ORDER`], labelled with its declaration's label.
@@ -38,7 +54,7 @@ pub fn accounting(
     scale: Option<(f64, f64)>,
 ) -> Figure {
     let what = if phase == Phase::Alloc {
-        "after allocation"
+        "after allocation (host and device memory)"
     } else {
         "after free and hold"
     };
@@ -60,7 +76,12 @@ pub fn accounting(
     }
     let left_out = chart::keep_drawable(&mut cases, "cases are in the tables.");
     let caption = format!(
-        "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine. {SHARED_SCALE}"
+        "Signed deltas in MiB; MemAvailable going negative means host memory was taken. Missing bars: that observer is unavailable on the machine. {SHARED_SCALE}{}",
+        if phase == Phase::Alloc {
+            DEVICE_HELD
+        } else {
+            ""
+        }
     );
     let bars = Bars {
         title,
@@ -69,7 +90,17 @@ pub fn accounting(
             .iter()
             .map(|m| m.declaration().label.to_string())
             .collect(),
-        categories: case_categories(&cases, labels),
+        categories: cases
+            .iter()
+            .map(|(set, r)| {
+                let held = if phase == Phase::Alloc {
+                    device_held(r)
+                } else {
+                    String::new()
+                };
+                format!("{}{}{held}", labels[*set], case_memory_words(r))
+            })
+            .collect(),
         values: cases
             .iter()
             .map(|(_, r)| {

@@ -9,12 +9,13 @@ pub fn runs_side_by_side(cmp: &Comparison) -> Figure {
         .entries
         .iter()
         .filter(|e| {
-            e.cells
-                .iter()
-                .flatten()
-                .filter(|c| c.median_gbs.is_some())
-                .count()
-                >= 1
+            !e.measures_time
+                && e.cells
+                    .iter()
+                    .flatten()
+                    .filter(|c| c.median_gbs.is_some())
+                    .count()
+                    >= 1
         })
         .collect();
     if entries.is_empty() {
