@@ -26,10 +26,13 @@ import glob, html, json, os, re
 
 def headline(page):
     """The headline pinscope wrote on the report's answer list (data-headline-* attributes)."""
-    m = re.search(r'<ul class="answer"([^>]*)>', open(page).read())
+    text = open(page).read()
+    m = re.search(r'<ul class="answer"([^>]*)>', text)
     attrs = dict(re.findall(r'data-headline-([a-z-]+)="([^"]*)"', m.group(1))) if m else {}
     if "fastest" not in attrs:
-        return "no host-to-GPU transfer finished"
+        # A latency scenario: its first latency sentence (already HTML-escaped by pinscope).
+        lat = re.search(r'<li><strong>Latency:</strong> (.*?)</li>', text)
+        return lat.group(1) if lat else "no host-to-GPU bandwidth measured (see the report)"
     text = f'<b>{attrs["gbs"]} GB/s</b>: {attrs["fastest"]}, holding {attrs["pinned"]} page-locked'
     if "ring-share" in attrs:
         text += f'; staging ring {attrs["ring-share"]} of it, holding {attrs["ring-pinned"]}'
