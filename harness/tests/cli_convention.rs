@@ -142,9 +142,11 @@ fn compare_fail_on_exits_4_only_when_a_verdict_matches() {
         .args(["compare", QUICK_A, QUICK_B, "--fail-on", "slower"])
         .assert()
         .code(4)
-        .stderr(predicate::str::contains("fail-on: ").and(predicate::str::contains(
-            "(quick) in run B is slower than in the baseline",
-        )));
+        .stderr(
+            predicate::str::contains("fail-on: ").and(predicate::str::contains(
+                "(quick) in run B is slower than in the baseline",
+            )),
+        );
     pinscope()
         .args(["compare", QUICK_A, QUICK_B, "--fail-on", "sideways"])
         .fails(2, "sideways");
