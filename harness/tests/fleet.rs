@@ -158,8 +158,8 @@ fn report_over_a_fleet_folder_names_the_planted_slow_gpu_first() {
         write_node(&fleet, &node, factor, check);
     }
     let page = d.path().join("fleet.html");
-    assert_cmd::Command::cargo_bin("pinscope")
-        .expect("binary")
+    // Started directly, not through cargo's runner (under Wine that is a Linux script).
+    assert_cmd::Command::new(env!("CARGO_BIN_EXE_pinscope"))
         .args(["report", "-q", "-o"])
         .arg(&page)
         .arg(&fleet)
