@@ -41,12 +41,13 @@ gpu() {
 }
 
 release() {
-  local version out linux windows stage exe
+  local version out linux windows exe
   version=$(cargo pkgid -p pinscope | sed 's/.*[#@]//')
   out=dist/release
   rm -rf "$out" && mkdir -p "$out"
+  # A global removed on exit (a RETURN trap would fire when env.sh below is sourced).
   stage=$(mktemp -d)
-  trap 'rm -rf "$stage"' RETURN
+  trap 'rm -rf "$stage"' EXIT
 
   linux=pinscope-$version-x86_64-unknown-linux-gnu
   cargo build --release --locked
@@ -117,6 +118,9 @@ extras() {
 
 case "$what" in
   gpu) gpu ;;
-  release) release && verify ;;
+  release)
+    release
+    verify
+    ;;
   *) echo "usage: scripts/build-dist.sh [gpu|release]" >&2; exit 2 ;;
 esac
