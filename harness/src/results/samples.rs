@@ -10,7 +10,7 @@
 //! 8 B per bandwidth sample, 16 B per timeline point and each case key once, whatever the
 //! file's size and its other series.
 
-use super::schema::{Lane, SCHEMA_VERSION};
+use super::schema::{Lane, SCHEMA_VERSION, Series};
 use crate::Error;
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -120,17 +120,17 @@ impl Samples {
     pub fn from_rows<'r>(rows: impl IntoIterator<Item = &'r super::SampleRow>) -> Samples {
         let mut out = Samples::default();
         for r in rows {
-            if r.series == BANDWIDTH_SERIES {
-                if let Some(lane) = Lane::parse(&r.lane) {
+            match (&r.series, r.lane, r.t_ms) {
+                (Series::Bandwidth, Some(lane), _) => {
                     out.push_bandwidth(&r.case_key, lane, r.value);
                 }
-            } else if let (Some(metric), Some(t)) = (r.series.strip_prefix(TIMELINE_PREFIX), r.t_ms)
-            {
-                out.push_timeline(&r.case_key, metric, t, r.value);
-            } else if let Some(metric) = r.series.strip_prefix(PHASE_PREFIX)
-                && r.index == BEFORE_PHASE
-            {
-                out.push_before(&r.case_key, metric, r.value);
+                (Series::Timeline(metric), _, Some(t)) => {
+                    out.push_timeline(&r.case_key, metric, t, r.value);
+                }
+                (Series::Phase(metric), _, _) if r.index.is_phase(BEFORE_PHASE) => {
+                    out.push_before(&r.case_key, metric, r.value);
+                }
+                _ => {}
             }
         }
         out
