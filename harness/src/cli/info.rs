@@ -3,8 +3,8 @@
 
 use super::InfoArgs;
 use crate::Error;
-use crate::probe::{self, GpuContext, Observers};
 use crate::platform::Machine;
+use crate::probe::{self, GpuContext, Observers};
 use crate::run::{Session, ceiling_cap, max_allocatable, open_session, pinned_ceiling};
 use crate::units::{MIB, format_size};
 

@@ -10,7 +10,9 @@
 //! 8 B per bandwidth sample, 16 B per timeline point and each case key once, whatever the
 //! file's size and its other series.
 
-use super::schema::{Lane, SCHEMA_VERSION, Series};
+use super::schema::{
+    BANDWIDTH_SERIES, Lane, PHASE_PREFIX, SCHEMA_VERSION, Series, TIMELINE_PREFIX,
+};
 use crate::Error;
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -20,13 +22,6 @@ use std::path::Path;
 
 /// Bytes read from the samples file at a time.
 pub const BLOCK_BYTES: usize = 16 << 20;
-/// The series of bandwidth samples (GB/s).
-pub const BANDWIDTH_SERIES: &str = "bw_gbs";
-/// The prefix of hold-after-free timeline series (`timeline:<observer>.<metric>`).
-pub const TIMELINE_PREFIX: &str = "timeline:";
-
-/// The prefix of per-phase observer readings (`phase:<observer>.<metric>`, index = the phase).
-pub const PHASE_PREFIX: &str = "phase:";
 /// The phase whose readings are kept: before the case allocated anything.
 pub const BEFORE_PHASE: &str = "before";
 

@@ -4,7 +4,6 @@
 //! Bump [`SCHEMA_VERSION`] whenever a column changes meaning or disappears; adding a column at the
 //! end is compatible (readers look columns up by name).
 
-use super::samples::{BANDWIDTH_SERIES, PHASE_PREFIX, TIMELINE_PREFIX};
 use crate::accounting;
 use serde::{Deserialize, Serialize};
 
@@ -459,6 +458,12 @@ pub enum Series {
     Setup(String),
 }
 
+/// The series of bandwidth samples (GB/s).
+pub const BANDWIDTH_SERIES: &str = "bw_gbs";
+/// The prefix of hold-after-free timeline series (`timeline:<observer>.<metric>`).
+pub const TIMELINE_PREFIX: &str = "timeline:";
+/// The prefix of per-phase observer readings (`phase:<observer>.<metric>`, index = the phase).
+pub const PHASE_PREFIX: &str = "phase:";
 /// The prefix of setup-cost series (`setup:<what>`).
 const SETUP_PREFIX: &str = "setup:";
 

@@ -4,9 +4,7 @@
 use crate::accounting::{self, Phase};
 use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
-use crate::results::{
-    Device, Lane, Row, SampleIndex, SampleRow, Series, Status, Verification,
-};
+use crate::results::{Device, Lane, Row, SampleIndex, SampleRow, Series, Status, Verification};
 use crate::scenario::{CHASE_STEPS, Case, Engine, Mode};
 use crate::stats::{Percentiles, median, percentiles, summarize};
 use crate::strategy::{Footprint, SampleTimes, SetupTimes};

@@ -340,9 +340,14 @@ pub(super) fn parse_value(
     in_sweep: bool,
 ) -> Result<Given, Problem> {
     let (val, written) = match ty {
-        Ty::Host => enum_value(key, &HostKind::ALL, HostKind::name, v).map(|(x, w)| (Val::Host(x), w))?,
-        Ty::Engine => enum_value(key, &Engine::ALL, Engine::name, v).map(|(x, w)| (Val::Engine(x), w))?,
-        Ty::Direction => enum_value(key, &Direction::ALL, Direction::name, v).map(|(x, w)| (Val::Direction(x), w))?,
+        Ty::Host => {
+            enum_value(key, &HostKind::ALL, HostKind::name, v).map(|(x, w)| (Val::Host(x), w))?
+        }
+        Ty::Engine => {
+            enum_value(key, &Engine::ALL, Engine::name, v).map(|(x, w)| (Val::Engine(x), w))?
+        }
+        Ty::Direction => enum_value(key, &Direction::ALL, Direction::name, v)
+            .map(|(x, w)| (Val::Direction(x), w))?,
         Ty::Mode => enum_value(key, &Mode::ALL, Mode::name, v).map(|(x, w)| (Val::Mode(x), w))?,
         Ty::Wait => enum_value(key, &Wait::ALL, Wait::name, v).map(|(x, w)| (Val::Wait(x), w))?,
         Ty::Flags => flags_value(key, v, in_sweep).map(|(x, w)| (Val::Flags(x), w))?,
@@ -837,10 +842,10 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
 /// `name`: lowercase letters, digits, `-` and `_`, short enough to name the results file.
 fn read_name(root: &raw::Table, file: &mut File, problems: &mut Vec<Problem>) {
     let Some(e) = root.get("name") else {
-        problems.push(
-            Pos::START
-                .problem("missing `name`: add name = \"...\" (lowercase letters, digits, - and _)"),
-        );
+        problems
+            .push(Pos::START.problem(
+                "missing `name`: add name = \"...\" (lowercase letters, digits, - and _)",
+            ));
         return;
     };
     let Some(s) = string_of("name", &e.value, problems) else {
