@@ -7,7 +7,7 @@
 
 use pinscope::claims;
 use pinscope::platform::{GpuInfo, Machine};
-use pinscope::results::{self, ClaimVerdict, Failure, ResultSet, Row, Status};
+use pinscope::results::{self, ClaimStatus, ClaimVerdict, Failure, ResultSet, Row, Status};
 use pinscope::scenario::{self, Scenario};
 use std::path::{Path, PathBuf};
 
@@ -49,7 +49,7 @@ fn machine(set: &ResultSet, platform: &str, driver_model: &str) -> Machine {
 
 fn verdicts(v: &[ClaimVerdict]) -> Vec<(&str, &str, &str)> {
     v.iter()
-        .map(|c| (c.text.as_str(), c.verdict.as_str(), c.detail.as_str()))
+        .map(|c| (c.text.as_str(), c.verdict.name(), c.detail.as_str()))
         .collect()
 }
 
@@ -191,8 +191,8 @@ fn platform_tags_decide_applicability() {
     let recorded = recorded.unwrap_or_default();
     assert_eq!(recorded.platform, "other");
     let got = claims::evaluate(&s, &set.rows, &recorded);
-    assert_eq!(got[0].verdict, "not applicable here");
-    assert_eq!(got[1].verdict, "not held");
+    assert_eq!(got[0].verdict, ClaimStatus::NotApplicable);
+    assert_eq!(got[1].verdict, ClaimStatus::NotHeld);
 }
 
 #[test]

@@ -97,9 +97,9 @@ fn published_claims_agree_with_a_fresh_evaluation() {
             pinscope::scenario::parse(&rec.path, &rec.text).expect("its own text parses");
         let fresh =
             pinscope::claims::evaluate(&scenario, &read_rows(&p).expect("rows"), &side.machine);
-        let verdicts = |v: &[pinscope::results::ClaimVerdict]| -> Vec<(String, String)> {
+        let verdicts = |v: &[pinscope::results::ClaimVerdict]| -> Vec<(String, pinscope::results::ClaimStatus)> {
             v.iter()
-                .map(|c| (c.text.clone(), c.verdict.clone()))
+                .map(|c| (c.text.clone(), c.verdict))
                 .collect()
         };
         assert_eq!(verdicts(&fresh), verdicts(&side.claims), "{}", p.display());
@@ -111,11 +111,15 @@ fn the_article_000_experiment_on_linux_holds_where_it_applies() {
     let set = ResultSet::load(&one("h200", "wddm-pinned-4g")).expect("loads");
     let side = set.sidecar.expect("sidecar");
     assert_eq!(side.machine.platform, "linux");
-    let held = side.claims.iter().filter(|c| c.verdict == "held").count();
+    let held = side
+        .claims
+        .iter()
+        .filter(|c| c.verdict == pinscope::results::ClaimStatus::Held)
+        .count();
     let na = side
         .claims
         .iter()
-        .filter(|c| c.verdict == "not applicable here")
+        .filter(|c| c.verdict == pinscope::results::ClaimStatus::NotApplicable)
         .count();
     assert!(held >= 5 && na >= 4, "{:?}", side.claims);
     // 4 GiB pinned with cudaMallocHost: cudaMemGetInfo barely moves, VmRSS grows by the size.

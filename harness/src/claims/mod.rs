@@ -7,7 +7,7 @@
 mod status;
 
 use crate::platform::Machine;
-use crate::results::{self, ClaimVerdict, Row};
+use crate::results::{self, ClaimStatus, ClaimVerdict, Row};
 use crate::scenario::{CLAIM_COLUMNS, Scenario};
 pub use crate::scenario::{Claim, Derived, Op};
 
@@ -62,15 +62,15 @@ pub fn evaluate(scenario: &Scenario, rows: &[Row], machine: &Machine) -> Vec<Cla
             ClaimVerdict {
                 scenario: scenario.name.clone(),
                 text: c.text.clone(),
-                verdict: verdict.into(),
+                verdict,
                 detail,
             }
         })
         .collect()
 }
 
-fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (&'static str, String) {
-    const NA: &str = "not applicable here";
+fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (ClaimStatus, String) {
+    const NA: ClaimStatus = ClaimStatus::NotApplicable;
     if !c.platforms.is_empty() && !c.platforms.iter().any(|p| tags.contains(p)) {
         return (
             NA,
@@ -128,7 +128,7 @@ fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (&'static str, String) {
         let bound = c.factor * reference;
         if !c.op.holds(v, bound) {
             return (
-                "not held",
+                ClaimStatus::NotHeld,
                 format!("{} = {v:.3}, needs {} {bound:.3}", c.metric, c.op.symbol()),
             );
         }
@@ -136,7 +136,7 @@ fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (&'static str, String) {
     }
     let (v, bound) = worst.unwrap_or((0.0, 0.0));
     (
-        "held",
+        ClaimStatus::Held,
         format!("{} = {v:.3} {} {bound:.3}", c.metric, c.op.symbol()),
     )
 }

@@ -4,7 +4,7 @@
 //! pinned case did to each memory observer; and the claims held and not held.
 
 use super::labels::strategy_words;
-use crate::results::{Lane, Row, Sidecar};
+use crate::results::{ClaimStatus, Lane, Row, Sidecar};
 use crate::scenario::{Direction, HostKind, Mode};
 use crate::units::format_size;
 
@@ -13,15 +13,15 @@ use crate::units::format_size;
 pub struct Sentence {
     pub topic: String,
     pub text: String,
-    /// `held`, `not held`, … for claim lines, else empty.
-    pub verdict: String,
+    /// The claim's verdict, on claim lines.
+    pub verdict: Option<ClaimStatus>,
 }
 
 fn sentence(topic: &str, text: String) -> Sentence {
     Sentence {
         topic: topic.into(),
         text,
-        verdict: String::new(),
+        verdict: None,
     }
 }
 
@@ -90,75 +90,13 @@ pub fn headline(all_rows: &[&Row]) -> Option<Headline> {
 }
 
 /// The answer for the rows of one scenario in one run.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> Vec<Sentence> {
-    let mut out = Vec::new();
     // With several GPUs, "fastest" is about one GPU alone (the first); what running them all at
     // once changes gets its own sentences below.
     let one_gpu = Row::one_gpu_view(all_rows.iter().copied());
     let rows = &one_gpu[..];
-    for lane in [Lane::H2d, Lane::D2h] {
-        let topic = if lane == Lane::H2d {
-            "Host → GPU"
-        } else {
-            "GPU → host"
-        };
-        let pool = lane_pool(rows, lane);
-        let Some(best) = pool.iter().copied().max_by(|a, b| bw(a).total_cmp(&bw(b))) else {
-            continue;
-        };
-        out.push(sentence(
-            topic,
-            format!(
-                "fastest is {} at {:.1} GB/s, holding {} page-locked.",
-                named(best),
-                bw(best),
-                format_size(best.pinned_bytes)
-            ),
-        ));
-        match pool
-            .iter()
-            .copied()
-            .filter(|r| bw(r) >= 0.95 * bw(best) && r.pinned_bytes < best.pinned_bytes)
-            .min_by_key(|r| r.pinned_bytes)
-        {
-            Some(f) => out.push(sentence(
-                topic,
-                format!(
-                    "least page-locked memory within 5% of the fastest: {} at {:.1} GB/s ({:.0}%), holding only {}.",
-                    named(f),
-                    bw(f),
-                    100.0 * bw(f) / bw(best),
-                    format_size(f.pinned_bytes)
-                ),
-            )),
-            None if pool.len() > 1 => out.push(sentence(
-                topic,
-                "no way that holds less page-locked memory comes within 5% of the fastest."
-                    .into(),
-            )),
-            None => {}
-        }
-        if let Some(p) = pool
-            .iter()
-            .copied()
-            .filter(|r| r.host == Some(HostKind::Pageable) && r.mode == Mode::Direct)
-            .max_by(|a, b| bw(a).total_cmp(&bw(b)))
-        {
-            out.push(sentence(
-                topic,
-                format!(
-                    "plain pageable copies ({}) reach {:.1} GB/s: the pageable penalty is {:.1}× against the fastest.",
-                    p.case_label,
-                    bw(p),
-                    bw(best) / bw(p).max(1e-9)
-                ),
-            ));
-        }
-    }
+    let mut out = lane_sentences(rows, Lane::H2d);
+    out.extend(lane_sentences(rows, Lane::D2h));
     for line in super::summary::multi_gpu_lines(all_rows) {
         out.push(sentence("Every GPU at once", line));
     }
@@ -166,13 +104,8 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
         out.push(sentence("Memory", m));
     }
     // Device bandwidth, past the card, pinned ceilings with device memory held, churn.
-    for line in super::device_memory::answer_lines(all_rows) {
-        let (topic, text) = line.split_once(": ").unwrap_or(("Device memory", &line));
-        let mut topic = topic.to_string();
-        if let Some(first) = topic.get(..1) {
-            topic = first.to_uppercase() + &topic[1..];
-        }
-        out.push(sentence(&topic, text.to_string()));
+    for (topic, text) in super::device_memory::answer_lines(all_rows) {
+        out.push(sentence(&capitalized(&topic), text));
     }
     for line in super::latency::sentences(rows) {
         out.push(sentence("Latency", line));
@@ -185,33 +118,116 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
         ));
     }
     if let Some(c) = sidecar {
-        let claims: Vec<_> = c.claims.iter().filter(|v| v.scenario == scenario).collect();
-        if !claims.is_empty() {
-            let count = |v: &str| claims.iter().filter(|c| c.verdict == v).count();
-            let other = claims.len() - count("held") - count("not held");
-            out.push(sentence(
-                "Claims",
-                format!(
-                    "{} held, {} not held, {other} not applicable here.",
-                    count("held"),
-                    count("not held")
-                ),
-            ));
-            for v in claims
-                .iter()
-                .filter(|v| v.verdict == "held" || v.verdict == "not held")
-            {
-                out.push(Sentence {
-                    topic: "Claim".into(),
-                    text: format!("{} — {}", v.text, v.detail),
-                    verdict: v.verdict.clone(),
-                });
-            }
-        }
+        out.extend(claim_sentences(c, scenario));
         if let Some(settings) = &c.machine.settings {
             out.extend(settings_checks(settings));
         }
     }
+    out
+}
+
+/// `topic` with its first letter upper-case.
+fn capitalized(topic: &str) -> String {
+    let mut chars = topic.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// One direction's sentences: the fastest way, the way that holds the least page-locked memory
+/// within 5% of it, and how much slower plain pageable copies are.
+fn lane_sentences(rows: &[&Row], lane: Lane) -> Vec<Sentence> {
+    let topic = if lane == Lane::H2d {
+        "Host → GPU"
+    } else {
+        "GPU → host"
+    };
+    let pool = lane_pool(rows, lane);
+    let Some(best) = pool.iter().copied().max_by(|a, b| bw(a).total_cmp(&bw(b))) else {
+        return Vec::new();
+    };
+    let mut out = vec![sentence(
+        topic,
+        format!(
+            "fastest is {} at {:.1} GB/s, holding {} page-locked.",
+            named(best),
+            bw(best),
+            format_size(best.pinned_bytes)
+        ),
+    )];
+    match pool
+        .iter()
+        .copied()
+        .filter(|r| bw(r) >= 0.95 * bw(best) && r.pinned_bytes < best.pinned_bytes)
+        .min_by_key(|r| r.pinned_bytes)
+    {
+        Some(f) => out.push(sentence(
+            topic,
+            format!(
+                "least page-locked memory within 5% of the fastest: {} at {:.1} GB/s ({:.0}%), holding only {}.",
+                named(f),
+                bw(f),
+                100.0 * bw(f) / bw(best),
+                format_size(f.pinned_bytes)
+            ),
+        )),
+        None if pool.len() > 1 => out.push(sentence(
+            topic,
+            "no way that holds less page-locked memory comes within 5% of the fastest.".into(),
+        )),
+        None => {}
+    }
+    if let Some(p) = pool
+        .iter()
+        .copied()
+        .filter(|r| r.host == Some(HostKind::Pageable) && r.mode == Mode::Direct)
+        .max_by(|a, b| bw(a).total_cmp(&bw(b)))
+    {
+        out.push(sentence(
+            topic,
+            format!(
+                "plain pageable copies ({}) reach {:.1} GB/s: the pageable penalty is {:.1}× against the fastest.",
+                p.case_label,
+                bw(p),
+                bw(best) / bw(p).max(1e-9)
+            ),
+        ));
+    }
+    out
+}
+
+/// The claims of `scenario` the sidecar holds: how many held, did not hold or did not apply, then
+/// each judged claim with its detail.
+fn claim_sentences(sidecar: &Sidecar, scenario: &str) -> Vec<Sentence> {
+    let claims: Vec<_> = sidecar
+        .claims
+        .iter()
+        .filter(|v| v.scenario == scenario)
+        .collect();
+    if claims.is_empty() {
+        return Vec::new();
+    }
+    let count = |v: ClaimStatus| claims.iter().filter(|c| c.verdict == v).count();
+    let mut out = vec![sentence(
+        "Claims",
+        format!(
+            "{} held, {} not held, {} not applicable here.",
+            count(ClaimStatus::Held),
+            count(ClaimStatus::NotHeld),
+            count(ClaimStatus::NotApplicable)
+        ),
+    )];
+    out.extend(
+        claims
+            .iter()
+            .filter(|v| v.verdict.is_judged())
+            .map(|v| Sentence {
+                topic: "Claim".into(),
+                text: format!("{} — {}", v.text, v.detail),
+                verdict: Some(v.verdict),
+            }),
+    );
     out
 }
 

@@ -14,102 +14,113 @@ fn title(r: &Row) -> String {
     r.title()
 }
 
+/// One plain-words sentence: its topic (`device memory`, `past the card`, …) and what it says.
+/// The console prints `topic: text`; the report puts the topic first in bold.
+pub type Said = (String, String);
+
 /// Plain-words sentences about device bandwidth, allocations past the card, pinned ceilings with
 /// device memory held and pinned churn. Empty when the rows hold none of these.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
-pub fn answer_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
+pub fn answer_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<Said> {
     let rows: Vec<&Row> = rows.iter().map(R::borrow).collect();
-    let mut out = Vec::new();
-    let device: Vec<&Row> = rows
+    let device = rows
         .iter()
         .copied()
-        .filter(|r| r.lane == Lane::Device && !r.measures_time())
+        .filter(|r| r.lane == Lane::Device && !r.measures_time());
+    let (past, within): (Vec<&Row>, Vec<&Row>) = device.partition(|r| is_past_the_card(r));
+    let within: Vec<&Row> = within
+        .into_iter()
+        .filter(|r| r.status.is_ok() && r.bw_median_gbs.is_some())
         .collect();
-    let past = |r: &Row| {
-        hold_axis(r)
-            .and_then(|h| DeviceHold::parse(h).ok())
-            .is_some_and(DeviceHold::reaches_free)
-    };
-    let within: Vec<&Row> = device
+    let mut out: Vec<Said> = within
         .iter()
-        .copied()
-        .filter(|r| r.status.is_ok() && !past(r))
-        .filter(|r| r.bw_median_gbs.is_some())
+        .map(|r| {
+            let text = format!(
+                "{} at {:.0} GB/s.",
+                title(r),
+                r.bw_median_gbs.unwrap_or(0.0)
+            );
+            ("device memory".to_string(), text)
+        })
         .collect();
     let best_within = within
         .iter()
         .copied()
-        .max_by(|a, b| a.bw_median_gbs.total_cmp_opt(b.bw_median_gbs));
-    for r in &within {
-        out.push(format!(
-            "device memory: {} at {:.0} GB/s.",
-            title(r),
-            r.bw_median_gbs.unwrap_or(0.0)
-        ));
-    }
-    for r in device.iter().copied().filter(|r| past(r)) {
-        match &r.status {
-            Status::Failed(f) if f.is_out_of_memory() => out.push(format!(
-                "past the card: {} failed with CUDA_ERROR_OUT_OF_MEMORY: CUDA did not spill device memory into host memory here.",
-                title(r)
-            )),
-            Status::Ok => {
-                let bw = r.bw_median_gbs.unwrap_or(0.0);
-                let mut s = format!(
-                    "past the card: {} succeeded and ran at {bw:.1} GB/s",
-                    title(r)
-                );
-                if let Some(b) = best_within.and_then(|b| b.bw_median_gbs) {
-                    s.push_str(&format!(
-                        ", {:.0}x slower than within the card ({b:.0} GB/s): the allocation spilled into shared (host) memory.",
-                        b / bw.max(1e-9)
-                    ));
-                } else {
-                    s.push('.');
-                }
-                out.push(s);
-            }
-            Status::Skipped(why) => {
-                out.push(format!("past the card: {} was not tried: {why}.", title(r)))
-            }
-            Status::Failed(why) => out.push(format!("past the card: {} failed: {why}.", title(r))),
-        }
-    }
-    for r in rows.iter().filter(|r| hold_axis(r).is_some()) {
-        if let (Some(c), Some(at_cap)) = (r.pinned_ceiling_mib, r.pinned_ceiling_at_cap()) {
-            let size = format_size((c * MIB as f64) as u64);
-            let c = if at_cap {
-                format!(
-                    "≥ {size}, the probe's cap, not the machine's limit (raise it with --pinned-cap)"
-                )
-            } else {
-                format!("{size}, where the driver refused more")
-            };
-            out.push(format!(
-                "pinned ceiling with device_hold={} held ({}): {c}.",
-                hold_axis(r).unwrap_or("0"),
-                r.case_label
-            ));
-        }
-    }
-    for r in rows.iter().filter(|r| r.mode == Mode::Churn) {
-        match &r.status {
-            Status::Ok => out.push(format!(
-                "pinned churn: {}: all {} copies verified.",
-                title(r),
-                r.samples
-            )),
-            Status::Failed(why) if why.wrong_copies().is_some() => out.push(format!(
-                "pinned churn: {}: {why}: copies returned success and left wrong data.",
-                title(r)
-            )),
-            _ => {}
-        }
-    }
+        .max_by(|a, b| a.bw_median_gbs.total_cmp_opt(b.bw_median_gbs))
+        .and_then(|b| b.bw_median_gbs);
+    out.extend(
+        past.iter()
+            .map(|r| ("past the card".to_string(), past_the_card(r, best_within))),
+    );
+    out.extend(rows.iter().filter_map(|r| pinned_ceiling(r)));
+    out.extend(rows.iter().filter_map(|r| churn(r)));
     out
+}
+
+/// Whether the row's `device_hold` asks for more device memory than was free.
+fn is_past_the_card(r: &Row) -> bool {
+    hold_axis(r)
+        .and_then(|h| DeviceHold::parse(h).ok())
+        .is_some_and(DeviceHold::reaches_free)
+}
+
+/// What an allocation past the card did: failed out of memory, spilled into host memory (and how
+/// much slower than the fastest device bandwidth within the card, `best_within` GB/s), was not
+/// tried, or failed otherwise.
+fn past_the_card(r: &Row, best_within: Option<f64>) -> String {
+    match &r.status {
+        Status::Failed(f) if f.is_out_of_memory() => format!(
+            "{} failed with CUDA_ERROR_OUT_OF_MEMORY: CUDA did not spill device memory into host memory here.",
+            title(r)
+        ),
+        Status::Ok => {
+            let bw = r.bw_median_gbs.unwrap_or(0.0);
+            let mut s = format!("{} succeeded and ran at {bw:.1} GB/s", title(r));
+            if let Some(b) = best_within {
+                s.push_str(&format!(
+                    ", {:.0}x slower than within the card ({b:.0} GB/s): the allocation spilled into shared (host) memory.",
+                    b / bw.max(1e-9)
+                ));
+            } else {
+                s.push('.');
+            }
+            s
+        }
+        Status::Skipped(why) => format!("{} was not tried: {why}.", title(r)),
+        Status::Failed(why) => format!("{} failed: {why}.", title(r)),
+    }
+}
+
+/// The pinned ceiling measured with `device_hold` device memory held, if the row has both.
+fn pinned_ceiling(r: &Row) -> Option<Said> {
+    let hold = hold_axis(r)?;
+    let (c, at_cap) = (r.pinned_ceiling_mib?, r.pinned_ceiling_at_cap()?);
+    let size = format_size((c * MIB as f64) as u64);
+    let c = if at_cap {
+        format!("≥ {size}, the probe's cap, not the machine's limit (raise it with --pinned-cap)")
+    } else {
+        format!("{size}, where the driver refused more")
+    };
+    let topic = format!(
+        "pinned ceiling with device_hold={hold} held ({})",
+        r.case_label
+    );
+    Some((topic, format!("{c}.")))
+}
+
+/// A churn row: every copy verified, or how many copies left wrong data.
+fn churn(r: &Row) -> Option<Said> {
+    if r.mode != Mode::Churn {
+        return None;
+    }
+    let text = match &r.status {
+        Status::Ok => format!("{}: all {} copies verified.", title(r), r.samples),
+        Status::Failed(why) if why.wrong_copies().is_some() => format!(
+            "{}: {why}: copies returned success and left wrong data.",
+            title(r)
+        ),
+        _ => return None,
+    };
+    Some(("pinned churn".to_string(), text))
 }
 
 trait TotalCmpOpt {
@@ -162,7 +173,10 @@ mod tests {
                 Some(25.0),
             ),
         ];
-        let lines = answer_lines(&rows);
+        let lines: Vec<String> = answer_lines(&rows)
+            .into_iter()
+            .map(|(t, s)| format!("{t}: {s}"))
+            .collect();
         assert_eq!(
             lines,
             vec![
@@ -180,8 +194,12 @@ mod tests {
         let mut bad = ok.clone();
         bad.case_label = "churn-register".into();
         bad.status = Status::Failed(Failure::parse("data mismatch in 19 of 20 copies"));
+        let lines: Vec<String> = answer_lines(&[ok, bad])
+            .into_iter()
+            .map(|(t, s)| format!("{t}: {s}"))
+            .collect();
         assert_eq!(
-            answer_lines(&[ok, bad]),
+            lines,
             vec![
                 "pinned churn: churn: all 20 copies verified.".to_string(),
                 "pinned churn: churn-register: data mismatch in 19 of 20 copies: copies returned success and left wrong data.".into(),

@@ -41,7 +41,8 @@ pub use summary::{answer_lines, summary_text};
 
 use crate::Error;
 use crate::results::{
-    ClaimVerdict, Lane, NodeFolder, ObserverStatus, ProbeRecord, ResultSet, Row, Sidecar,
+    ClaimStatus, ClaimVerdict, Lane, NodeFolder, ObserverStatus, ProbeRecord, ResultSet, Row,
+    Sidecar,
 };
 use html::escape;
 use std::collections::HashMap;
@@ -195,6 +196,9 @@ fn machines(out: &mut String, sets: &[ResultSet], labels: &[String]) {
     out.push_str("</section>\n");
 }
 
+/// A table row: its CSS class (empty for none) and its cells.
+type ClassedRow = (&'static str, Vec<String>);
+
 /// What a section holding one table says: its anchor and heading, the table's column heads,
 /// and the note given in place of a table without rows.
 struct TableText {
@@ -205,15 +209,9 @@ struct TableText {
 }
 
 impl TableText {
-    /// The section: `lead` (when there are rows) and the table of `rows`, each row's CSS class
-    /// given by `class`; or only the note when there are no rows.
-    fn write(
-        &self,
-        out: &mut String,
-        lead: Option<&str>,
-        rows: &[Vec<String>],
-        class: fn(&[String]) -> &'static str,
-    ) {
+    /// The section: `lead` (when there are rows) and the table of `rows`, each row its CSS
+    /// class (empty for none) and its cells; or only the note when there are no rows.
+    fn write(&self, out: &mut String, lead: Option<&str>, rows: &[ClassedRow]) {
         section(out, self.id, self.title);
         if rows.is_empty() {
             para(out, self.empty);
@@ -221,7 +219,8 @@ impl TableText {
             if let Some(lead) = lead {
                 para(out, lead);
             }
-            out.push_str(&html::table(self.head, rows, &|i| class(&rows[i])));
+            let cells: Vec<Vec<String>> = rows.iter().map(|(_, c)| c.clone()).collect();
+            out.push_str(&html::table(self.head, &cells, &|i| rows[i].0));
         }
         out.push_str("</section>\n");
     }
@@ -236,28 +235,28 @@ const OBSERVERS: TableText = TableText {
 
 fn observers(out: &mut String, sets: &[ResultSet], labels: &[String]) {
     let rows = sidecar_rows(sets, labels, |c| &c.observers, observer_cells);
-    let unavailable = rows.iter().filter(|r| r[2] == "unavailable").count();
+    let unavailable = rows.iter().filter(|(class, _)| !class.is_empty()).count();
     let lead = format!(
         "{unavailable} of {} observers were unavailable; their columns are empty and their bars missing.",
         rows.len()
     );
-    OBSERVERS.write(out, Some(&lead), &rows, |r| {
-        if r[2] == "unavailable" { "skipped" } else { "" }
-    });
+    OBSERVERS.write(out, Some(&lead), &rows);
 }
 
-/// An observer's table cells after the run: name, state and why it is unavailable.
-fn observer_cells(o: &ObserverStatus) -> Vec<String> {
-    let state = if o.available {
-        "available"
+/// An observer's table row after the run: name, state and why it is unavailable (marked
+/// `skipped` when it is).
+fn observer_cells(o: &ObserverStatus) -> ClassedRow {
+    let (class, state) = if o.available {
+        ("", "available")
     } else {
-        "unavailable"
+        ("skipped", "unavailable")
     };
-    vec![
+    let cells = vec![
         o.name.clone(),
         state.into(),
         o.reason.clone().unwrap_or_default(),
-    ]
+    ];
+    (class, cells)
 }
 
 /// One table row per item `items` picks from each run's sidecar: the run's label, then `cells`.
@@ -265,14 +264,15 @@ fn sidecar_rows<'s, T: 's>(
     sets: &'s [ResultSet],
     labels: &[String],
     items: impl Fn(&'s Sidecar) -> &'s [T],
-    cells: impl Fn(&'s T) -> Vec<String>,
-) -> Vec<Vec<String>> {
+    cells: impl Fn(&'s T) -> ClassedRow,
+) -> Vec<ClassedRow> {
     let mut rows = Vec::new();
     for (s, l) in sets.iter().zip(labels) {
         for item in s.sidecar.iter().flat_map(&items) {
+            let (class, item_cells) = cells(item);
             let mut row = vec![l.trim().to_string()];
-            row.extend(cells(item));
-            rows.push(row);
+            row.extend(item_cells);
+            rows.push((class, row));
         }
     }
     rows
@@ -530,22 +530,22 @@ const FAILURES: TableText = TableText {
 };
 
 fn failures(out: &mut String, all: &[CaseRow<'_>], labels: &[String]) {
-    let rows: Vec<Vec<String>> = all
+    let rows: Vec<ClassedRow> = all
         .iter()
-        .filter(|(_, r)| !r.status.is_ok())
-        .map(|(set, r)| {
+        .filter_map(|(set, r)| {
             let (kind, why) = match &r.status {
                 crate::results::Status::Failed(w) => ("failed", w.to_string()),
                 crate::results::Status::Skipped(w) => ("skipped", w.clone()),
-                crate::results::Status::Ok => ("ok", String::new()),
+                crate::results::Status::Ok => return None,
             };
-            vec![
+            let cells = vec![
                 format!("{}{}", labels[*set], r.case_label),
                 r.lane.name().into(),
                 r.scenario.clone(),
                 kind.into(),
                 why,
-            ]
+            ];
+            Some((kind, cells))
         })
         .collect();
     let text = if all.is_empty() {
@@ -556,13 +556,7 @@ fn failures(out: &mut String, all: &[CaseRow<'_>], labels: &[String]) {
     } else {
         FAILURES
     };
-    text.write(out, None, &rows, |r| {
-        if r[3] == "failed" {
-            "failed"
-        } else {
-            "skipped"
-        }
-    });
+    text.write(out, None, &rows);
 }
 
 const CLAIMS: TableText = TableText {
@@ -586,14 +580,21 @@ const DERIVED: TableText = TableText {
     empty: "No derived results were recorded.",
 };
 
-/// A claim's table cells after the run: scenario, claim, verdict and detail.
-fn claim_cells(v: &ClaimVerdict) -> Vec<String> {
-    vec![
+/// A claim's table row after the run: scenario, claim, verdict and detail, marked `failed` when
+/// it did not hold and `skipped` when it did not apply.
+fn claim_cells(v: &ClaimVerdict) -> ClassedRow {
+    let class = match v.verdict {
+        ClaimStatus::Held => "",
+        ClaimStatus::NotHeld => "failed",
+        ClaimStatus::NotApplicable => "skipped",
+    };
+    let cells = vec![
         v.scenario.clone(),
         v.text.clone(),
-        v.verdict.clone(),
+        v.verdict.name().into(),
         v.detail.clone(),
-    ]
+    ];
+    (class, cells)
 }
 
 /// A probe's table cells after the run: scenario, probe, value, unit and detail. The max-alloc
@@ -626,29 +627,25 @@ fn probe_cells(p: &ProbeRecord, rows: &[Row]) -> Vec<String> {
 pub const MAX_ALLOC_PROBE: &str = "max allocatable device memory";
 
 /// A derived result's table cells after the run: its name and value.
-fn derived_cells((name, value): &(String, String)) -> Vec<String> {
-    vec![name.clone(), value.clone()]
+fn derived_cells((name, value): &(String, String)) -> ClassedRow {
+    ("", vec![name.clone(), value.clone()])
 }
 
 /// The claims, probes and derived results the runs' sidecars hold.
 fn sidecar_lists(out: &mut String, sets: &[ResultSet], labels: &[String]) {
     let claims = sidecar_rows(sets, labels, |c| &c.claims, claim_cells);
-    CLAIMS.write(out, None, &claims, |r| match r[3].as_str() {
-        "not held" => "failed",
-        "held" => "",
-        _ => "skipped",
-    });
+    CLAIMS.write(out, None, &claims);
     let mut probes = Vec::new();
     for (s, l) in sets.iter().zip(labels) {
         for p in s.sidecar.iter().flat_map(|c| &c.probes) {
             let mut row = vec![l.trim().to_string()];
             row.extend(probe_cells(p, &s.rows));
-            probes.push(row);
+            probes.push(("", row));
         }
     }
-    PROBES.write(out, None, &probes, |_| "");
+    PROBES.write(out, None, &probes);
     let derived = sidecar_rows(sets, labels, |c| &c.derived, derived_cells);
-    DERIVED.write(out, None, &derived, |_| "");
+    DERIVED.write(out, None, &derived);
 }
 
 const REFERENCE: TableText = TableText {
@@ -659,10 +656,10 @@ const REFERENCE: TableText = TableText {
 };
 
 fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {
-    let rows: Vec<Vec<String>> = nvb
+    let rows: Vec<ClassedRow> = nvb
         .iter()
         .map(|r| {
-            vec![
+            let cells = vec![
                 r.testname.clone(),
                 format!("{:.2}", r.bandwidth_gbs),
                 r.buffer_size
@@ -670,10 +667,11 @@ fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {
                     .unwrap_or_else(|| "not recorded".into()),
                 r.status.clone(),
                 r.source.clone(),
-            ]
+            ];
+            ("", cells)
         })
         .collect();
-    REFERENCE.write(out, None, &rows, |_| "");
+    REFERENCE.write(out, None, &rows);
 }
 
 /// The run's [`answer::Headline`] as `data-headline-*` attributes of its answer list, in the
@@ -743,15 +741,14 @@ fn answer_section(
             }
             let _ = writeln!(out, "<ul class=\"answer\"{}>", headline_attrs(&mine));
             for l in answer::answer(&mine, s.sidecar.as_ref(), name) {
-                let class = match l.verdict.as_str() {
-                    "held" => " class=\"verdict-held\"",
-                    "not held" => " class=\"verdict-not-held\"",
-                    _ => "",
+                let class = match l.verdict {
+                    Some(ClaimStatus::Held) => " class=\"verdict-held\"",
+                    Some(ClaimStatus::NotHeld) => " class=\"verdict-not-held\"",
+                    Some(ClaimStatus::NotApplicable) | None => "",
                 };
-                let topic = if l.verdict.is_empty() {
-                    l.topic.clone()
-                } else {
-                    format!("Claim {}", l.verdict)
+                let topic = match l.verdict {
+                    Some(v) => format!("Claim {v}"),
+                    None => l.topic.clone(),
                 };
                 let _ = writeln!(
                     out,

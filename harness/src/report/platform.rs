@@ -464,7 +464,7 @@ fn claims(out: &mut String, sets: &[ResultSet], names: &[String]) {
                 vec!["not checked".to_string(); sets.len()]
             });
             v[i] = if c.detail.is_empty() {
-                c.verdict.clone()
+                c.verdict.name().to_string()
             } else {
                 format!("{} — {}", c.verdict, c.detail)
             };

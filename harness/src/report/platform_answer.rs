@@ -10,7 +10,7 @@ use super::html::escape;
 use super::labels::case_words;
 use super::memory_cost::{NAMED, host_alone, host_cost_known};
 use crate::accounting::{Metric, Phase};
-use crate::results::{ResultSet, Row};
+use crate::results::{ClaimStatus, ResultSet, Row};
 use crate::units::format_size;
 use std::fmt::Write;
 
@@ -221,7 +221,7 @@ fn bandwidth_ratios(sets: &[ResultSet], names: &[String]) -> Vec<String> {
 /// The claims checked on more than one platform whose verdicts differ, with each verdict.
 fn differing_claims(sets: &[ResultSet], names: &[String]) -> String {
     let mut order: Vec<(&str, &str)> = Vec::new();
-    let mut verdicts: Vec<Vec<Option<&str>>> = Vec::new();
+    let mut verdicts: Vec<Vec<Option<ClaimStatus>>> = Vec::new();
     for (i, s) in sets.iter().enumerate() {
         for c in s.sidecar.iter().flat_map(|c| &c.claims) {
             let key = (c.scenario.as_str(), c.text.as_str());
@@ -233,21 +233,21 @@ fn differing_claims(sets: &[ResultSet], names: &[String]) -> String {
                     order.len() - 1
                 }
             };
-            verdicts[at][i] = Some(c.verdict.as_str());
+            verdicts[at][i] = Some(c.verdict);
         }
     }
     let differ: Vec<String> = order
         .iter()
         .zip(&verdicts)
         .filter(|(_, v)| {
-            let seen: Vec<&str> = v.iter().flatten().copied().collect();
+            let seen: Vec<ClaimStatus> = v.iter().flatten().copied().collect();
             seen.len() > 1 && seen.iter().any(|x| *x != seen[0])
         })
         .map(|((_, text), v)| {
             let each: Vec<String> = v
                 .iter()
                 .zip(names)
-                .map(|(v, n)| format!("{} on {n}", v.unwrap_or("not checked")))
+                .map(|(v, n)| format!("{} on {n}", v.map_or("not checked", ClaimStatus::name)))
                 .collect();
             format!("“{text}”: {}", each.join(", "))
         })

@@ -135,7 +135,11 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
             ));
         }
     }
-    out.extend(super::device_memory::answer_lines(rows));
+    out.extend(
+        super::device_memory::answer_lines(rows)
+            .into_iter()
+            .map(|(topic, text)| format!("{topic}: {text}")),
+    );
     let timed: Vec<&Row> = rows.iter().collect();
     out.extend(
         super::latency::sentences(&timed)

@@ -10,7 +10,9 @@
 //! 8 B per bandwidth sample, 16 B per timeline point and each case key once, whatever the
 //! file's size and its other series.
 
-use super::schema::{Lane, SCHEMA_VERSION};
+use super::schema::{
+    BANDWIDTH_SERIES, Lane, PHASE_PREFIX, SCHEMA_VERSION, Series, TIMELINE_PREFIX,
+};
 use crate::Error;
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -20,13 +22,6 @@ use std::path::Path;
 
 /// Bytes read from the samples file at a time.
 pub const BLOCK_BYTES: usize = 16 << 20;
-/// The series of bandwidth samples (GB/s).
-pub const BANDWIDTH_SERIES: &str = "bw_gbs";
-/// The prefix of hold-after-free timeline series (`timeline:<observer>.<metric>`).
-pub const TIMELINE_PREFIX: &str = "timeline:";
-
-/// The prefix of per-phase observer readings (`phase:<observer>.<metric>`, index = the phase).
-pub const PHASE_PREFIX: &str = "phase:";
 /// The phase whose readings are kept: before the case allocated anything.
 pub const BEFORE_PHASE: &str = "before";
 
@@ -120,17 +115,17 @@ impl Samples {
     pub fn from_rows<'r>(rows: impl IntoIterator<Item = &'r super::SampleRow>) -> Samples {
         let mut out = Samples::default();
         for r in rows {
-            if r.series == BANDWIDTH_SERIES {
-                if let Some(lane) = Lane::parse(&r.lane) {
+            match (&r.series, r.lane, r.t_ms) {
+                (Series::Bandwidth, Some(lane), _) => {
                     out.push_bandwidth(&r.case_key, lane, r.value);
                 }
-            } else if let (Some(metric), Some(t)) = (r.series.strip_prefix(TIMELINE_PREFIX), r.t_ms)
-            {
-                out.push_timeline(&r.case_key, metric, t, r.value);
-            } else if let Some(metric) = r.series.strip_prefix(PHASE_PREFIX)
-                && r.index == BEFORE_PHASE
-            {
-                out.push_before(&r.case_key, metric, r.value);
+                (Series::Timeline(metric), _, Some(t)) => {
+                    out.push_timeline(&r.case_key, metric, t, r.value);
+                }
+                (Series::Phase(metric), _, _) if r.index.is_phase(BEFORE_PHASE) => {
+                    out.push_before(&r.case_key, metric, r.value);
+                }
+                _ => {}
             }
         }
         out

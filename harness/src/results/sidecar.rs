@@ -19,10 +19,44 @@ pub struct ScenarioRecord {
 pub struct ClaimVerdict {
     pub scenario: String,
     pub text: String,
-    /// `held`, `not held`, `not applicable here`.
-    pub verdict: String,
+    pub verdict: ClaimStatus,
     /// Measured value and bound, or why it does not apply.
     pub detail: String,
+}
+
+/// What checking a claim after the run found; written to the sidecar, the console and the pages
+/// as `held`, `not held` or `not applicable here`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ClaimStatus {
+    #[serde(rename = "held")]
+    Held,
+    #[serde(rename = "not held")]
+    NotHeld,
+    /// The claim is for other platforms, or its case or metric was not measured here.
+    #[serde(rename = "not applicable here")]
+    NotApplicable,
+}
+
+impl ClaimStatus {
+    /// The words the outputs use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Held => "held",
+            Self::NotHeld => "not held",
+            Self::NotApplicable => "not applicable here",
+        }
+    }
+
+    /// Whether the claim was judged on this machine (held or not held).
+    pub fn is_judged(self) -> bool {
+        self != Self::NotApplicable
+    }
+}
+
+impl std::fmt::Display for ClaimStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A probe result not tied to one case (e.g. the pinned-ceiling probe).
