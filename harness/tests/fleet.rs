@@ -124,7 +124,10 @@ fn write_node(fleet: &Path, node: &str, factor: f64, check: i32) {
     }
     let mut samples =
         pinscope::results::read_samples(&pinscope::results::samples_path(&src)).expect("samples");
-    for s in samples.iter_mut().filter(|s| s.series == "bw_gbs") {
+    for s in samples
+        .iter_mut()
+        .filter(|s| s.series == pinscope::results::Series::Bandwidth)
+    {
         s.value *= factor;
     }
     let out = dir.join("run.csv");

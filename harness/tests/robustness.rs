@@ -839,9 +839,9 @@ fn write_case_flushes_before_the_writer_is_dropped() {
     assert_eq!(results::read_rows(&path).map(|r| r.len()).ok(), Some(0));
     let sample = SampleRow {
         case_key: rows[0].case_key.clone(),
-        lane: "h2d".into(),
-        series: "bw_gbs".into(),
-        index: "0".into(),
+        lane: Some(Lane::H2d),
+        series: results::Series::Bandwidth,
+        index: results::SampleIndex::Number(0),
         t_ms: None,
         value: 55.25,
     };

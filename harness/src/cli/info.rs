@@ -3,8 +3,9 @@
 
 use super::InfoArgs;
 use crate::Error;
+use crate::platform::Machine;
 use crate::probe::{self, GpuContext, Observers};
-use crate::run::{ceiling_cap, max_allocatable, open_session, pinned_ceiling};
+use crate::run::{Session, ceiling_cap, max_allocatable, open_session, pinned_ceiling};
 use crate::units::{MIB, format_size};
 
 /// The one GPU `--device` names, read as `run --device` reads it.
@@ -19,10 +20,6 @@ fn one_device(text: &str) -> Result<u32, Error> {
 }
 
 /// `pinscope info`.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
     let device = one_device(&args.device)?;
     let mut machine = crate::platform::this_machine(args.anonymize);
@@ -47,18 +44,45 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
     }
     let code = if session.is_some() { 0 } else { 3 };
     if args.wants_json() {
-        let observers = match &session {
-            Some(s) => s.observers.statuses(),
-            None => Observers::for_this_machine(GpuContext::default()).statuses(),
-        };
-        let v = serde_json::json!({
-            "machine": machine,
-            "gpu_unavailable": no_gpu,
-            "observers": observers,
-        });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        print_json(&machine, session.as_ref(), no_gpu);
         return Ok(code);
     }
+    print_machine(&machine);
+    if let Some(settings) = &machine.settings {
+        print_settings(settings);
+    }
+    match &session {
+        Some(s) => {
+            println!("memory observers:");
+            print_observers(&s.observers);
+            if args.probe {
+                print_probes(s, args, machine.ram_bytes)?;
+            }
+        }
+        None => {
+            println!("memory observers (without a GPU):");
+            print_observers(&Observers::for_this_machine(GpuContext::default()));
+        }
+    }
+    Ok(code)
+}
+
+/// `--json`: the machine, why no GPU was usable, and each observer's status.
+fn print_json(machine: &Machine, session: Option<&Session>, no_gpu: Option<String>) {
+    let observers = match session {
+        Some(s) => s.observers.statuses(),
+        None => Observers::for_this_machine(GpuContext::default()).statuses(),
+    };
+    let v = serde_json::json!({
+        "machine": machine,
+        "gpu_unavailable": no_gpu,
+        "observers": observers,
+    });
+    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+}
+
+/// The host, its platform and the GPU, one line each.
+fn print_machine(machine: &Machine) {
     println!("host:      {}", machine.host_name);
     println!(
         "platform:  {} ({})",
@@ -94,46 +118,41 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
             g.can_map_host_memory, g.integrated, g.async_engines, g.multiprocessors
         );
     }
-    if let Some(settings) = &machine.settings {
-        print_settings(settings);
+}
+
+/// What each memory observer reads, indented under its heading.
+fn print_observers(observers: &Observers) {
+    for line in probe::describe(observers).lines() {
+        println!("  {line}");
     }
-    if let Some(s) = &session {
-        println!("memory observers:");
-        for line in probe::describe(&s.observers).lines() {
-            println!("  {line}");
-        }
-        if args.probe {
-            match max_allocatable(&s.gpu) {
-                Ok(v) => println!("max allocatable device memory: {}", format_size(v)),
-                Err(e) => println!("max allocatable device memory: probe failed: {e}"),
-            }
-            let cap = ceiling_cap(args.pinned_cap.as_deref(), machine.ram_bytes)?;
-            let c = pinned_ceiling(256 * MIB, cap, &s.ledger);
-            match c.error {
-                Some(e) => println!(
-                    "pinned ceiling: {} in 256 MiB chunks, then {e} ({:.1} s)",
-                    format_size(c.bytes),
-                    c.seconds
-                ),
-                None => println!(
-                    "pinned ceiling: at least {} (reached the cap; raise it with --pinned-cap) ({:.1} s)",
-                    format_size(c.bytes),
-                    c.seconds
-                ),
-            }
-            println!(
-                "pinned ceiling, 90% of free device memory held: {}",
-                crate::run::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
-            );
-        }
-    } else {
-        let obs = Observers::for_this_machine(GpuContext::default());
-        println!("memory observers (without a GPU):");
-        for line in probe::describe(&obs).lines() {
-            println!("  {line}");
-        }
+}
+
+/// `--probe`: max allocatable device memory and the pinned ceiling, alone and with 90% of free
+/// device memory held.
+fn print_probes(s: &Session, args: &InfoArgs, ram_bytes: u64) -> Result<(), Error> {
+    match max_allocatable(&s.gpu) {
+        Ok(v) => println!("max allocatable device memory: {}", format_size(v)),
+        Err(e) => println!("max allocatable device memory: probe failed: {e}"),
     }
-    Ok(code)
+    let cap = ceiling_cap(args.pinned_cap.as_deref(), ram_bytes)?;
+    let c = pinned_ceiling(256 * MIB, cap, &s.ledger);
+    match c.error {
+        Some(e) => println!(
+            "pinned ceiling: {} in 256 MiB chunks, then {e} ({:.1} s)",
+            format_size(c.bytes),
+            c.seconds
+        ),
+        None => println!(
+            "pinned ceiling: at least {} (reached the cap; raise it with --pinned-cap) ({:.1} s)",
+            format_size(c.bytes),
+            c.seconds
+        ),
+    }
+    println!(
+        "pinned ceiling, 90% of free device memory held: {}",
+        crate::run::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
+    );
+    Ok(())
 }
 
 /// The settings that change the answer, one line each: label, value, source.

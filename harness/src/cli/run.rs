@@ -5,10 +5,13 @@ use super::RunArgs;
 use crate::Error;
 use crate::platform::DeviceSelection;
 use crate::run::{
-    Fleet, RunOptions, SWEEP_LIMIT, ceiling_cap, install_interrupt_handler, open_session,
+    Fleet, RunOptions, SWEEP_LIMIT, Session, ceiling_cap, install_interrupt_handler, open_session,
     run_scenario,
 };
 use crate::scenario::Scenario;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// The GPUs of this run: `--device` when given, else the scenarios' `devices` (they must agree),
 /// else GPU 0.
@@ -34,50 +37,16 @@ fn device_selection(arg: Option<&str>, scenarios: &[Scenario]) -> Result<DeviceS
 }
 
 /// `pinscope run`.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
-    if !(0.0..=0.9).contains(&args.input.allow_pinned) {
-        return Err(Error::Usage(format!(
-            "--allow-pinned {} is out of range: give a fraction of physical RAM between 0 and 0.9",
-            args.input.allow_pinned
-        )));
-    }
-    let case_timeout = crate::units::parse_duration(&args.case_timeout)
-        .map_err(|e| Error::Usage(format!("--case-timeout: {e}")))?;
-    if case_timeout.is_zero() {
-        return Err(Error::Usage(format!(
-            "--case-timeout {} would end the run before any case starts: give a positive duration such as 10m",
-            args.case_timeout
-        )));
-    }
-    let mut scenarios = Vec::new();
-    for p in &args.input.scenarios {
-        scenarios.push(crate::scenario::load(p)?);
-    }
-    let total: usize = scenarios.iter().map(|s| s.cases.len()).sum();
-    if total > SWEEP_LIMIT && !args.yes {
-        return Err(Error::Refused(format!(
-            "these scenarios expand to {total} cases, more than {SWEEP_LIMIT}: check with `pinscope plan`, then pass --yes to run them all"
-        )));
-    }
+    let case_timeout = checked_options(args)?;
+    let scenarios = load_scenarios(args)?;
     // A results folder that cannot be one is refused before the driver is loaded.
     crate::results::check_output_folder(&args.out_dir)?;
     let selection = device_selection(args.device.as_deref(), &scenarios)?;
     // Validate what needs only the host before touching the GPU.
     let ram = crate::platform::this_machine(false).ram_bytes;
     let pinned_cap = ceiling_cap(args.pinned_cap.as_deref(), ram)?;
-    let devices = match &selection {
-        DeviceSelection::List(one) if one.len() == 1 => one.clone(),
-        several => {
-            let count = crate::cuda::device_count().map_err(|e| Error::NoGpu(e.sentence()))?;
-            several
-                .resolve(count)
-                .map_err(|e| Error::Usage(format!("--device {selection}: {e}")))?
-        }
-    };
+    let devices = resolve_devices(&selection)?;
     let first = devices.first().copied().unwrap_or(0);
     let mut session = open_session(first, args.anonymize)?;
     session.pinned_cap = pinned_cap;
@@ -106,22 +75,77 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
         fleet,
         allow_vram_overflow: args.allow_vram_overflow,
     };
-    let mut interrupted = false;
-    for s in &scenarios {
-        let out = run_scenario(&mut session, s, &args.out_dir, &opts, &stop)?;
-        if !quiet || out.partial {
+    run_each(&mut session, &scenarios, args, &opts, &stop)
+}
+
+/// `--allow-pinned` within range and `--case-timeout` above zero; the case timeout.
+fn checked_options(args: &RunArgs) -> Result<Duration, Error> {
+    if !(0.0..=0.9).contains(&args.input.allow_pinned) {
+        return Err(Error::Usage(format!(
+            "--allow-pinned {} is out of range: give a fraction of physical RAM between 0 and 0.9",
+            args.input.allow_pinned
+        )));
+    }
+    let case_timeout = crate::units::parse_duration(&args.case_timeout)
+        .map_err(|e| Error::Usage(format!("--case-timeout: {e}")))?;
+    if case_timeout.is_zero() {
+        return Err(Error::Usage(format!(
+            "--case-timeout {} would end the run before any case starts: give a positive duration such as 10m",
+            args.case_timeout
+        )));
+    }
+    Ok(case_timeout)
+}
+
+/// The scenario files, refused together when they expand to more cases than a run takes
+/// without `--yes`.
+fn load_scenarios(args: &RunArgs) -> Result<Vec<Scenario>, Error> {
+    let mut scenarios = Vec::new();
+    for p in &args.input.scenarios {
+        scenarios.push(crate::scenario::load(p)?);
+    }
+    let total: usize = scenarios.iter().map(|s| s.cases.len()).sum();
+    if total > SWEEP_LIMIT && !args.yes {
+        return Err(Error::Refused(format!(
+            "these scenarios expand to {total} cases, more than {SWEEP_LIMIT}: check with `pinscope plan`, then pass --yes to run them all"
+        )));
+    }
+    Ok(scenarios)
+}
+
+/// The device indices a selection names (one GPU needs no driver to resolve).
+fn resolve_devices(selection: &DeviceSelection) -> Result<Vec<u32>, Error> {
+    match selection {
+        DeviceSelection::List(one) if one.len() == 1 => Ok(one.clone()),
+        several => {
+            let count = crate::cuda::device_count().map_err(|e| Error::NoGpu(e.sentence()))?;
+            several
+                .resolve(count)
+                .map_err(|e| Error::Usage(format!("--device {selection}: {e}")))
+        }
+    }
+}
+
+/// Runs each scenario in turn, naming its results file; an interrupt stops after the scenario it
+/// cut short.
+fn run_each(
+    session: &mut Session,
+    scenarios: &[Scenario],
+    args: &RunArgs,
+    opts: &RunOptions,
+    stop: &Arc<AtomicBool>,
+) -> Result<i32, Error> {
+    for s in scenarios {
+        let out = run_scenario(session, s, &args.out_dir, opts, stop)?;
+        if !opts.quiet || out.partial {
             eprintln!("{}", out.summary);
         }
         println!("results: {}", out.csv.display());
         if out.partial {
-            interrupted = true;
-            break;
+            return Err(Error::Interrupted(
+                "partial results were written above; every finished case is in them".into(),
+            ));
         }
-    }
-    if interrupted {
-        return Err(Error::Interrupted(
-            "partial results were written above; every finished case is in them".into(),
-        ));
     }
     Ok(0)
 }

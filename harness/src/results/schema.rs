@@ -431,13 +431,132 @@ pub fn split_case_key(key: &str) -> (&str, Option<&str>) {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SampleRow {
     pub case_key: String,
-    pub lane: String,
-    /// `bw_gbs`, `event_ms`, `wall_ms`, `phase:<observer>.<metric>`, `timeline:<observer>.<metric>`,
-    /// or `setup:<what>`.
-    pub series: String,
-    /// Sample number, or phase name for `phase:` series.
-    pub index: String,
+    /// The lane of a per-sample series; `None` (written empty) for observer readings.
+    pub lane: Option<Lane>,
+    pub series: Series,
+    pub index: SampleIndex,
     /// Milliseconds since the series started (timelines), else empty.
     pub t_ms: Option<f64>,
     pub value: f64,
+}
+
+/// What a samples-file row holds (the `series` column).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum Series {
+    /// `bw_gbs`: one sample's bandwidth, GB/s.
+    Bandwidth,
+    /// `event_ms`: one sample's time by CUDA events, ms.
+    EventTime,
+    /// `wall_ms`: one sample's host wall time, ms.
+    WallTime,
+    /// `phase:<observer>.<metric>`: an observer's reading at the snapshot the index names.
+    Phase(String),
+    /// `timeline:<observer>.<metric>`: an observer's reading during the hold after free.
+    Timeline(String),
+    /// `setup:<what>`: a setup cost (files of earlier versions).
+    Setup(String),
+}
+
+/// The series of bandwidth samples (GB/s).
+pub const BANDWIDTH_SERIES: &str = "bw_gbs";
+/// The prefix of hold-after-free timeline series (`timeline:<observer>.<metric>`).
+pub const TIMELINE_PREFIX: &str = "timeline:";
+/// The prefix of per-phase observer readings (`phase:<observer>.<metric>`, index = the phase).
+pub const PHASE_PREFIX: &str = "phase:";
+/// The prefix of setup-cost series (`setup:<what>`).
+const SETUP_PREFIX: &str = "setup:";
+
+impl Series {
+    /// The series whose text is `s` (the `series` column).
+    pub fn parse(s: &str) -> Option<Series> {
+        Some(match s {
+            BANDWIDTH_SERIES => Series::Bandwidth,
+            "event_ms" => Series::EventTime,
+            "wall_ms" => Series::WallTime,
+            _ => {
+                let tagged = [
+                    (PHASE_PREFIX, Series::Phase as fn(String) -> Series),
+                    (TIMELINE_PREFIX, Series::Timeline),
+                    (SETUP_PREFIX, Series::Setup),
+                ];
+                let (rest, make) = tagged
+                    .into_iter()
+                    .find_map(|(prefix, make)| Some((s.strip_prefix(prefix)?, make)))?;
+                make(rest.to_string())
+            }
+        })
+    }
+}
+
+impl fmt::Display for Series {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Series::Bandwidth => f.write_str(BANDWIDTH_SERIES),
+            Series::EventTime => f.write_str("event_ms"),
+            Series::WallTime => f.write_str("wall_ms"),
+            Series::Phase(m) => write!(f, "{PHASE_PREFIX}{m}"),
+            Series::Timeline(m) => write!(f, "{TIMELINE_PREFIX}{m}"),
+            Series::Setup(what) => write!(f, "{SETUP_PREFIX}{what}"),
+        }
+    }
+}
+
+impl From<Series> for String {
+    fn from(s: Series) -> String {
+        s.to_string()
+    }
+}
+
+impl TryFrom<String> for Series {
+    type Error = String;
+    fn try_from(s: String) -> Result<Series, String> {
+        Series::parse(&s).ok_or_else(|| format!("`{s}` is not a samples series"))
+    }
+}
+
+/// Which value of its series a samples-file row is (the `index` column).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum SampleIndex {
+    /// The sample's (or timeline point's) number, from 0.
+    Number(usize),
+    /// The snapshot a `phase:` reading was taken at (`before`, `host`, `device`, ...).
+    Phase(String),
+}
+
+impl SampleIndex {
+    /// The index whose text is `s`: a number as the writer writes numbers, else a phase name.
+    pub fn parse(s: &str) -> SampleIndex {
+        match s.parse::<usize>() {
+            Ok(n) if n.to_string() == s => SampleIndex::Number(n),
+            _ => SampleIndex::Phase(s.to_string()),
+        }
+    }
+
+    /// True for the reading of snapshot `phase`.
+    pub fn is_phase(&self, phase: &str) -> bool {
+        matches!(self, SampleIndex::Phase(p) if p == phase)
+    }
+}
+
+impl fmt::Display for SampleIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SampleIndex::Number(n) => write!(f, "{n}"),
+            SampleIndex::Phase(p) => f.write_str(p),
+        }
+    }
+}
+
+impl From<SampleIndex> for String {
+    fn from(i: SampleIndex) -> String {
+        i.to_string()
+    }
+}
+
+impl From<String> for SampleIndex {
+    fn from(s: String) -> SampleIndex {
+        SampleIndex::parse(&s)
+    }
 }

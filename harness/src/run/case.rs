@@ -213,10 +213,6 @@ impl Drop for Member<'_> {
 }
 
 /// [`run_case`] for one GPU of a case measured on several GPUs at once (`step`: their lockstep).
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 pub fn run_case_in_step(
     session: &mut Session,
     case: &Case,
@@ -244,7 +240,6 @@ pub fn run_case_in_step(
             gate: &session.gate,
         },
     };
-    let accounting = case.probes.accounting;
     let obs = &mut session.observers;
     snap(obs, case, &mut out, "before");
     let mut transfer =
@@ -263,33 +258,7 @@ pub fn run_case_in_step(
     drop(member);
     snap(obs, case, &mut out, "transfer");
     if status.is_none() && case.measure.verify {
-        match transfer.verify(&gpu) {
-            Ok(Verified::Yes) => out.verified = Verification::Yes,
-            Ok(Verified::NotApplicable) => out.verified = Verification::NotApplicable,
-            Ok(Verified::Mismatch {
-                lane,
-                bad_words,
-                first,
-            }) => {
-                out.verified = Verification::No;
-                status = Some(Status::Failed(Failure::new(Cause::WrongWords {
-                    bad_words,
-                    words: case.size / 4,
-                    lane,
-                    first,
-                })));
-            }
-            Ok(Verified::Copies {
-                bad_copies, copies, ..
-            }) => {
-                out.verified = Verification::No;
-                status = Some(Status::Failed(Failure::new(Cause::WrongCopies {
-                    bad: bad_copies,
-                    copies,
-                })));
-            }
-            Err(e) => status = Some(failed(&e, Phase::Verification)),
-        }
+        status = verify_transfer(transfer.as_mut(), &gpu, case, &mut out);
     }
     out.setup = transfer.setup();
     match transfer.free() {
@@ -300,9 +269,65 @@ pub fn run_case_in_step(
     }
     ledger_sub(&session.ledger, &out.footprint);
     snap(obs, case, &mut out, "free");
-    if accounting && !case.probes.hold_after_free.is_zero() {
+    probe_after_free(session, case, stop, &mut out);
+    if let Some(s) = status {
+        out.status = s;
+    } else if out.measured.stopped_by == Some(StopReason::Interrupted)
+        && out.measured.samples.is_empty()
+    {
+        out.status = Status::Skipped("interrupted".into());
+    }
+    out
+}
+
+/// Checks the data the transfer moved: records whether it was right, and the failure when not.
+fn verify_transfer(
+    transfer: &mut dyn Transfer,
+    gpu: &strategy::Gpu,
+    case: &Case,
+    out: &mut CaseOutcome,
+) -> Option<Status> {
+    match transfer.verify(gpu) {
+        Ok(Verified::Yes) => {
+            out.verified = Verification::Yes;
+            None
+        }
+        Ok(Verified::NotApplicable) => {
+            out.verified = Verification::NotApplicable;
+            None
+        }
+        Ok(Verified::Mismatch {
+            lane,
+            bad_words,
+            first,
+        }) => {
+            out.verified = Verification::No;
+            Some(Status::Failed(Failure::new(Cause::WrongWords {
+                bad_words,
+                words: case.size / 4,
+                lane,
+                first,
+            })))
+        }
+        Ok(Verified::Copies {
+            bad_copies, copies, ..
+        }) => {
+            out.verified = Verification::No;
+            Some(Status::Failed(Failure::new(Cause::WrongCopies {
+                bad: bad_copies,
+                copies,
+            })))
+        }
+        Err(e) => Some(failed(&e, Phase::Verification)),
+    }
+}
+
+/// After the case's memory is freed: the hold-after-free timeline, the max-alloc probe and the
+/// pinned-ceiling probe, as the case asks.
+fn probe_after_free(session: &mut Session, case: &Case, stop: &AtomicBool, out: &mut CaseOutcome) {
+    if case.probes.accounting && !case.probes.hold_after_free.is_zero() {
         out.timeline = probe::timeline(
-            obs,
+            &mut session.observers,
             case.probes.hold_after_free,
             case.probes.hold_interval,
             stop,
@@ -320,12 +345,4 @@ pub fn run_case_in_step(
             &session.ledger,
         ));
     }
-    if let Some(s) = status {
-        out.status = s;
-    } else if out.measured.stopped_by == Some(StopReason::Interrupted)
-        && out.measured.samples.is_empty()
-    {
-        out.status = Status::Skipped("interrupted".into());
-    }
-    out
 }

@@ -12,7 +12,8 @@ use crate::Error;
 use crate::measure::Lockstep;
 use crate::platform::GpuInfo;
 use crate::results::{
-    Cause, Device, Failure, MULTI_GPU_MARK, Row, SampleRow, Status, Verification,
+    Cause, Device, Failure, Lane, MULTI_GPU_MARK, Row, SampleIndex, SampleRow, Series, Status,
+    Verification,
 };
 use crate::scenario::Case;
 use std::sync::atomic::AtomicBool;
@@ -241,10 +242,6 @@ fn gpu_of(r: &Row) -> String {
 
 /// The `all` rows: per lane, the sum of the GPUs' bandwidths (median, min and max summed; the
 /// samples summed sample by sample, which the lockstep aligns).
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 fn sum_over_gpus(together: &[Row], samples: &[SampleRow], n: u32) -> (Vec<Row>, Vec<SampleRow>) {
     let mut rows = Vec::new();
     let mut out_samples = Vec::new();
@@ -259,99 +256,114 @@ fn sum_over_gpus(together: &[Row], samples: &[SampleRow], n: u32) -> (Vec<Row>, 
         .collect();
     for lane in lanes {
         let per: Vec<&Row> = together.iter().filter(|r| r.lane == lane).collect();
-        let mut r = per[0].clone();
-        r.case_key = key.clone();
-        r.device = Some(Device::All);
-        r.gpus_at_once = n;
-        let all_ok = per.iter().all(|x| x.status.is_ok());
-        r.status = if all_ok {
-            Status::Ok
-        } else {
-            per.iter()
-                .find(|x| !x.status.is_ok())
-                .map(|x| match &x.status {
-                    Status::Failed(e) => Status::Failed(match x.device {
-                        Some(Device::Gpu(g)) => e.on_gpu(g),
-                        _ => e.clone(),
-                    }),
-                    Status::Skipped(e) => Status::Skipped(format!("GPU {}: {e}", gpu_of(x))),
-                    Status::Ok => Status::Ok,
-                })
-                .unwrap_or(Status::Ok)
-        };
-        let total = |f: fn(&Row) -> Option<f64>| -> Option<f64> {
-            let v: Option<Vec<f64>> = per.iter().map(|x| f(x)).collect();
-            v.map(|v| v.iter().sum())
-        };
-        r.bw_median_gbs = if all_ok {
-            total(|x| x.bw_median_gbs)
-        } else {
-            None
-        };
-        r.bw_min_gbs = if all_ok {
-            total(|x| x.bw_min_gbs)
-        } else {
-            None
-        };
-        r.bw_max_gbs = if all_ok {
-            total(|x| x.bw_max_gbs)
-        } else {
-            None
-        };
-        r.samples = per.iter().map(|x| x.samples).min().unwrap_or(0);
-        r.outliers = 0;
-        r.pinned_bytes = per.iter().map(|x| x.pinned_bytes).sum();
-        r.device_bytes = per.iter().map(|x| x.device_bytes).sum();
-        r.accounting.clear();
-        r.max_alloc_held_mib = None;
-        r.max_alloc_host_mib = None;
-        r.max_alloc_free_mib = None;
-        r.pinned_ceiling_mib = None;
-        r.pinned_ceiling_cap_mib = None;
-        r.verified = per
-            .iter()
-            .map(|x| x.verified)
-            .find(|v| *v != Verification::Yes)
-            .unwrap_or(Verification::Yes);
-        // Time and spread of a sum have no single meaning: the per-GPU rows keep them.
-        r.time_median_ms = None;
-        r.time_min_ms = None;
-        r.time_max_ms = None;
-        r.wall_median_ms = None;
-        r.bw_spread_pct = None;
-        r.alloc_ms = None;
-        r.register_ms = None;
-        r.unregister_ms = None;
-        r.free_ms = None;
+        let r = sum_row(&per, &key, n);
         // Sample i of the sum: the GPUs' sample i added (they started together).
-        if all_ok {
-            let keys: Vec<&str> = per.iter().map(|x| x.case_key.as_str()).collect();
-            let lane_name = lane.name();
-            let series: Vec<Vec<f64>> = keys
-                .iter()
-                .map(|k| {
-                    samples
-                        .iter()
-                        .filter(|s| s.case_key == *k && s.lane == lane_name && s.series == "bw_gbs")
-                        .map(|s| s.value)
-                        .collect()
-                })
-                .collect();
-            let len = series.iter().map(Vec::len).min().unwrap_or(0);
-            for i in 0..len {
-                out_samples.push(SampleRow {
-                    case_key: key.clone(),
-                    lane: lane_name.to_string(),
-                    series: "bw_gbs".into(),
-                    index: i.to_string(),
-                    t_ms: None,
-                    value: series.iter().map(|s| s[i]).sum(),
-                });
-            }
+        if r.status.is_ok() {
+            out_samples.extend(summed_samples(&per, samples, lane, &key));
         }
         rows.push(r);
     }
     (rows, out_samples)
+}
+
+/// The first failure or skip among the GPUs' rows, said of its GPU; `ok` when every GPU was.
+fn sum_status(per: &[&Row]) -> Status {
+    per.iter()
+        .find(|x| !x.status.is_ok())
+        .map(|x| match &x.status {
+            Status::Failed(e) => Status::Failed(match x.device {
+                Some(Device::Gpu(g)) => e.on_gpu(g),
+                _ => e.clone(),
+            }),
+            Status::Skipped(e) => Status::Skipped(format!("GPU {}: {e}", gpu_of(x))),
+            Status::Ok => Status::Ok,
+        })
+        .unwrap_or(Status::Ok)
+}
+
+/// The `all` row of one lane from the GPUs' rows `per` (the first GPU's row is its template).
+fn sum_row(per: &[&Row], key: &str, n: u32) -> Row {
+    let mut r = per[0].clone();
+    r.case_key = key.to_string();
+    r.device = Some(Device::All);
+    r.gpus_at_once = n;
+    let all_ok = per.iter().all(|x| x.status.is_ok());
+    r.status = sum_status(per);
+    let total = |f: fn(&Row) -> Option<f64>| -> Option<f64> {
+        let v: Option<Vec<f64>> = per.iter().map(|x| f(x)).collect();
+        v.map(|v| v.iter().sum())
+    };
+    r.bw_median_gbs = if all_ok {
+        total(|x| x.bw_median_gbs)
+    } else {
+        None
+    };
+    r.bw_min_gbs = if all_ok {
+        total(|x| x.bw_min_gbs)
+    } else {
+        None
+    };
+    r.bw_max_gbs = if all_ok {
+        total(|x| x.bw_max_gbs)
+    } else {
+        None
+    };
+    r.samples = per.iter().map(|x| x.samples).min().unwrap_or(0);
+    r.outliers = 0;
+    r.pinned_bytes = per.iter().map(|x| x.pinned_bytes).sum();
+    r.device_bytes = per.iter().map(|x| x.device_bytes).sum();
+    r.accounting.clear();
+    r.max_alloc_held_mib = None;
+    r.max_alloc_host_mib = None;
+    r.max_alloc_free_mib = None;
+    r.pinned_ceiling_mib = None;
+    r.pinned_ceiling_cap_mib = None;
+    r.verified = per
+        .iter()
+        .map(|x| x.verified)
+        .find(|v| *v != Verification::Yes)
+        .unwrap_or(Verification::Yes);
+    // Time and spread of a sum have no single meaning: the per-GPU rows keep them.
+    r.time_median_ms = None;
+    r.time_min_ms = None;
+    r.time_max_ms = None;
+    r.wall_median_ms = None;
+    r.bw_spread_pct = None;
+    r.alloc_ms = None;
+    r.register_ms = None;
+    r.unregister_ms = None;
+    r.free_ms = None;
+    r
+}
+
+/// The bandwidth samples of the `all` row of `lane`: sample i is the GPUs' samples i added, up
+/// to the fewest any GPU has.
+fn summed_samples(per: &[&Row], samples: &[SampleRow], lane: Lane, key: &str) -> Vec<SampleRow> {
+    let series: Vec<Vec<f64>> = per
+        .iter()
+        .map(|x| {
+            samples
+                .iter()
+                .filter(|s| {
+                    s.case_key == x.case_key
+                        && s.lane == Some(lane)
+                        && s.series == Series::Bandwidth
+                })
+                .map(|s| s.value)
+                .collect()
+        })
+        .collect();
+    let len = series.iter().map(Vec::len).min().unwrap_or(0);
+    (0..len)
+        .map(|i| SampleRow {
+            case_key: key.to_string(),
+            lane: Some(lane),
+            series: Series::Bandwidth,
+            index: SampleIndex::Number(i),
+            t_ms: None,
+            value: series.iter().map(|s| s[i]).sum(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -440,7 +452,7 @@ mod tests {
         assert_eq!(rows[1].placement().as_deref(), Some("GPU 1 alone"));
         let sums: Vec<f64> = samples
             .iter()
-            .filter(|s| s.case_key.ends_with("@all/2") && s.series == "bw_gbs")
+            .filter(|s| s.case_key.ends_with("@all/2") && s.series == Series::Bandwidth)
             .map(|s| s.value)
             .collect();
         assert_eq!(sums.len(), 3);
@@ -452,7 +464,7 @@ mod tests {
         assert_eq!(
             samples
                 .iter()
-                .filter(|s| s.case_key.ends_with("@gpu1/2") && s.series == "bw_gbs")
+                .filter(|s| s.case_key.ends_with("@gpu1/2") && s.series == Series::Bandwidth)
                 .count(),
             3
         );

@@ -1,10 +1,10 @@
 //! What one case produced ([`CaseOutcome`], filled by [`super::case`]) and the rows built from it:
 //! [`Row::from_outcome`] gives the results row per lane and the long-form sample rows.
 
-use crate::accounting::Phase;
+use crate::accounting::{self, Phase};
 use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
-use crate::results::{Device, Lane, Row, SampleRow, Status, Verification};
+use crate::results::{Device, Lane, Row, SampleIndex, SampleRow, Series, Status, Verification};
 use crate::scenario::{CHASE_STEPS, Case, Engine, Mode};
 use crate::stats::{Percentiles, median, percentiles, summarize};
 use crate::strategy::{Footprint, SampleTimes, SetupTimes};
@@ -118,182 +118,194 @@ pub struct RowContext<'a> {
 impl Row {
     /// The rows of one case (one per lane) and its long-form sample rows (bandwidth, event and
     /// wall samples; every observer at every phase; the hold timeline).
-    #[expect(
-        clippy::too_many_lines,
-        reason = "written before the 80-line limit; to be split into named steps"
-    )]
     pub fn from_outcome(
         outcome: &CaseOutcome,
         ctx: &RowContext,
         case: &Case,
     ) -> (Vec<Row>, Vec<SampleRow>) {
-        let key = case.key();
+        let case_row = case_row(outcome, ctx, case);
         let mut rows = Vec::new();
         let mut samples = Vec::new();
-        let at = |phase: &str| outcome.snapshots.iter().find(|s| s.phase == phase);
-        let end = outcome.timeline.last().or_else(|| at("free"));
-        let mut accounting = Vec::new();
-        // `host`: the host memory alone; `alloc`: host and device memory (the `device` snapshot).
-        if let Some(b) = at("before") {
-            let phases = [
-                (Phase::Host, at("host")),
-                (Phase::Alloc, at("device")),
-                (Phase::Free, end),
+        let wall = outcome.measured.wall_times();
+        for &(lane, bytes) in &outcome.lanes {
+            let bw = outcome.measured.bandwidth(lane, bytes);
+            rows.push(lane_row(&case_row, outcome, case, lane, &bw, &wall));
+            let key = &case_row.case_key;
+            let lane_series = [
+                (Series::Bandwidth, bw),
+                (Series::EventTime, outcome.measured.event_times(lane)),
+                (Series::WallTime, wall.clone()),
             ];
-            for (phase, snap) in phases {
-                if let Some(a) = snap {
-                    for (m, v) in probe::column_values(b, a) {
-                        accounting.push((phase, m, v));
-                    }
+            for (series, values) in lane_series {
+                samples.extend(values.iter().enumerate().map(|(i, v)| SampleRow {
+                    case_key: key.clone(),
+                    lane: Some(lane),
+                    series: series.clone(),
+                    index: SampleIndex::Number(i),
+                    t_ms: None,
+                    value: *v,
+                }));
+            }
+        }
+        samples.extend(reading_samples(outcome, &case_row.case_key));
+        (rows, samples)
+    }
+}
+
+/// The accounting deltas against `before`: `host` (the host memory alone), `alloc` (host and
+/// device memory: the `device` snapshot) and `free` (the end of the hold after free).
+fn accounting_deltas(outcome: &CaseOutcome) -> Vec<(Phase, accounting::Metric, f64)> {
+    let at = |phase: &str| outcome.snapshots.iter().find(|s| s.phase == phase);
+    let end = outcome.timeline.last().or_else(|| at("free"));
+    let mut accounting = Vec::new();
+    if let Some(b) = at("before") {
+        let phases = [
+            (Phase::Host, at("host")),
+            (Phase::Alloc, at("device")),
+            (Phase::Free, end),
+        ];
+        for (phase, snap) in phases {
+            if let Some(a) = snap {
+                for (m, v) in probe::column_values(b, a) {
+                    accounting.push((phase, m, v));
                 }
             }
         }
-        let mib = |bytes: u64| bytes as f64 / MIB as f64;
-        for (lane, bytes) in &outcome.lanes {
-            let bw = outcome.measured.bandwidth(*lane, *bytes);
-            let times = outcome.measured.times(*lane);
-            let bws = summarize(&bw);
-            let ts = summarize(&times);
-            let wall = outcome.measured.wall_times();
-            let lat = latency_us(outcome, case, *lane);
-            // Registration costs measured per copy (register-per-copy cases): their median.
-            let per_copy = |ms: fn(&SampleTimes) -> Option<f64>| {
-                median(
-                    &outcome
-                        .measured
-                        .samples
-                        .iter()
-                        .filter_map(ms)
-                        .collect::<Vec<_>>(),
-                )
-            };
-            rows.push(Row {
-                run_id: ctx.run_id.into(),
-                started_at: ctx.started_at.into(),
-                machine: ctx.machine.key(),
-                scenario: case.scenario.clone(),
-                case_label: case.label.clone(),
-                case_index: case.index,
-                case_key: key.clone(),
-                lane: *lane,
-                // Device engines have no host buffer.
-                host: (!case.engine.is_device()).then_some(case.host),
-                flags: case.flags,
-                engine: case.engine,
-                direction: case.direction,
-                mode: case.mode,
-                size_bytes: case.size,
-                chunk_bytes: case.route().chunk_bytes(),
-                ring: case.ring,
-                streams: case.streams,
-                threads: case.threads.resolve(),
-                batch: outcome.measured.batch,
-                axes: case
-                    .axes
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(";"),
-                status: outcome.status.clone(),
-                samples: bw.len() as u32,
-                outliers: bws.map_or(0, |s| s.outliers as u32),
-                bw_median_gbs: bws.map(|s| s.median),
-                bw_min_gbs: bws.map(|s| s.min),
-                bw_max_gbs: bws.map(|s| s.max),
-                bw_spread_pct: bws.map(|s| s.spread * 100.0),
-                time_median_ms: ts.map(|s| s.median),
-                time_min_ms: ts.map(|s| s.min),
-                time_max_ms: ts.map(|s| s.max),
-                wall_median_ms: median(&wall),
-                verified: outcome.verified,
-                alloc_ms: outcome.setup.alloc_ms,
-                register_ms: per_copy(|s| s.register_ms).or(outcome.setup.register_ms),
-                unregister_ms: per_copy(|s| s.unregister_ms).or(outcome.setup.unregister_ms),
-                free_ms: outcome.setup.free_ms,
-                pinned_bytes: outcome.footprint.pinned_alloc
-                    + outcome.footprint.registered
-                    + outcome.footprint.staging,
-                device_bytes: outcome.footprint.device,
-                accounting: accounting.clone(),
-                max_alloc_held_mib: None,
-                max_alloc_host_mib: outcome.max_alloc.host.map(mib),
-                max_alloc_free_mib: outcome.max_alloc.free.map(mib),
-                pinned_ceiling_mib: outcome.pinned_ceiling.as_ref().map(|c| mib(c.bytes)),
-                pinned_ceiling_cap_mib: outcome.pinned_ceiling.as_ref().map(|c| mib(c.cap)),
-                stopped_by: outcome.measured.stopped_by,
-                device: ctx.machine.gpu.as_ref().map(|g| Device::Gpu(g.index)),
-                gpus_at_once: 1,
-                lat_min_us: lat.host.map(|p| p.min),
-                lat_p50_us: lat.host.map(|p| p.p50),
-                lat_p90_us: lat.host.map(|p| p.p90),
-                lat_p99_us: lat.host.map(|p| p.p99),
-                lat_event_p50_us: lat.event_p50,
-                wait: (case.mode == Mode::Latency).then_some(case.wait),
-            });
-            let l = lane.name().to_string();
-            for (i, v) in bw.iter().enumerate() {
-                samples.push(SampleRow {
-                    case_key: key.clone(),
-                    lane: l.clone(),
-                    series: "bw_gbs".into(),
-                    index: i.to_string(),
-                    t_ms: None,
-                    value: *v,
-                });
-            }
-            for (i, v) in outcome.measured.event_times(*lane).iter().enumerate() {
-                samples.push(SampleRow {
-                    case_key: key.clone(),
-                    lane: l.clone(),
-                    series: "event_ms".into(),
-                    index: i.to_string(),
-                    t_ms: None,
-                    value: *v,
-                });
-            }
-            for (i, v) in wall.iter().enumerate() {
-                samples.push(SampleRow {
-                    case_key: key.clone(),
-                    lane: l.clone(),
-                    series: "wall_ms".into(),
-                    index: i.to_string(),
-                    t_ms: None,
-                    value: *v,
-                });
-            }
-        }
-        // Accounting: every observer's absolute reading at every phase, and the hold timeline.
-        for s in &outcome.snapshots {
-            for (o, r) in &s.readings {
-                samples.push(SampleRow {
-                    case_key: key.clone(),
-                    lane: String::new(),
-                    series: format!("phase:{o}.{}", r.metric),
-                    index: s.phase.clone(),
-                    t_ms: Some(s.t_ms),
-                    value: r.value,
-                });
-            }
-        }
-        let t0 = outcome
-            .snapshots
-            .iter()
-            .find(|s| s.phase == "free")
-            .map_or(0.0, |s| s.t_ms);
-        for (i, s) in outcome.timeline.iter().enumerate() {
-            for (o, r) in &s.readings {
-                samples.push(SampleRow {
-                    case_key: key.clone(),
-                    lane: String::new(),
-                    series: format!("timeline:{o}.{}", r.metric),
-                    index: i.to_string(),
-                    t_ms: Some(s.t_ms - t0),
-                    value: r.value,
-                });
-            }
-        }
-        (rows, samples)
     }
+    accounting
+}
+
+/// The columns every lane of the case shares (the lane's own columns left empty).
+fn case_row(outcome: &CaseOutcome, ctx: &RowContext, case: &Case) -> Row {
+    let mib = |bytes: u64| bytes as f64 / MIB as f64;
+    // Registration costs measured per copy (register-per-copy cases): their median.
+    let per_copy = |ms: fn(&SampleTimes) -> Option<f64>| {
+        median(
+            &outcome
+                .measured
+                .samples
+                .iter()
+                .filter_map(ms)
+                .collect::<Vec<_>>(),
+        )
+    };
+    Row {
+        run_id: ctx.run_id.into(),
+        started_at: ctx.started_at.into(),
+        machine: ctx.machine.key(),
+        scenario: case.scenario.clone(),
+        case_label: case.label.clone(),
+        case_index: case.index,
+        case_key: case.key(),
+        // Device engines have no host buffer.
+        host: (!case.engine.is_device()).then_some(case.host),
+        flags: case.flags,
+        engine: case.engine,
+        direction: case.direction,
+        mode: case.mode,
+        size_bytes: case.size,
+        chunk_bytes: case.route().chunk_bytes(),
+        ring: case.ring,
+        streams: case.streams,
+        threads: case.threads.resolve(),
+        batch: outcome.measured.batch,
+        axes: case
+            .axes
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";"),
+        status: outcome.status.clone(),
+        verified: outcome.verified,
+        alloc_ms: outcome.setup.alloc_ms,
+        register_ms: per_copy(|s| s.register_ms).or(outcome.setup.register_ms),
+        unregister_ms: per_copy(|s| s.unregister_ms).or(outcome.setup.unregister_ms),
+        free_ms: outcome.setup.free_ms,
+        pinned_bytes: outcome.footprint.pinned_alloc
+            + outcome.footprint.registered
+            + outcome.footprint.staging,
+        device_bytes: outcome.footprint.device,
+        accounting: accounting_deltas(outcome),
+        max_alloc_held_mib: None,
+        max_alloc_host_mib: outcome.max_alloc.host.map(mib),
+        max_alloc_free_mib: outcome.max_alloc.free.map(mib),
+        pinned_ceiling_mib: outcome.pinned_ceiling.as_ref().map(|c| mib(c.bytes)),
+        pinned_ceiling_cap_mib: outcome.pinned_ceiling.as_ref().map(|c| mib(c.cap)),
+        stopped_by: outcome.measured.stopped_by,
+        device: ctx.machine.gpu.as_ref().map(|g| Device::Gpu(g.index)),
+        gpus_at_once: 1,
+        wait: (case.mode == Mode::Latency).then_some(case.wait),
+        ..Row::default()
+    }
+}
+
+/// The case's row for `lane`: its bandwidth samples `bw` (GB/s), times and latencies.
+fn lane_row(
+    case_row: &Row,
+    outcome: &CaseOutcome,
+    case: &Case,
+    lane: Lane,
+    bw: &[f64],
+    wall: &[f64],
+) -> Row {
+    let bws = summarize(bw);
+    let ts = summarize(&outcome.measured.times(lane));
+    let lat = latency_us(outcome, case, lane);
+    Row {
+        lane,
+        samples: bw.len() as u32,
+        outliers: bws.map_or(0, |s| s.outliers as u32),
+        bw_median_gbs: bws.map(|s| s.median),
+        bw_min_gbs: bws.map(|s| s.min),
+        bw_max_gbs: bws.map(|s| s.max),
+        bw_spread_pct: bws.map(|s| s.spread * 100.0),
+        time_median_ms: ts.map(|s| s.median),
+        time_min_ms: ts.map(|s| s.min),
+        time_max_ms: ts.map(|s| s.max),
+        wall_median_ms: median(wall),
+        lat_min_us: lat.host.map(|p| p.min),
+        lat_p50_us: lat.host.map(|p| p.p50),
+        lat_p90_us: lat.host.map(|p| p.p90),
+        lat_p99_us: lat.host.map(|p| p.p99),
+        lat_event_p50_us: lat.event_p50,
+        ..case_row.clone()
+    }
+}
+
+/// Every observer's absolute reading at every phase (index: the phase), and the hold timeline
+/// (index: the point, time from the `free` snapshot).
+fn reading_samples(outcome: &CaseOutcome, key: &str) -> Vec<SampleRow> {
+    let mut samples = Vec::new();
+    for s in &outcome.snapshots {
+        for (o, r) in &s.readings {
+            samples.push(SampleRow {
+                case_key: key.to_string(),
+                lane: None,
+                series: Series::Phase(format!("{o}.{}", r.metric)),
+                index: SampleIndex::Phase(s.phase.clone()),
+                t_ms: Some(s.t_ms),
+                value: r.value,
+            });
+        }
+    }
+    let t0 = outcome
+        .snapshots
+        .iter()
+        .find(|s| s.phase == "free")
+        .map_or(0.0, |s| s.t_ms);
+    for (i, s) in outcome.timeline.iter().enumerate() {
+        for (o, r) in &s.readings {
+            samples.push(SampleRow {
+                case_key: key.to_string(),
+                lane: None,
+                series: Series::Timeline(format!("{o}.{}", r.metric)),
+                index: SampleIndex::Number(i),
+                t_ms: Some(s.t_ms - t0),
+                value: r.value,
+            });
+        }
+    }
+    samples
 }
 
 #[cfg(test)]
@@ -354,7 +366,7 @@ mod tests {
         );
         assert_eq!(row.samples, 1000);
         // Every raw sample is kept: host (wall) and event series, 1000 each.
-        for series in ["wall_ms", "event_ms"] {
+        for series in [Series::WallTime, Series::EventTime] {
             let n = samples.iter().filter(|s| s.series == series).count();
             assert_eq!(n, 1000, "{series}");
         }

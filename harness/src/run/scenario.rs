@@ -3,13 +3,14 @@
 
 use super::case::{guard, run_case};
 use super::device_memory::{self, Prepared};
+use super::fleet::Fleet;
 use super::outcome::{CaseOutcome, RowContext};
 use super::session::Session;
 use super::watchdog::Watchdog;
 use crate::Error;
 use crate::cuda;
 use crate::report::summary_text;
-use crate::results::{ProbeRecord, ResultsWriter, Row, ScenarioRecord, Sidecar};
+use crate::results::{ProbeRecord, ResultsWriter, Row, SampleRow, ScenarioRecord, Sidecar};
 use crate::scenario::{Case, Scenario};
 use crate::units::{MIB, format_size};
 use std::path::{Path, PathBuf};
@@ -79,10 +80,6 @@ fn sanitize(s: &str) -> String {
 }
 
 /// Runs every case of one scenario and writes its results files.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 pub fn run_scenario(
     session: &mut Session,
     scenario: &Scenario,
@@ -99,33 +96,11 @@ pub fn run_scenario(
         sanitize(&session.machine.host_name)
     ));
     let mut writer = ResultsWriter::create(&csv)?;
-    let mut sidecar = Sidecar {
-        schema_version: crate::results::SCHEMA_VERSION,
-        pinscope_version: env!("CARGO_PKG_VERSION").into(),
-        run_id: run_id.clone(),
-        started_at: started.to_rfc3339(),
-        finished_at: None,
-        partial: true,
-        command_line: std::env::args().collect(),
-        machine: session.machine.clone(),
-        scenarios: vec![ScenarioRecord {
-            name: scenario.name.clone(),
-            description: scenario.description.clone(),
-            path: scenario.path.clone(),
-            text: scenario.text.clone(),
-        }],
-        observers: session.observers.statuses(),
-        gpus: opts.fleet.as_ref().map(|f| f.gpus()).unwrap_or_default(),
-        claims: vec![],
-        probes: vec![],
-        stopped_by: Default::default(),
-        derived: vec![],
-    };
+    let mut sidecar = first_sidecar(session, scenario, opts, &run_id, &started);
     let json = crate::results::sidecar_path(&csv);
     sidecar.write_atomic(&json)?;
     let watchdog = Watchdog::start(sidecar.clone(), json.clone(), opts.case_timeout);
 
-    let ram = session.machine.ram_bytes;
     let cases: Vec<&Case> = scenario
         .cases
         .iter()
@@ -149,53 +124,8 @@ pub fn run_scenario(
             machine: &sidecar.machine,
         };
         let (outcome, (rows, samples)) = match &opts.fleet {
-            Some(_) if case.vram.device_hold != crate::scenario::DeviceHold::None => {
-                let o = CaseOutcome::skipped(
-                    case,
-                    "device_hold runs on one GPU at a time: run this scenario with --device N"
-                        .into(),
-                );
-                let rows = Row::from_outcome(&o, &ctx, case);
-                (o, rows)
-            }
-            Some(fleet) => {
-                let alone: Vec<CaseOutcome> = (0..fleet.len())
-                    .map(|i| fleet.run_alone(i, case, opts.allow_pinned))
-                    .collect();
-                let together = fleet.run_together(case, opts.allow_pinned);
-                let rows =
-                    super::fleet::multi_gpu_rows(case, &ctx, &fleet.gpus(), &alone, &together);
-                (
-                    together
-                        .into_iter()
-                        .next()
-                        .unwrap_or_else(|| CaseOutcome::empty(case, crate::results::Status::Ok)),
-                    rows,
-                )
-            }
-            None => {
-                // Device memory held for the case (device_memory.rs), then the usual guard.
-                let prepared = device_memory::prepare(
-                    case,
-                    &session.gpu,
-                    &session.ledger,
-                    opts.allow_vram_overflow,
-                );
-                let outcome = match prepared {
-                    Prepared::Skip(reason) => CaseOutcome::skipped(case, reason),
-                    Prepared::Fail(status) => CaseOutcome::empty(case, status),
-                    Prepared::Run(held) => {
-                        let mut o = match guard(case, ram, opts.allow_pinned, &session.gpu) {
-                            Some(reason) => CaseOutcome::skipped(case, reason),
-                            None => run_case(session, case, stop),
-                        };
-                        o.footprint.device += held.bytes;
-                        o
-                    }
-                };
-                let rows = Row::from_outcome(&outcome, &ctx, case);
-                (outcome, rows)
-            }
+            Some(fleet) => run_on_fleet(fleet, case, &ctx, opts),
+            None => run_on_this_gpu(session, case, &ctx, opts, stop),
         };
         writer.write_case(&rows, &samples)?;
         sidecar.probes.extend(outcome_probes(case, &outcome, &rows));
@@ -209,18 +139,7 @@ pub fn run_scenario(
     bar.finish_and_clear();
     drop(watchdog);
     let partial = stop.load(Ordering::SeqCst);
-    sidecar.partial = partial;
-    sidecar.finished_at = Some(chrono::Local::now().to_rfc3339());
-    sidecar.claims = crate::claims::evaluate(scenario, &all_rows, &session.machine);
-    sidecar
-        .derived
-        .extend(crate::claims::derive(scenario, &all_rows));
-    let drop_errors = cuda::take_drop_errors();
-    for e in &drop_errors {
-        sidecar
-            .derived
-            .push(("error while freeing".into(), e.clone()));
-    }
+    finish_sidecar(&mut sidecar, scenario, &all_rows, session, partial);
     sidecar.write_atomic(&json)?;
     let summary = summary_text(scenario, &all_rows, &sidecar);
     if opts.write_report
@@ -234,6 +153,122 @@ pub fn run_scenario(
         summary,
         rows: all_rows,
     })
+}
+
+/// The sidecar written before the first case: the machine, the scenario, the observers, and
+/// `partial` until the run ends.
+fn first_sidecar(
+    session: &Session,
+    scenario: &Scenario,
+    opts: &RunOptions,
+    run_id: &str,
+    started: &chrono::DateTime<chrono::Local>,
+) -> Sidecar {
+    Sidecar {
+        schema_version: crate::results::SCHEMA_VERSION,
+        pinscope_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: run_id.to_string(),
+        started_at: started.to_rfc3339(),
+        finished_at: None,
+        partial: true,
+        command_line: std::env::args().collect(),
+        machine: session.machine.clone(),
+        scenarios: vec![ScenarioRecord {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            path: scenario.path.clone(),
+            text: scenario.text.clone(),
+        }],
+        observers: session.observers.statuses(),
+        gpus: opts.fleet.as_ref().map(|f| f.gpus()).unwrap_or_default(),
+        claims: vec![],
+        probes: vec![],
+        stopped_by: Default::default(),
+        derived: vec![],
+    }
+}
+
+/// The rows and samples of a case and the outcome they came from.
+type Ran = (CaseOutcome, (Vec<Row>, Vec<SampleRow>));
+
+/// One case on every GPU of the fleet: on each alone, then on all at once (the outcome kept is
+/// the first GPU's at once). A case that holds device memory is skipped: it runs on one GPU.
+fn run_on_fleet(fleet: &Fleet, case: &Case, ctx: &RowContext, opts: &RunOptions) -> Ran {
+    if case.vram.device_hold != crate::scenario::DeviceHold::None {
+        let o = CaseOutcome::skipped(
+            case,
+            "device_hold runs on one GPU at a time: run this scenario with --device N".into(),
+        );
+        let rows = Row::from_outcome(&o, ctx, case);
+        return (o, rows);
+    }
+    let alone: Vec<CaseOutcome> = (0..fleet.len())
+        .map(|i| fleet.run_alone(i, case, opts.allow_pinned))
+        .collect();
+    let together = fleet.run_together(case, opts.allow_pinned);
+    let rows = super::fleet::multi_gpu_rows(case, ctx, &fleet.gpus(), &alone, &together);
+    (
+        together
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| CaseOutcome::empty(case, crate::results::Status::Ok)),
+        rows,
+    )
+}
+
+/// One case on the session's GPU: device memory held for it (device_memory.rs), then the usual
+/// guard, then the case.
+fn run_on_this_gpu(
+    session: &mut Session,
+    case: &Case,
+    ctx: &RowContext,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+) -> Ran {
+    let ram = session.machine.ram_bytes;
+    let prepared = device_memory::prepare(
+        case,
+        &session.gpu,
+        &session.ledger,
+        opts.allow_vram_overflow,
+    );
+    let outcome = match prepared {
+        Prepared::Skip(reason) => CaseOutcome::skipped(case, reason),
+        Prepared::Fail(status) => CaseOutcome::empty(case, status),
+        Prepared::Run(held) => {
+            let mut o = match guard(case, ram, opts.allow_pinned, &session.gpu) {
+                Some(reason) => CaseOutcome::skipped(case, reason),
+                None => run_case(session, case, stop),
+            };
+            o.footprint.device += held.bytes;
+            o
+        }
+    };
+    let rows = Row::from_outcome(&outcome, ctx, case);
+    (outcome, rows)
+}
+
+/// The sidecar at the end of the run: finished, partial or not, the claims and derived results
+/// evaluated, and any error the driver reported while memory was freed.
+fn finish_sidecar(
+    sidecar: &mut Sidecar,
+    scenario: &Scenario,
+    all_rows: &[Row],
+    session: &Session,
+    partial: bool,
+) {
+    sidecar.partial = partial;
+    sidecar.finished_at = Some(chrono::Local::now().to_rfc3339());
+    sidecar.claims = crate::claims::evaluate(scenario, all_rows, &session.machine);
+    sidecar
+        .derived
+        .extend(crate::claims::derive(scenario, all_rows));
+    let drop_errors = cuda::take_drop_errors();
+    for e in &drop_errors {
+        sidecar
+            .derived
+            .push(("error while freeing".into(), e.clone()));
+    }
 }
 
 fn write_report_next_to(csv: &Path, title: &str) -> Result<(), Error> {

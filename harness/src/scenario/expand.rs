@@ -159,14 +159,18 @@ pub(super) fn engine_direction(e: Engine) -> Option<(Direction, &'static str)> {
             "reads host memory from a kernel, one dependent load at a time",
         )),
         Engine::Copy | Engine::Kernel => None,
-        Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy | Engine::Empty => None,
+        Engine::DeviceRead
+        | Engine::DeviceWrite
+        | Engine::DeviceCopy
+        | Engine::DeviceCopyEngine
+        | Engine::Empty => None,
     }
 }
 
 /// The rules of the latency modes (one copy per sample from or to host memory, any multiple of
 /// 4 bytes; one direction, which the bidirectional rule already asks), and the 16-byte multiple every other mode's `size` needs; `size` as written.
-fn latency_rules(c: &Case, size: &str) -> Vec<(&'static [&'static str], String)> {
-    let mut v: Vec<(&'static [&'static str], String)> = Vec::new();
+fn latency_rules(c: &Case, size: &str) -> Vec<Rule> {
+    let mut v: Vec<Rule> = Vec::new();
     if c.wait != Wait::Stream && c.mode != Mode::Latency {
         v.push((
             &["wait", "mode"],
@@ -221,19 +225,32 @@ fn latency_rules(c: &Case, size: &str) -> Vec<(&'static [&'static str], String)>
     v
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
+/// One rule a case breaks: the keys it concerns and what to change.
+type Rule = (&'static [&'static str], String);
+
+/// Every rule about combinations of keys that `c` breaks, in the order they are reported.
 fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
     let written = |key: &str, bytes: u64| {
         s.get(key)
             .map_or_else(|| units::format_size(bytes), |g| g.written.clone())
     };
-    let mut v = Vec::new();
-    let mut rule = |keys: &'static [&'static str], message: String| {
-        v.push(Violation { keys, message });
-    };
+    let mut rules = host_memory_rules(c);
+    rules.extend(mode_rules(c));
+    rules.extend(transfer_rules(c, &written));
+    // Device engines, device_hold, churn (vram.rs).
+    rules.extend(super::vram::rules(c, &|k| s.contains_key(k)));
+    rules.extend(latency_rules(c, &written("size", c.size)));
+    rules.extend(sampling_rules(c));
+    rules
+        .into_iter()
+        .map(|(keys, message)| Violation { keys, message })
+        .collect()
+}
+
+/// The host memory and its flags: zero-copy needs mapped memory, write-combined needs
+/// `cuMemHostAlloc`, pageable and managed memory take no flags.
+fn host_memory_rules(c: &Case) -> Vec<Rule> {
+    let mut v: Vec<Rule> = Vec::new();
     if c.engine.is_zero_copy() {
         let mapped = match c.host {
             HostKind::Managed => true,
@@ -241,134 +258,146 @@ fn violations(c: &Case, s: &Settings) -> Vec<Violation> {
             HostKind::Pageable => false,
         };
         if !mapped {
-            rule(&["engine", "host", "flags"], KERNEL_NEEDS_MAPPED.into());
+            v.push((&["engine", "host", "flags"], KERNEL_NEEDS_MAPPED.into()));
         }
     }
     if c.flags.write_combined && c.host == HostKind::Register {
-        rule(
+        v.push((
             &["flags", "host"],
             "write-combined memory exists only for host = \"alloc\" (cuMemHostAlloc): remove it from flags or use host = \"alloc\"".into(),
-        );
+        ));
     }
     if matches!(c.host, HostKind::Pageable | HostKind::Managed) && !c.flags.is_empty() {
-        rule(
+        v.push((
             &["flags", "host"],
             format!(
                 "host = \"{}\" takes no flags (flags are for host = \"alloc\" or \"register\"): remove {}",
                 c.host,
                 c.flags.label()
             ),
-        );
+        ));
     }
+    v
+}
+
+/// What the staged and register-per-copy modes need, and `chunk` only with them.
+fn mode_rules(c: &Case) -> Vec<Rule> {
+    let mut v: Vec<Rule> = Vec::new();
     match c.mode {
         Mode::Staged => {
             if c.host != HostKind::Pageable {
-                rule(
+                v.push((
                     &["mode", "host"],
                     format!(
                         "mode = \"staged\" copies pageable memory through a pinned ring: it needs host = \"pageable\", not \"{}\"",
                         c.host
                     ),
-                );
+                ));
             }
             if c.engine != Engine::Copy {
-                rule(
+                v.push((
                     &["mode", "engine"],
                     "mode = \"staged\" needs engine = \"copy\"".into(),
-                );
+                ));
             }
             if c.chunk.is_none() {
-                rule(
+                v.push((
                     &["mode", "chunk"],
                     "mode = \"staged\" needs `chunk`, the size of each staging buffer, like chunk = \"16MiB\"".into(),
-                );
+                ));
             }
         }
         Mode::RegisterPerCopy => {
             if c.host != HostKind::Register {
-                rule(
+                v.push((
                     &["mode", "host"],
                     format!(
                         "mode = \"register-per-copy\" registers pageable memory around each copy: it needs host = \"register\", not \"{}\"",
                         c.host
                     ),
-                );
+                ));
             }
             if c.engine != Engine::Copy {
-                rule(
+                v.push((
                     &["mode", "engine"],
                     "mode = \"register-per-copy\" needs engine = \"copy\"".into(),
-                );
+                ));
             }
         }
         Mode::Direct | Mode::Churn | Mode::Latency | Mode::LatencySync | Mode::Enqueue => {
             if c.chunk.is_some() {
-                rule(
+                v.push((
                     &["chunk", "mode"],
                     "`chunk` applies only to mode = \"staged\" or \"register-per-copy\": remove it or set mode".into(),
-                );
+                ));
             }
         }
     }
+    v
+}
+
+/// The chunk within the size, an engine's own direction, managed memory guarded, and what a
+/// bidirectional transfer needs (`written` shows a size as the file wrote it).
+fn transfer_rules(c: &Case, written: &dyn Fn(&str, u64) -> String) -> Vec<Rule> {
+    let mut v: Vec<Rule> = Vec::new();
     if let Some(chunk) = c.chunk
         && chunk > c.size
     {
-        rule(
+        v.push((
             &["chunk", "size"],
             format!(
                 "`chunk` ({}) is larger than `size` ({})",
                 written("chunk", chunk),
                 written("size", c.size)
             ),
-        );
+        ));
     }
     let fixed = engine_direction(c.engine);
     if let Some((need, what)) = fixed
         && c.direction != need
     {
-        rule(
+        v.push((
             &["direction", "engine"],
             format!(
                 "engine = \"{}\" {what}: it needs direction = \"{need}\", not \"{}\"",
                 c.engine, c.direction
             ),
-        );
+        ));
     }
     if !c.guard && c.host == HostKind::Managed {
-        rule(&["guard", "host"], MANAGED_UNGUARDED.into());
+        v.push((&["guard", "host"], MANAGED_UNGUARDED.into()));
     }
     // An engine with a direction of its own already said so above.
     if c.direction == Direction::Bidirectional
         && fixed.is_none()
         && (c.engine != Engine::Copy || c.mode != Mode::Direct)
     {
-        rule(
+        v.push((
             &["direction", "engine", "mode"],
             "direction = \"bidirectional\" needs engine = \"copy\" and mode = \"direct\"".into(),
-        );
+        ));
     }
-    // Device engines, device_hold, churn (vram.rs).
-    for (keys, message) in super::vram::rules(c, &|k| s.contains_key(k)) {
-        rule(keys, message);
-    }
-    for (keys, message) in latency_rules(c, &written("size", c.size)) {
-        rule(keys, message);
-    }
+    v
+}
+
+/// The sample counts in order, and the hold interval set when the hold after free is.
+fn sampling_rules(c: &Case) -> Vec<Rule> {
+    let mut v: Vec<Rule> = Vec::new();
     if c.measure.min_samples > c.measure.max_samples {
-        rule(
+        v.push((
             &["measure.min_samples", "measure.max_samples"],
             format!(
                 "`measure.min_samples` ({}) is larger than `measure.max_samples` ({})",
                 c.measure.min_samples, c.measure.max_samples
             ),
-        );
+        ));
     }
     if !c.probes.hold_after_free.is_zero() && c.probes.hold_interval.is_zero() {
-        rule(
+        v.push((
             &["probes.hold_interval", "probes.hold_after_free"],
             "`probes.hold_interval` must be above zero when `probes.hold_after_free` is above zero"
                 .into(),
-        );
+        ));
     }
     v
 }

@@ -70,6 +70,9 @@ pub enum Engine {
     DeviceWrite,
     /// A kernel copies one device buffer into another.
     DeviceCopy,
+    /// The copy engines copy one device buffer into another (`cuMemcpyDtoDAsync`, what
+    /// nvbandwidth's `device_local_copy` times).
+    DeviceCopyEngine,
     /// An empty kernel: nothing moves (launch and synchronisation cost; no host buffer).
     Empty,
     /// One thread chases a chain of pointers through mapped host memory at a 128-byte stride
@@ -91,12 +94,13 @@ impl Engine {
             Self::DeviceRead => "device-read",
             Self::DeviceWrite => "device-write",
             Self::DeviceCopy => "device-copy",
+            Self::DeviceCopyEngine => "device-copy-engine",
             Self::Empty => "empty",
             Self::Chase => "chase",
             Self::ChaseRandom => "chase-random",
         }
     }
-    pub const ALL: [Engine; 12] = [
+    pub const ALL: [Engine; 13] = [
         Self::Copy,
         Self::Kernel,
         Self::KernelRead,
@@ -106,6 +110,7 @@ impl Engine {
         Self::DeviceRead,
         Self::DeviceWrite,
         Self::DeviceCopy,
+        Self::DeviceCopyEngine,
         Self::Empty,
         Self::Chase,
         Self::ChaseRandom,
@@ -115,7 +120,11 @@ impl Engine {
     pub fn is_device(self) -> bool {
         matches!(
             self,
-            Self::DeviceRead | Self::DeviceWrite | Self::DeviceCopy | Self::Empty
+            Self::DeviceRead
+                | Self::DeviceWrite
+                | Self::DeviceCopy
+                | Self::DeviceCopyEngine
+                | Self::Empty
         )
     }
     /// True for engines that run a kernel on host memory the GPU addresses (needs mapped/managed).
@@ -252,6 +261,7 @@ parse_by_name!(
         Engine::DeviceRead,
         Engine::DeviceWrite,
         Engine::DeviceCopy,
+        Engine::DeviceCopyEngine,
         Engine::Empty,
         Engine::Chase,
         Engine::ChaseRandom
@@ -651,7 +661,7 @@ impl Case {
         if self.engine.is_cpu() {
             return 0;
         }
-        if self.engine == Engine::DeviceCopy {
+        if matches!(self.engine, Engine::DeviceCopy | Engine::DeviceCopyEngine) {
             return 2 * self.size;
         }
         if self.engine == Engine::Empty || self.engine.is_chase() {

@@ -241,10 +241,6 @@ pub fn plan_table(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> St
 
 /// [`plan_table`] against `device_free` bytes of free device memory when known (`device_hold`
 /// resolved, steps past the card named).
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 pub fn plan_table_for(
     s: &Scenario,
     ram_bytes: Option<u64>,
@@ -254,8 +250,48 @@ pub fn plan_table_for(
     let mut out = String::new();
     let _ = writeln!(out, "{}: {}", s.name, s.description);
     let _ = writeln!(out, "  from {}", s.path);
+    write_axes(&mut out, s);
+    out.push('\n');
 
-    // Axes across all cases, values in first-seen order (a set per axis keeps this linear).
+    let extra = varying_columns(s);
+    let mut header = vec![
+        "#",
+        "label",
+        "host",
+        "flags",
+        "engine",
+        "dir",
+        "mode",
+        "size",
+        "chunk×ring",
+    ];
+    header.extend(extra.iter().map(|(name, _)| *name));
+    header.extend(["pinned", "device", "est. time", "note"]);
+    let mut totals = PlanTotals::default();
+    let rows: Vec<Vec<String>> = s
+        .cases
+        .iter()
+        .map(|c| {
+            plan_row(
+                c,
+                &extra,
+                ram_bytes,
+                allow_pinned,
+                device_free.as_ref(),
+                &mut totals,
+            )
+        })
+        .collect();
+    write_aligned(&mut out, &header, rows);
+    out.push('\n');
+    write_totals(&mut out, s, &totals, ram_bytes, allow_pinned);
+    out.push_str(&plan_footer(s, device_free.as_ref()));
+    write_estimate_model(&mut out, s);
+    out
+}
+
+/// The axes across all cases, values in first-seen order (a set per axis keeps this linear).
+fn write_axes(out: &mut String, s: &Scenario) {
     let mut axes: Vec<(&str, Vec<&str>, HashSet<&str>)> = Vec::new();
     for c in &s.cases {
         for (k, v) in &c.axes {
@@ -286,92 +322,98 @@ pub fn plan_table_for(
             );
         }
     }
-    out.push('\n');
+}
 
-    let cap = ram_bytes.map(|r| allow_pinned * r as f64);
-    // streams / threads / batch get a column when they vary, so sweeps over them show.
-    let varies = |f: &dyn Fn(&Case) -> String| {
-        let mut v = s.cases.iter().map(f);
-        let first = v.next();
-        v.any(|x| Some(x) != first)
-    };
-    let batch_of = |c: &Case| match c.measure.batch {
+/// A column the table shows only when its value varies between cases: its header and its cell.
+type Column = (&'static str, fn(&Case) -> String);
+
+/// The batch a case samples with, as the plan shows it (`auto 16` when chosen from the size).
+fn plan_batch(c: &Case) -> String {
+    match c.measure.batch {
         _ if c.mode == Mode::Churn || c.mode.is_latency() => "1".into(),
         0 if c.engine == Engine::Empty => EMPTY_BATCH.to_string(),
         0 if c.engine.is_chase() => "1".into(),
         0 => format!("auto {}", auto_batch(c.size)),
         b => b.to_string(),
-    };
-    type Column<'a> = (&'static str, &'a dyn Fn(&Case) -> String);
-    let streams = |c: &Case| c.streams.to_string();
-    let wait = |c: &Case| c.wait.to_string();
-    let threads = |c: &Case| c.threads.to_string();
-    let candidates: [Column<'_>; 4] = [
-        ("wait", &wait),
-        ("streams", &streams),
-        ("threads", &threads),
-        ("batch", &batch_of),
-    ];
-    let extra: Vec<Column<'_>> = candidates.into_iter().filter(|(_, f)| varies(*f)).collect();
-    let mut header = vec![
-        "#",
-        "label",
-        "host",
-        "flags",
-        "engine",
-        "dir",
-        "mode",
-        "size",
-        "chunk×ring",
-    ];
-    header.extend(extra.iter().map(|(name, _)| *name));
-    header.extend(["pinned", "device", "est. time", "note"]);
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut total_s = 0.0;
-    let mut refused = 0usize;
-    for c in &s.cases {
-        let pinned = c.pinned_bytes();
-        let est = estimate_seconds(c);
-        let note = match refusal(c, ram_bytes, allow_pinned) {
-            Some(why) => {
-                refused += 1;
-                format!("refused: {why}")
-            }
-            _ => {
-                total_s += est;
-                match plan_note(c, device_free.as_ref()) {
-                    Some(n) => n,
-                    None if c.guard => String::new(),
-                    None => "guard off: tried even if device memory is short".into(),
-                }
-            }
-        };
-        // The device-resident engines have no host memory and no direction.
-        let host_side = |v: String| if c.engine.is_device() { "-".into() } else { v };
-        let mut row = vec![
-            c.index.to_string(),
-            c.label.clone(),
-            host_side(c.host.to_string()),
-            c.flags.label(),
-            c.engine.to_string(),
-            host_side(c.direction.to_string()),
-            c.mode.to_string(),
-            if c.engine == Engine::Empty {
-                "-".into()
-            } else {
-                format_bytes_exact(c.size)
-            },
-            chunk_ring(c),
-        ];
-        row.extend(extra.iter().map(|(_, f)| f(c)));
-        row.extend([
-            dash_if_zero(pinned),
-            plan_device(c, device_free.as_ref()),
-            format_seconds(est),
-            note,
-        ]);
-        rows.push(row);
     }
+}
+
+/// streams / threads / batch get a column when they vary, so sweeps over them show.
+fn varying_columns(s: &Scenario) -> Vec<Column> {
+    let candidates: [Column; 4] = [
+        ("wait", |c| c.wait.to_string()),
+        ("streams", |c| c.streams.to_string()),
+        ("threads", |c| c.threads.to_string()),
+        ("batch", plan_batch),
+    ];
+    let varies = |f: fn(&Case) -> String| {
+        let mut v = s.cases.iter().map(f);
+        let first = v.next();
+        v.any(|x| Some(x) != first)
+    };
+    candidates.into_iter().filter(|(_, f)| varies(*f)).collect()
+}
+
+/// The estimate over the cases the run would start, and how many it would refuse.
+#[derive(Default)]
+struct PlanTotals {
+    seconds: f64,
+    refused: usize,
+}
+
+/// One case's row of the table, counted into `totals`.
+fn plan_row(
+    c: &Case,
+    extra: &[Column],
+    ram_bytes: Option<u64>,
+    allow_pinned: f64,
+    device_free: Option<&DeviceFree>,
+    totals: &mut PlanTotals,
+) -> Vec<String> {
+    let est = estimate_seconds(c);
+    let note = match refusal(c, ram_bytes, allow_pinned) {
+        Some(why) => {
+            totals.refused += 1;
+            format!("refused: {why}")
+        }
+        _ => {
+            totals.seconds += est;
+            match plan_note(c, device_free) {
+                Some(n) => n,
+                None if c.guard => String::new(),
+                None => "guard off: tried even if device memory is short".into(),
+            }
+        }
+    };
+    // The device-resident engines have no host memory and no direction.
+    let host_side = |v: String| if c.engine.is_device() { "-".into() } else { v };
+    let mut row = vec![
+        c.index.to_string(),
+        c.label.clone(),
+        host_side(c.host.to_string()),
+        c.flags.label(),
+        c.engine.to_string(),
+        host_side(c.direction.to_string()),
+        c.mode.to_string(),
+        if c.engine == Engine::Empty {
+            "-".into()
+        } else {
+            format_bytes_exact(c.size)
+        },
+        chunk_ring(c),
+    ];
+    row.extend(extra.iter().map(|(_, f)| f(c)));
+    row.extend([
+        dash_if_zero(c.pinned_bytes()),
+        plan_device(c, device_free),
+        format_seconds(est),
+        note,
+    ]);
+    row
+}
+
+/// The header and rows in columns: the first right-aligned, the others left-aligned.
+fn write_aligned(out: &mut String, header: &[&str], rows: Vec<Vec<String>>) {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
@@ -397,13 +439,27 @@ pub fn plan_table_for(
     for r in rows {
         line(r);
     }
-    out.push('\n');
+}
+
+/// The case count and estimate, the devices, the claims, and the pinned cap checked against.
+fn write_totals(
+    out: &mut String,
+    s: &Scenario,
+    totals: &PlanTotals,
+    ram_bytes: Option<u64>,
+    allow_pinned: f64,
+) {
     let n = s.cases.len();
+    let refused = totals.refused;
     let _ = write!(out, "{n} case{}", if n == 1 { "" } else { "s" });
     if refused > 0 {
         let _ = write!(out, " ({refused} refused)");
     }
-    let _ = writeln!(out, ", estimated {} in total", format_seconds(total_s));
+    let _ = writeln!(
+        out,
+        ", estimated {} in total",
+        format_seconds(totals.seconds)
+    );
     if let Some(d) = &s.devices {
         let _ = writeln!(
             out,
@@ -419,8 +475,9 @@ pub fn plan_table_for(
             if nd == 1 { "" } else { "s" }
         );
     }
-    match (ram_bytes, cap) {
-        (Some(r), Some(cap)) => {
+    match ram_bytes {
+        Some(r) => {
+            let cap = allow_pinned * r as f64;
             let _ = writeln!(
                 out,
                 "pinned cap {} = {allow_pinned} × RAM {}",
@@ -428,11 +485,14 @@ pub fn plan_table_for(
                 format_size(r)
             );
         }
-        _ => {
+        None => {
             let _ = writeln!(out, "RAM unknown: the pinned cap was not checked");
         }
     }
-    out.push_str(&plan_footer(s, device_free.as_ref()));
+}
+
+/// The assumptions the estimates are made from.
+fn write_estimate_model(out: &mut String, s: &Scenario) {
     let _ = writeln!(
         out,
         "estimates assume 25 GB/s pinned, 6 GB/s pageable/managed/staged, plus hold-after-free and 0.5 s setup per case"
@@ -460,7 +520,6 @@ pub fn plan_table_for(
             "  empty kernel: 20 µs per launch, 1000 launches per sample in mode = \"direct\"; chase: 65536 loads of 1 µs per launch"
         );
     }
-    out
 }
 
 // Free device memory, device_hold and the past-the-card steps in the plan.

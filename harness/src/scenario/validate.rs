@@ -164,16 +164,19 @@ pub(super) fn shown(v: &raw::Value) -> String {
     }
 }
 
-fn enum_value<T: std::str::FromStr>(
+/// A value that must be one of an enum's names (`all`, each named by `name`).
+fn enum_value<T: Copy>(
     key: &str,
-    names: &[&str],
+    all: &[T],
+    name: fn(T) -> &'static str,
     v: &raw::Value,
 ) -> Result<(T, String), Problem> {
-    let expected = format!("`{key}` must be one of {}", quoted_list(names));
+    let names: Vec<&str> = all.iter().map(|&t| name(t)).collect();
+    let expected = format!("`{key}` must be one of {}", quoted_list(&names));
     match &v.kind {
-        Kind::Str(s) => match s.parse::<T>() {
-            Ok(t) => Ok((t, s.clone())),
-            Err(_) => Err(v.pos.problem(format!(
+        Kind::Str(s) => match all.iter().find(|&&t| name(t) == s) {
+            Some(&t) => Ok((t, s.clone())),
+            None => Err(v.pos.problem(format!(
                 "{expected}, not \"{s}\"{}",
                 did_you_mean_value(s, names.iter().copied())
             ))),
@@ -338,25 +341,15 @@ pub(super) fn parse_value(
 ) -> Result<Given, Problem> {
     let (val, written) = match ty {
         Ty::Host => {
-            let names = HostKind::ALL.map(HostKind::name);
-            enum_value(key, &names, v).map(|(x, w)| (Val::Host(x), w))?
+            enum_value(key, &HostKind::ALL, HostKind::name, v).map(|(x, w)| (Val::Host(x), w))?
         }
         Ty::Engine => {
-            let names = Engine::ALL.map(Engine::name);
-            enum_value(key, &names, v).map(|(x, w)| (Val::Engine(x), w))?
+            enum_value(key, &Engine::ALL, Engine::name, v).map(|(x, w)| (Val::Engine(x), w))?
         }
-        Ty::Direction => {
-            let names = Direction::ALL.map(Direction::name);
-            enum_value(key, &names, v).map(|(x, w)| (Val::Direction(x), w))?
-        }
-        Ty::Mode => {
-            let names = Mode::ALL.map(Mode::name);
-            enum_value(key, &names, v).map(|(x, w)| (Val::Mode(x), w))?
-        }
-        Ty::Wait => {
-            let names = Wait::ALL.map(Wait::name);
-            enum_value(key, &names, v).map(|(x, w)| (Val::Wait(x), w))?
-        }
+        Ty::Direction => enum_value(key, &Direction::ALL, Direction::name, v)
+            .map(|(x, w)| (Val::Direction(x), w))?,
+        Ty::Mode => enum_value(key, &Mode::ALL, Mode::name, v).map(|(x, w)| (Val::Mode(x), w))?,
+        Ty::Wait => enum_value(key, &Wait::ALL, Wait::name, v).map(|(x, w)| (Val::Wait(x), w))?,
         Ty::Flags => flags_value(key, v, in_sweep).map(|(x, w)| (Val::Flags(x), w))?,
         Ty::Size => {
             let (bytes, written) = size_value(key, v)?;
@@ -532,29 +525,9 @@ fn parse_settings(
 }
 
 /// Reads a sweep table (`where_` is "[sweep]" or "the sweep of [[case]] #2").
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) -> Vec<Axis> {
-    // Flatten `measure = { batch = [..] }` into `measure.batch`.
-    let mut flat: Vec<(String, Pos, &raw::Value)> = Vec::new();
-    for e in &table.entries {
-        match (&e.key[..], &e.value.kind) {
-            (group @ ("measure" | "probes"), Kind::Table(t)) => {
-                for sub in &t.entries {
-                    flat.push((format!("{group}.{}", sub.key), sub.key_pos, &sub.value));
-                }
-            }
-            (group @ ("measure" | "probes"), _) => problems.push(e.key_pos.problem(format!(
-                "sweep axis `{group}` names a table: sweep one of its keys, like \"{group}.{}\" = [..]",
-                if group == "measure" { "batch" } else { "max_alloc" }
-            ))),
-            _ => flat.push((e.key.clone(), e.key_pos, &e.value)),
-        }
-    }
     let mut axes: Vec<Axis> = Vec::new();
-    for (key, key_pos, value) in flat {
+    for (key, key_pos, value) in flat_sweep_entries(table, problems) {
         if key == "label" {
             problems.push(key_pos.problem("`label` cannot be swept: write one [[case]] per label"));
             continue;
@@ -570,54 +543,7 @@ fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) ->
             problems.push(key_pos.problem(format!("sweep axis `{k}` appears twice in {where_}")));
             continue;
         }
-        let expanded;
-        let items = match &value.kind {
-            Kind::Array(items) => items,
-            Kind::Str(text)
-                if matches!(ty, Ty::Size | Ty::Int { .. } | Ty::Threads) && text.contains("..") =>
-            {
-                match range_values(k, ty, text, value.pos, where_) {
-                    Ok(v) => {
-                        expanded = v;
-                        &expanded
-                    }
-                    Err(p) => {
-                        problems.push(p);
-                        continue;
-                    }
-                }
-            }
-            _ => {
-                problems.push(value.pos.problem(format!(
-                    "sweep axis `{k}` in {where_} must be an array of values, like size = [\"64MiB\", \"1GiB\"]{}, not {}",
-                    if matches!(ty, Ty::Size | Ty::Int { .. } | Ty::Threads) {
-                        ", or a range like \"64MiB..1GiB x2\""
-                    } else {
-                        ""
-                    },
-                    value.kind.type_name()
-                )));
-                continue;
-            }
-        };
-        if items.is_empty() {
-            problems.push(value.pos.problem(format!(
-                "sweep axis `{k}` in {where_} has no values: give at least one"
-            )));
-            continue;
-        }
-        let mut values = Vec::new();
-        let mut ok = true;
-        for item in items {
-            match parse_value(k, ty, item, true) {
-                Ok(g) => values.push(g),
-                Err(p) => {
-                    ok = false;
-                    problems.push(p);
-                }
-            }
-        }
-        if ok {
+        if let Some(values) = axis_values(k, ty, value, where_, problems) {
             axes.push(Axis {
                 key: k,
                 pos: key_pos,
@@ -626,6 +552,93 @@ fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) ->
         }
     }
     axes
+}
+
+/// The entries of a sweep table with `measure = { batch = [..] }` flattened into `measure.batch`.
+fn flat_sweep_entries<'a>(
+    table: &'a raw::Table,
+    problems: &mut Vec<Problem>,
+) -> Vec<(String, Pos, &'a raw::Value)> {
+    let mut flat: Vec<(String, Pos, &raw::Value)> = Vec::new();
+    for e in &table.entries {
+        match (&e.key[..], &e.value.kind) {
+            (group @ ("measure" | "probes"), Kind::Table(t)) => {
+                for sub in &t.entries {
+                    flat.push((format!("{group}.{}", sub.key), sub.key_pos, &sub.value));
+                }
+            }
+            (group @ ("measure" | "probes"), _) => problems.push(e.key_pos.problem(format!(
+                "sweep axis `{group}` names a table: sweep one of its keys, like \"{group}.{}\" = [..]",
+                if group == "measure" { "batch" } else { "max_alloc" }
+            ))),
+            _ => flat.push((e.key.clone(), e.key_pos, &e.value)),
+        }
+    }
+    flat
+}
+
+/// The checked values of one sweep axis, or `None` (with problems) when any is wrong.
+fn axis_values(
+    k: &'static str,
+    ty: Ty,
+    value: &raw::Value,
+    where_: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<Vec<Given>> {
+    let items = axis_items(k, ty, value, where_, problems)?;
+    if items.is_empty() {
+        problems.push(value.pos.problem(format!(
+            "sweep axis `{k}` in {where_} has no values: give at least one"
+        )));
+        return None;
+    }
+    let mut values = Vec::new();
+    let mut ok = true;
+    for item in items.iter() {
+        match parse_value(k, ty, item, true) {
+            Ok(g) => values.push(g),
+            Err(p) => {
+                ok = false;
+                problems.push(p);
+            }
+        }
+    }
+    ok.then_some(values)
+}
+
+/// The values an axis is written as: its array, or the values its range stands for.
+fn axis_items<'a>(
+    k: &'static str,
+    ty: Ty,
+    value: &'a raw::Value,
+    where_: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<std::borrow::Cow<'a, [raw::Value]>> {
+    let numeric = matches!(ty, Ty::Size | Ty::Int { .. } | Ty::Threads);
+    match &value.kind {
+        Kind::Array(items) => Some(std::borrow::Cow::Borrowed(items)),
+        Kind::Str(text) if numeric && text.contains("..") => {
+            match range_values(k, ty, text, value.pos, where_) {
+                Ok(v) => Some(std::borrow::Cow::Owned(v)),
+                Err(p) => {
+                    problems.push(p);
+                    None
+                }
+            }
+        }
+        _ => {
+            problems.push(value.pos.problem(format!(
+                "sweep axis `{k}` in {where_} must be an array of values, like size = [\"64MiB\", \"1GiB\"]{}, not {}",
+                if numeric {
+                    ", or a range like \"64MiB..1GiB x2\""
+                } else {
+                    ""
+                },
+                value.kind.type_name()
+            )));
+            None
+        }
+    }
 }
 
 /// Most values one range may give (the case limit of a whole file).
@@ -649,10 +662,6 @@ fn compact_size(bytes: u64) -> String {
 /// Expands a range axis, `"<from>..<to> x<factor>"` (each value `factor` times the last) or
 /// `"<from>..<to> +<step>"` (each value `step` more than the last), from `from` up to `to`
 /// inclusive, into the values it stands for; each value is then checked like a written one.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 fn range_values(
     key: &'static str,
     ty: Ty,
@@ -661,12 +670,62 @@ fn range_values(
     where_: &str,
 ) -> Result<Vec<raw::Value>, Problem> {
     let sizes = matches!(ty, Ty::Size);
+    let fail = |why: String| pos.problem(format!("sweep axis `{key}` in {where_}: {why}"));
+    let range = parse_range(text, sizes, &fail)?;
+    let mut values = Vec::new();
+    let mut v = range.from;
+    loop {
+        if values.len() as u64 >= RANGE_LIMIT {
+            return Err(fail(format!(
+                "the range \"{text}\" gives more than {RANGE_LIMIT} values: use a larger step or factor"
+            )));
+        }
+        let kind = if sizes {
+            Kind::Str(compact_size(v))
+        } else {
+            Kind::Int(i64::try_from(v).unwrap_or(i64::MAX))
+        };
+        values.push(raw::Value { kind, pos });
+        let next = match range.step {
+            RangeStep::Times(f) => v.checked_mul(f),
+            RangeStep::Plus(add) => v.checked_add(add),
+        };
+        match next {
+            Some(n) if n <= range.to => v = n,
+            _ => break,
+        }
+    }
+    Ok(values)
+}
+
+/// How a range goes from one value to the next.
+#[derive(Clone, Copy)]
+enum RangeStep {
+    /// `x<factor>`: each value `factor` times the last.
+    Times(u64),
+    /// `+<step>`: each value `step` more than the last.
+    Plus(u64),
+}
+
+/// A range as written: from, to (inclusive) and its step.
+struct Range {
+    from: u64,
+    to: u64,
+    step: RangeStep,
+}
+
+/// Reads `"<from>..<to> x<factor>"` or `"<from>..<to> +<step>"` (sizes when `sizes`, else whole
+/// numbers); `fail` makes a problem located at the axis.
+fn parse_range(
+    text: &str,
+    sizes: bool,
+    fail: &dyn Fn(String) -> Problem,
+) -> Result<Range, Problem> {
     let example = if sizes {
         "\"64MiB..1GiB x2\" or \"16MiB..128MiB +16MiB\""
     } else {
         "\"1..16 x2\" or \"1..8 +1\""
     };
-    let fail = |why: String| pos.problem(format!("sweep axis `{key}` in {where_}: {why}"));
     let not_range = || {
         fail(format!(
             "\"{text}\" is not a range: write \"<from>..<to> x<factor>\" or \"<from>..<to> +<step>\", like {example}"
@@ -694,7 +753,7 @@ fn range_values(
             "the range \"{text}\" ends below its start: write the smaller value first"
         )));
     }
-    let geometric = if let Some(f) = step.strip_prefix('x') {
+    let step = if let Some(f) = step.strip_prefix('x') {
         let f = f.parse::<u64>().ok().filter(|f| *f >= 2).ok_or_else(|| {
             fail(format!(
                 "the factor in \"{text}\" must be a whole number, 2 or more, like x2"
@@ -705,45 +764,17 @@ fn range_values(
                 "the range \"{text}\" multiplies from 0, which never grows: start above 0"
             )));
         }
-        Some(f)
+        RangeStep::Times(f)
+    } else if let Some(st) = step.strip_prefix('+') {
+        let st = number(st, "step")?;
+        if st == 0 {
+            return Err(fail(format!("the step in \"{text}\" must be more than 0")));
+        }
+        RangeStep::Plus(st)
     } else {
-        None
+        return Err(not_range());
     };
-    let add = match (geometric, step.strip_prefix('+')) {
-        (Some(_), _) => 0,
-        (None, Some(st)) => {
-            let st = number(st, "step")?;
-            if st == 0 {
-                return Err(fail(format!("the step in \"{text}\" must be more than 0")));
-            }
-            st
-        }
-        (None, None) => return Err(not_range()),
-    };
-    let mut values = Vec::new();
-    let mut v = from;
-    loop {
-        if values.len() as u64 >= RANGE_LIMIT {
-            return Err(fail(format!(
-                "the range \"{text}\" gives more than {RANGE_LIMIT} values: use a larger step or factor"
-            )));
-        }
-        let kind = if sizes {
-            Kind::Str(compact_size(v))
-        } else {
-            Kind::Int(i64::try_from(v).unwrap_or(i64::MAX))
-        };
-        values.push(raw::Value { kind, pos });
-        let next = match geometric {
-            Some(f) => v.checked_mul(f),
-            None => v.checked_add(add),
-        };
-        match next {
-            Some(n) if n <= to => v = n,
-            _ => break,
-        }
-    }
-    Ok(values)
+    Ok(Range { from, to, step })
 }
 
 pub(super) fn string_of<'a>(
@@ -793,111 +824,131 @@ pub(super) fn tables_of<'a>(
 /// Stage two for a whole file but its `[[claim]]` and `[[derived]]` blocks (which
 /// [`super::validate_blocks::add_claims_and_derived`] reads next). Problems are appended; the
 /// returned `File` holds what was valid.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
     let mut file = File::default();
     let start = problems.len();
 
     unknown_keys(root, "at the top level", TOP_KEYS, problems);
+    read_name(root, &mut file, problems);
+    read_description(root, &mut file, problems);
+    read_devices(root, &mut file, problems);
+    read_defaults(root, &mut file, problems);
+    read_file_sweep(root, &mut file, problems);
+    file.broken = problems.len() > start;
+    read_cases(root, &mut file, problems);
+    file
+}
 
-    match root.get("name") {
-        None => problems
+/// `name`: lowercase letters, digits, `-` and `_`, short enough to name the results file.
+fn read_name(root: &raw::Table, file: &mut File, problems: &mut Vec<Problem>) {
+    let Some(e) = root.get("name") else {
+        problems
             .push(Pos::START.problem(
                 "missing `name`: add name = \"...\" (lowercase letters, digits, - and _)",
-            )),
-        Some(e) => {
-            if let Some(s) = string_of("name", &e.value, problems) {
-                let ok = !s.is_empty()
-                    && s.chars().all(|c| {
-                        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_'
-                    });
-                let n = s.chars().count();
-                if n > super::characters::MAX_NAME_CHARS {
-                    problems.push(e.value.pos.problem(format!(
-                        "`name` is {n} characters long; names are limited to {} so the results file named after it fits: shorten it",
-                        super::characters::MAX_NAME_CHARS
-                    )));
-                } else if ok {
-                    file.name = s.to_string();
-                } else {
-                    problems.push(e.value.pos.problem(format!(
-                        "`name` must use only a-z, 0-9, - and _, not \"{s}\""
-                    )));
-                }
-            }
-        }
+            ));
+        return;
+    };
+    let Some(s) = string_of("name", &e.value, problems) else {
+        return;
+    };
+    let ok = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    let n = s.chars().count();
+    if n > super::characters::MAX_NAME_CHARS {
+        problems.push(e.value.pos.problem(format!(
+            "`name` is {n} characters long; names are limited to {} so the results file named after it fits: shorten it",
+            super::characters::MAX_NAME_CHARS
+        )));
+    } else if ok {
+        file.name = s.to_string();
+    } else {
+        problems.push(e.value.pos.problem(format!(
+            "`name` must use only a-z, 0-9, - and _, not \"{s}\""
+        )));
     }
+}
 
-    match root.get("description") {
-        None => problems.push(Pos::START.problem(
+/// `description`: the question the scenario answers, not empty.
+fn read_description(root: &raw::Table, file: &mut File, problems: &mut Vec<Problem>) {
+    let Some(e) = root.get("description") else {
+        problems.push(Pos::START.problem(
             "missing `description`: add description = \"...\", the question this scenario answers",
-        )),
-        Some(e) => {
-            if let Some(s) = string_of("description", &e.value, problems) {
-                if s.trim().is_empty() {
-                    problems.push(e.value.pos.problem(
-                        "`description` must not be empty: say which question the scenario answers",
-                    ));
-                } else {
-                    file.description = s.trim().to_string();
-                }
-            }
+        ));
+        return;
+    };
+    if let Some(s) = string_of("description", &e.value, problems) {
+        if s.trim().is_empty() {
+            problems.push(e.value.pos.problem(
+                "`description` must not be empty: say which question the scenario answers",
+            ));
+        } else {
+            file.description = s.trim().to_string();
         }
     }
+}
 
-    if let Some(e) = root.get("devices") {
-        let text = match &e.value.kind {
-            Kind::Str(s) => Some(s.clone()),
-            Kind::Int(i) => Some(i.to_string()),
-            Kind::Array(items) => {
-                let parts: Option<Vec<String>> = items
-                    .iter()
-                    .map(|i| match &i.kind {
-                        Kind::Int(n) => Some(n.to_string()),
-                        _ => None,
-                    })
-                    .collect();
-                parts.map(|p| p.join(","))
-            }
-            _ => None,
-        };
-        match text.map(|t| crate::platform::DeviceSelection::parse(&t)) {
-            Some(Ok(d)) => file.devices = Some(d),
-            Some(Err(why)) => problems.push(e.value.pos.problem(format!("`devices`: {why}"))),
-            None => problems.push(e.value.pos.problem(format!(
-                "`devices` must be \"all\", a GPU index like 0, or a list like [0, 1], not {}",
-                e.value.kind.type_name()
-            ))),
+/// `devices`: `"all"`, an index, `"0,1"` or `[0, 1]`, read as the command line's `--devices`.
+fn read_devices(root: &raw::Table, file: &mut File, problems: &mut Vec<Problem>) {
+    let Some(e) = root.get("devices") else {
+        return;
+    };
+    let text = match &e.value.kind {
+        Kind::Str(s) => Some(s.clone()),
+        Kind::Int(i) => Some(i.to_string()),
+        Kind::Array(items) => {
+            let parts: Option<Vec<String>> = items
+                .iter()
+                .map(|i| match &i.kind {
+                    Kind::Int(n) => Some(n.to_string()),
+                    _ => None,
+                })
+                .collect();
+            parts.map(|p| p.join(","))
         }
+        _ => None,
+    };
+    match text.map(|t| crate::platform::DeviceSelection::parse(&t)) {
+        Some(Ok(d)) => file.devices = Some(d),
+        Some(Err(why)) => problems.push(e.value.pos.problem(format!("`devices`: {why}"))),
+        None => problems.push(e.value.pos.problem(format!(
+            "`devices` must be \"all\", a GPU index like 0, or a list like [0, 1], not {}",
+            e.value.kind.type_name()
+        ))),
     }
+}
 
-    if let Some(e) = root.get("defaults") {
-        match &e.value.kind {
-            Kind::Table(t) => {
-                parse_settings(Block::Defaults, &t.entries, &mut file.defaults, problems)
-            }
-            other => problems.push(e.value.pos.problem(format!(
-                "[defaults] must be a table of case keys, not {}",
-                other.type_name()
-            ))),
-        }
+/// `[defaults]`: case keys every case starts from.
+fn read_defaults(root: &raw::Table, file: &mut File, problems: &mut Vec<Problem>) {
+    let Some(e) = root.get("defaults") else {
+        return;
+    };
+    match &e.value.kind {
+        Kind::Table(t) => parse_settings(Block::Defaults, &t.entries, &mut file.defaults, problems),
+        other => problems.push(e.value.pos.problem(format!(
+            "[defaults] must be a table of case keys, not {}",
+            other.type_name()
+        ))),
     }
+}
 
-    if let Some(e) = root.get("sweep") {
-        file.sweep_pos = e.value.pos;
-        match &e.value.kind {
-            Kind::Table(t) => file.sweep = parse_sweep("[sweep]", t, problems),
-            other => problems.push(e.value.pos.problem(format!(
-                "`sweep` must be a table of axes, like sweep = {{ size = [\"64MiB\", \"1GiB\"] }}, not {}",
-                other.type_name()
-            ))),
-        }
+/// The top-level `[sweep]`: axes every case is crossed with.
+fn read_file_sweep(root: &raw::Table, file: &mut File, problems: &mut Vec<Problem>) {
+    let Some(e) = root.get("sweep") else {
+        return;
+    };
+    file.sweep_pos = e.value.pos;
+    match &e.value.kind {
+        Kind::Table(t) => file.sweep = parse_sweep("[sweep]", t, problems),
+        other => problems.push(e.value.pos.problem(format!(
+            "`sweep` must be a table of axes, like sweep = {{ size = [\"64MiB\", \"1GiB\"] }}, not {}",
+            other.type_name()
+        ))),
     }
-    file.broken = problems.len() > start;
+}
 
+/// The `[[case]]` blocks, at least one, each with a label unique in the file.
+fn read_cases(root: &raw::Table, file: &mut File, problems: &mut Vec<Problem>) {
     let case_tables = match root.get("case") {
         Some(e) => tables_of("case", &e.value, problems),
         None => Some(Vec::new()),
@@ -908,61 +959,84 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
     // Label → index into file.cases, so checking uniqueness stays linear in the number of cases.
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, t) in case_tables.unwrap_or_default().into_iter().enumerate() {
-        let number = i + 1;
-        let before = problems.len();
-        let mut block = CaseBlock {
-            number,
-            label: String::new(),
-            pos: t.pos,
-            settings: Settings::new(),
-            sweep: Vec::new(),
-            broken: false,
-        };
-        match t.get("label") {
-            None => problems.push(t.pos.problem(format!(
-                "[[case]] #{number} has no `label`: add label = \"...\", unique in this file"
-            ))),
-            Some(e) => {
-                if let Some(s) = string_of("label", &e.value, problems) {
-                    if s.trim().is_empty() {
-                        problems.push(e.value.pos.problem("`label` must not be empty"));
-                    } else if let Some(prev) = seen.get(s).and_then(|&i| file.cases.get(i)) {
-                        problems.push(e.value.pos.problem(format!(
-                            "label `{s}` is already used by [[case]] #{} (line {}): labels must be unique",
-                            prev.number, prev.pos.line
-                        )));
-                    }
-                    block.label = s.to_string();
-                    seen.entry(block.label.clone()).or_insert(file.cases.len());
-                }
-            }
-        }
-        parse_settings(
-            Block::Case(number),
-            &t.entries,
-            &mut block.settings,
-            problems,
-        );
-        if let Some(e) = t.get("sweep") {
-            let where_ = format!("the sweep of [[case]] #{number}");
-            match &e.value.kind {
-                Kind::Table(st) => block.sweep = parse_sweep(&where_, st, problems),
-                other => problems.push(e.value.pos.problem(format!(
-                    "`sweep` in [[case]] #{number} must be a table of axes, like sweep = {{ size = [\"64MiB\", \"1GiB\"] }}, not {}",
-                    other.type_name()
-                ))),
-            }
-        }
-        for a in &block.sweep {
-            if block.settings.contains_key(a.key) {
-                problems.push(a.pos.problem(format!(
-                    "`{}` is both set and swept in [[case]] #{number}: remove one",
-                    a.key
-                )));
-            }
-        }
-        block.broken = problems.len() > before;
+        let block = read_case(i + 1, t, file, &mut seen, problems);
         file.cases.push(block);
     }
-    file
+}
+
+/// One `[[case]]` block (`number` is 1-based): its label, settings and own sweep.
+fn read_case(
+    number: usize,
+    t: &raw::Table,
+    file: &File,
+    seen: &mut HashMap<String, usize>,
+    problems: &mut Vec<Problem>,
+) -> CaseBlock {
+    let before = problems.len();
+    let mut block = CaseBlock {
+        number,
+        label: String::new(),
+        pos: t.pos,
+        settings: Settings::new(),
+        sweep: Vec::new(),
+        broken: false,
+    };
+    read_case_label(t, file, seen, &mut block, problems);
+    parse_settings(
+        Block::Case(number),
+        &t.entries,
+        &mut block.settings,
+        problems,
+    );
+    if let Some(e) = t.get("sweep") {
+        let where_ = format!("the sweep of [[case]] #{number}");
+        match &e.value.kind {
+            Kind::Table(st) => block.sweep = parse_sweep(&where_, st, problems),
+            other => problems.push(e.value.pos.problem(format!(
+                "`sweep` in [[case]] #{number} must be a table of axes, like sweep = {{ size = [\"64MiB\", \"1GiB\"] }}, not {}",
+                other.type_name()
+            ))),
+        }
+    }
+    for a in &block.sweep {
+        if block.settings.contains_key(a.key) {
+            problems.push(a.pos.problem(format!(
+                "`{}` is both set and swept in [[case]] #{number}: remove one",
+                a.key
+            )));
+        }
+    }
+    block.broken = problems.len() > before;
+    block
+}
+
+/// A case's `label`: present, not empty, not used by an earlier case (`seen` maps each label to
+/// its index in `file.cases`).
+fn read_case_label(
+    t: &raw::Table,
+    file: &File,
+    seen: &mut HashMap<String, usize>,
+    block: &mut CaseBlock,
+    problems: &mut Vec<Problem>,
+) {
+    let number = block.number;
+    let Some(e) = t.get("label") else {
+        problems.push(t.pos.problem(format!(
+            "[[case]] #{number} has no `label`: add label = \"...\", unique in this file"
+        )));
+        return;
+    };
+    let Some(s) = string_of("label", &e.value, problems) else {
+        return;
+    };
+    if s.trim().is_empty() {
+        problems.push(e.value.pos.problem("`label` must not be empty"));
+    } else if let Some(prev) = seen.get(s).and_then(|&i| file.cases.get(i)) {
+        problems.push(e.value.pos.problem(format!(
+            "label `{s}` is already used by [[case]] #{} (line {}): labels must be unique",
+            prev.number, prev.pos.line
+        )));
+    }
+    block.label = s.to_string();
+    seen.entry(block.label.clone()).or_insert(file.cases.len());
 }
