@@ -41,12 +41,13 @@ gpu() {
 }
 
 release() {
-  local version out linux windows stage exe
+  local version out linux windows exe
   version=$(cargo pkgid -p pinscope | sed 's/.*[#@]//')
   out=dist/release
   rm -rf "$out" && mkdir -p "$out"
+  # A global removed on exit (a RETURN trap would fire when env.sh below is sourced).
   stage=$(mktemp -d)
-  trap 'rm -rf "$stage"' RETURN
+  trap 'rm -rf "$stage"' EXIT
 
   linux=pinscope-$version-x86_64-unknown-linux-gnu
   cargo build --release --locked
@@ -67,9 +68,42 @@ release() {
   x86_64-w64-mingw32-strip "$stage/$windows/pinscope.exe"
   "$CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER" "$stage/$windows/pinscope.exe" --version
   "$CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER" "$stage/$windows/pinscope.exe" plan -q ollama-like
-  (cd "$stage" && zip -qrX "$OLDPWD/$out/$windows.zip" "$windows")
+  zip_folder "$stage" "$windows" "$out/$windows.zip"
 
   (cd "$out" && sha256sum -- *.tar.gz *.zip > SHA256SUMS && cat SHA256SUMS)
+}
+
+# zip_folder BASE NAME ZIP: BASE/NAME packed as ZIP, entries sorted, with a fixed time and mode so
+# the same files give the same archive (Python's zipfile: no `zip` program needed).
+zip_folder() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import os, sys, zipfile
+base, name, dest = sys.argv[1:4]
+with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
+    for root, dirs, files in os.walk(os.path.join(base, name)):
+        dirs.sort()
+        for f in sorted(files):
+            path = os.path.join(root, f)
+            info = zipfile.ZipInfo(os.path.relpath(path, base), (1980, 1, 1, 0, 0, 0))
+            info.external_attr = (0o755 if os.access(path, os.X_OK) else 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with open(path, "rb") as fh:
+                z.writestr(info, fh.read())
+PY
+}
+
+# The archives as a user gets them: checksums hold, and the unpacked Linux binary answers from `/`
+# with a shipped scenario (the Windows exe was run under Wine before packing).
+verify() {
+  local out=dist/release unpack
+  unpack=$(mktemp -d)
+  (cd "$out" && sha256sum -c --quiet SHA256SUMS)
+  tar -C "$unpack" -xzf "$out"/pinscope-*-x86_64-unknown-linux-gnu.tar.gz
+  python3 -c 'import sys, zipfile; bad = zipfile.ZipFile(sys.argv[1]).testzip(); sys.exit(bad is not None)' \
+    "$(ls "$out"/pinscope-*-x86_64-pc-windows-gnu.zip)"
+  (cd / && "$unpack"/pinscope-*/pinscope plan -q ollama-like)
+  rm -rf "$unpack"
+  echo "release archives verified"
 }
 
 # Shell completions and the man page, written by the binary itself.
@@ -84,6 +118,9 @@ extras() {
 
 case "$what" in
   gpu) gpu ;;
-  release) release ;;
+  release)
+    release
+    verify
+    ;;
   *) echo "usage: scripts/build-dist.sh [gpu|release]" >&2; exit 2 ;;
 esac

@@ -8,7 +8,9 @@ with the same key (host kind, direction, bytes, call; or the wait; or the launch
 medians side by side. The probe run several times in the same call gives its run-to-run range;
 pinscope is "within" when each of its medians lies inside that range widened by 5 % or 0.3 µs
 (the target of the GPU check), and the table also shows the distance to the nearest probe run.
-Rows without a probe line (the pointer chase: its reference is nvbandwidth's
+For a copy timed with `latency` the last column is the probe's `async-evt` range: the same copy
+in pinscope's sample shape (each host-timed copy follows one bracketed by timing events), to
+show what that shape costs. Rows without a probe line (the pointer chase: its reference is nvbandwidth's
 host_device_latency_sm) are left out. Exit status 0 always: this is a table.
 """
 import csv
@@ -67,7 +69,7 @@ def main():
     cut = args.index("--")
     runs = [{key_of(r): p50_us(r) for r in csv.DictReader(open(f))} for f in args[:cut]]
     probes = [probe_lines(f) for f in args[cut + 1 :]]
-    print(f"{'key':34} {'pinscope p50':>16} {'probe p50 range':>17} {'nearest':>8}  within")
+    print(f"{'key':34} {'pinscope p50':>16} {'probe p50 range':>17} {'nearest':>8}  within  {'async-evt range':>17}")
     met = total = 0
     for k in runs[0]:
         refs = [p[k]["p50"] for p in probes if k in p]
@@ -81,7 +83,9 @@ def main():
         met += ok
         total += 1
         ps = "/".join(f"{m:.2f}" for m in mine)
-        print(f"{k:34} {ps:>16} {lo:8.2f}-{hi:<8.2f} {nearest:8.2f}  {'yes' if ok else 'NO'}")
+        evt = [p[k + "-evt"]["p50"] for p in probes if k.endswith("/async") and k + "-evt" in p]
+        shape = f"{min(evt):8.2f}-{max(evt):<8.2f}" if evt else ""
+        print(f"{k:34} {ps:>16} {lo:8.2f}-{hi:<8.2f} {nearest:8.2f}  {'yes' if ok else 'NO ':3}  {shape}")
     print(
         f"{met} of {total} keys: every pinscope median within the driver-API probe's range "
         f"({len(probes)} runs) widened by 5% or 0.3 us (p50 of the host clock, us)"

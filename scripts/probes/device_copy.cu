@@ -1,7 +1,8 @@
 // Device-local copy on one GPU, measured the ways that matter for pinscope's `device-copy`:
 // the copy engine (cudaMemcpyAsync device to device, what nvbandwidth's device_local_copy times)
 // and SM copy kernels of several shapes (pinscope's grid-stride uint4 kernel at 4 blocks of 512
-// per SM, and unrolled variants that keep more loads in flight). Bytes per copy = size, as
+// per SM, unrolled variants that keep more loads in flight, streaming cache hints, and one
+// contiguous slice per block). Bytes per copy = size, as
 // nvbandwidth counts device_local_copy. GB/s = 1e9 B/s; median of 7 rounds of 16 copies.
 //
 //   nvcc -O3 -arch=sm_90 -o device_copy scripts/probes/device_copy.cu && ./device_copy [MiB]
@@ -32,6 +33,38 @@ __global__ void copy_v4_unroll(const uint4* __restrict__ s, uint4* __restrict__ 
     for (int k = 0; k < U; k++) d[i + k * stride] = v[k];
   }
   for (; i < n; i += stride) d[i] = s[i];
+}
+
+// Streaming cache hints: loads and stores marked evict-first (ld.global.cs / st.global.cs), so a
+// copy that touches every byte once does not keep it in L2.
+template <int U>
+__global__ void copy_v4_cs(const uint4* __restrict__ s, uint4* __restrict__ d, uint64_t n) {
+  const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+  uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + (U - 1) * stride < n; i += U * stride) {
+    uint4 v[U];
+#pragma unroll
+    for (int k = 0; k < U; k++) v[k] = __ldcs(s + i + k * stride);
+#pragma unroll
+    for (int k = 0; k < U; k++) __stcs(d + i + k * stride, v[k]);
+  }
+  for (; i < n; i += stride) __stcs(d + i, __ldcs(s + i));
+}
+
+// Each block copies one contiguous slice (no grid stride): long runs of one DRAM page per block.
+template <int U>
+__global__ void copy_v4_slice(const uint4* __restrict__ s, uint4* __restrict__ d, uint64_t n) {
+  const uint64_t per = (n + gridDim.x - 1) / gridDim.x;
+  const uint64_t lo = (uint64_t)blockIdx.x * per, hi = lo + per < n ? lo + per : n;
+  uint64_t i = lo + threadIdx.x;
+  for (; i + (U - 1) * blockDim.x < hi; i += U * blockDim.x) {
+    uint4 v[U];
+#pragma unroll
+    for (int k = 0; k < U; k++) v[k] = s[i + k * blockDim.x];
+#pragma unroll
+    for (int k = 0; k < U; k++) d[i + k * blockDim.x] = v[k];
+  }
+  for (; i < hi; i += blockDim.x) d[i] = s[i];
 }
 
 template <typename F>
@@ -78,6 +111,18 @@ int main(int argc, char** argv) {
     std::snprintf(name, sizeof name, "kernel v4 unroll 8, %d x 512 per SM", per_sm);
     std::printf("  %-40s %8.1f\n", name,
                 measure([&] { copy_v4_unroll<8><<<sms * per_sm, 512, 0, st>>>(S, D, n); }, bytes, st));
+  }
+  for (int per_sm : {1, 2, 4}) {
+    char name[64];
+    std::snprintf(name, sizeof name, "kernel v4 unroll 4 cs, %d x 1024 per SM", per_sm);
+    std::printf("  %-40s %8.1f\n", name,
+                measure([&] { copy_v4_cs<4><<<sms * per_sm, 1024, 0, st>>>(S, D, n); }, bytes, st));
+    std::snprintf(name, sizeof name, "kernel v4 unroll 8 cs, %d x 512 per SM", per_sm);
+    std::printf("  %-40s %8.1f\n", name,
+                measure([&] { copy_v4_cs<8><<<sms * per_sm, 512, 0, st>>>(S, D, n); }, bytes, st));
+    std::snprintf(name, sizeof name, "kernel v4 slice unroll 4, %d x 1024 per SM", per_sm);
+    std::printf("  %-40s %8.1f\n", name,
+                measure([&] { copy_v4_slice<4><<<sms * per_sm, 1024, 0, st>>>(S, D, n); }, bytes, st));
   }
   std::vector<uint8_t> h(16);
   CK(cudaMemcpy(h.data(), d, 16, cudaMemcpyDeviceToHost));

@@ -12,7 +12,7 @@
 // One line per measurement, host clock (std::chrono::steady_clock), µs, with a key that
 // scripts/latency-compare.py joins to pinscope's rows:
 //   key=<key>  min <x>  p50 <x>  p90 <x>  p99 <x> us  n=<n>  data=<ok|WRONG|n/a>
-// Keys: copy/<pinned|registered|mapped|pageable|pageable-malloc>/<h2d|d2h>/<bytes>/<async|sync|enqueue>,
+// Keys: copy/<pinned|registered|mapped|pageable|pageable-malloc>/<h2d|d2h>/<bytes>/<async|async-evt|sync|enqueue>,
 // sync/<stream|spin|yield|blocking|event-blocking|query>, launch-call, launch-rate.
 #include <cuda.h>
 #include <algorithm>
@@ -95,7 +95,10 @@ struct Gate {
 // Pageable and registered buffers are page-aligned, as pinscope allocates them;
 // `pageable-malloc` is plain malloc (16-byte aligned), to show what the alignment changes.
 enum class Kind { Pinned, Registered, Mapped, Pageable, PageableMalloc };
-enum class Call { Async, Sync, Enqueue };
+// `async-evt` is `async` in pinscope's sample shape: the host-timed copy and wait, then an
+// identical copy bracketed by a timing event pair and waited for (the device's view), so each
+// timed copy follows an event-bracketed one. Kept apart from `async` to show what that shape costs.
+enum class Call { Async, Sync, Enqueue, AsyncEvt };
 static const char *kind_name(Kind k) {
   switch (k) {
     case Kind::Pinned: return "pinned";
@@ -105,7 +108,14 @@ static const char *kind_name(Kind k) {
     default: return "pageable";
   }
 }
-static const char *call_name(Call c) { return c == Call::Async ? "async" : c == Call::Sync ? "sync" : "enqueue"; }
+static const char *call_name(Call c) {
+  switch (c) {
+    case Call::Async: return "async";
+    case Call::Sync: return "sync";
+    case Call::AsyncEvt: return "async-evt";
+    default: return "enqueue";
+  }
+}
 
 struct Host {
   Kind kind;
@@ -144,15 +154,24 @@ static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) 
     if (h2d) CK(cuMemcpyHtoDAsync(dev, host.p, bytes, s));
     else CK(cuMemcpyDtoHAsync(host.p, dev, bytes, s));
   };
+  CUevent ev0, ev1;
+  CK(cuEventCreate(&ev0, CU_EVENT_DEFAULT));
+  CK(cuEventCreate(&ev1, CU_EVENT_DEFAULT));
   bool gated = call == Call::Enqueue && (kind == Kind::Pinned || kind == Kind::Registered || kind == Kind::Mapped);
   std::vector<double> v;
   for (int i = 0; i < warmup() + g_samples; ++i) {
     double t = 0;
-    if (call == Call::Async) {
+    if (call == Call::Async || call == Call::AsyncEvt) {
       auto t0 = Clock::now();
       async_copy();
       CK(cuStreamSynchronize(s));
       t = us_since(t0);
+      if (call == Call::AsyncEvt) {
+        CK(cuEventRecord(ev0, s));
+        async_copy();
+        CK(cuEventRecord(ev1, s));
+        CK(cuStreamSynchronize(s));
+      }
     } else if (call == Call::Sync) {
       auto t0 = Clock::now();
       if (h2d) CK(cuMemcpyHtoD(dev, host.p, bytes));
@@ -178,6 +197,8 @@ static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) 
   std::snprintf(key, sizeof key, "copy/%s/%s/%zu/%s", kind_name(kind), h2d ? "h2d" : "d2h", bytes,
                 call_name(call));
   report(key, v, bad ? "WRONG" : "ok");
+  CK(cuEventDestroy(ev0));
+  CK(cuEventDestroy(ev1));
   CK(cuStreamDestroy(s));
   CK(cuMemFree(dev));
 }
@@ -283,7 +304,7 @@ int main(int argc, char **argv) {
   for (size_t bytes : {(size_t)4, (size_t)65536})
     for (Kind k : {Kind::Pinned, Kind::Registered, Kind::Mapped, Kind::Pageable, Kind::PageableMalloc})
       for (bool h2d : {true, false})
-        for (Call c : {Call::Async, Call::Sync, Call::Enqueue})
+        for (Call c : {Call::Async, Call::AsyncEvt, Call::Sync, Call::Enqueue})
           copy_case(gate, k, h2d, bytes, c);
   return 0;
 }

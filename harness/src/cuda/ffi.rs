@@ -903,6 +903,11 @@ impl Stream {
         copy_d2h("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2): DeviceBuffer => HostBuffer
     );
 
+    async_copy!(
+        /// Queues a device→device copy on the copy engines (`cuMemcpyDtoDAsync`).
+        copy_d2d("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync_v2): DeviceBuffer => DeviceBuffer
+    );
+
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: live stream.
         check("cuStreamSynchronize", unsafe {

@@ -137,25 +137,52 @@ impl Samples {
         self.before.clear();
     }
 
-    /// Appends `later` (read from further down the file) after what is here.
-    fn append(&mut self, later: Samples) {
-        for (key, lanes) in later.bandwidth {
-            for (lane, values) in lanes {
-                let mine = self.bandwidth.entry(key.clone()).or_default();
-                match mine.iter_mut().find(|(l, _)| *l == lane) {
-                    Some((_, v)) => v.extend(values),
-                    None => mine.push((lane, values)),
+    /// Appends the runs of one piece (read from further down the file) after what is here:
+    /// one map look-up per run of lines with the same key, not one per line.
+    fn append_runs(&mut self, runs: Vec<CaseRun>) {
+        for run in runs {
+            let CaseRun {
+                key,
+                bandwidth,
+                timelines,
+                before,
+                ..
+            } = run;
+            if !before.is_empty() {
+                match self.before.get_mut(&*key) {
+                    Some(mine) => mine.extend(before),
+                    None => {
+                        self.before.insert(key.clone(), before);
+                    }
                 }
             }
-        }
-        for (key, metrics) in later.timelines {
-            let mine = self.timelines.entry(key).or_default();
-            for (m, points) in metrics {
-                mine.entry(m).or_default().extend(points);
+            if !timelines.is_empty() {
+                match self.timelines.get_mut(&*key) {
+                    Some(mine) => {
+                        for (m, points) in timelines {
+                            mine.entry(m).or_default().extend(points);
+                        }
+                    }
+                    None => {
+                        self.timelines.insert(key.clone(), timelines);
+                    }
+                }
             }
-        }
-        for (key, metrics) in later.before {
-            self.before.entry(key).or_default().extend(metrics);
+            if !bandwidth.is_empty() {
+                match self.bandwidth.get_mut(&*key) {
+                    Some(mine) => {
+                        for (lane, values) in bandwidth {
+                            match mine.iter_mut().find(|(l, _)| *l == lane) {
+                                Some((_, v)) => v.extend(values),
+                                None => mine.push((lane, values)),
+                            }
+                        }
+                    }
+                    None => {
+                        self.bandwidth.insert(key, bandwidth);
+                    }
+                }
+            }
         }
     }
 
@@ -206,8 +233,8 @@ impl Samples {
                 line += 1;
             }
             if let Some(c) = &cols {
-                let (part, lines) = read_block(path, c, text, line)?;
-                out.append(part);
+                let (runs, lines) = read_block(path, c, text, line)?;
+                out.append_runs(runs);
                 line += lines;
             }
             if done {
@@ -236,6 +263,8 @@ fn long_line(path: &Path, line: u64) -> Error {
 struct Columns {
     count: usize,
     version: usize,
+    /// [`SCHEMA_VERSION`] as a file writes it.
+    version_text: String,
     key: usize,
     lane: usize,
     series: usize,
@@ -267,6 +296,7 @@ impl Columns {
         let cols = Columns {
             count: names.len(),
             version: idx("schema_version")?,
+            version_text: SCHEMA_VERSION.to_string(),
             key: idx("case_key")?,
             lane: idx("lane")?,
             series: idx("series")?,
@@ -285,14 +315,14 @@ fn read_block(
     cols: &Columns,
     text: &[u8],
     first: u64,
-) -> Result<(Samples, u64), Error> {
+) -> Result<(Vec<CaseRun>, u64), Error> {
     let pieces = split_at_lines(text, rayon::current_num_threads() * 4);
     let parts: Vec<(Piece, u64)> = pieces.par_iter().map(|p| read_piece(cols, p)).collect();
-    let mut out = Samples::default();
+    let mut out = Vec::new();
     let mut line = first;
     for (part, lines) in parts {
         match part {
-            Ok(s) => out.append(s),
+            Ok(runs) => out.extend(runs),
             Err((at, why)) => {
                 return Err(Error::BadResults {
                     path: path.to_path_buf(),
@@ -322,13 +352,45 @@ fn split_at_lines(text: &[u8], n: usize) -> Vec<&[u8]> {
     out
 }
 
-/// What one piece of lines gave: its samples, or the failing line (0-based in the piece) and why.
-type Piece = Result<Samples, (u64, String)>;
+/// The kept samples of consecutive lines with the same case key (a samples file lists each
+/// case's lines together, so a piece has about one run per case).
+#[derive(Debug, Default)]
+struct CaseRun {
+    key: Box<str>,
+    /// The key's field as written (before unquoting and trimming): the next line's key is
+    /// compared with it byte for byte, without checking its text again.
+    raw_key: Vec<u8>,
+    bandwidth: Vec<(Lane, Vec<f64>)>,
+    timelines: Timelines,
+    before: Baseline,
+}
+
+impl CaseRun {
+    fn push_bandwidth(&mut self, lane: Lane, value: f64) {
+        match self.bandwidth.iter_mut().find(|(l, _)| *l == lane) {
+            Some((_, v)) => v.push(value),
+            None => self.bandwidth.push((lane, vec![value])),
+        }
+    }
+
+    fn push_timeline(&mut self, metric: &str, t_ms: f64, value: f64) {
+        match self.timelines.get_mut(metric) {
+            Some(v) => v.push((t_ms, value)),
+            None => {
+                self.timelines.insert(metric.into(), vec![(t_ms, value)]);
+            }
+        }
+    }
+}
+
+/// What one piece of lines gave: its runs of kept samples, or the failing line (0-based in the
+/// piece) and why.
+type Piece = Result<Vec<CaseRun>, (u64, String)>;
 
 /// One piece of whole lines: its kept samples, or the failing line (0-based in the piece) and
 /// why; and the number of lines in it.
 fn read_piece(cols: &Columns, text: &[u8]) -> (Piece, u64) {
-    let mut out = Samples::default();
+    let mut runs: Vec<CaseRun> = Vec::new();
     let mut fields: Vec<Cow<'_, [u8]>> = Vec::with_capacity(cols.count);
     let mut n = 0u64;
     // Lines found with memchr: a byte-by-byte split was a third of the whole read.
@@ -349,12 +411,12 @@ fn read_piece(cols: &Columns, text: &[u8]) -> (Piece, u64) {
             continue;
         }
         if let Err(why) =
-            split_fields(line, &mut fields).and_then(|()| take(cols, &fields, &mut out))
+            split_fields(line, &mut fields).and_then(|()| take(cols, &fields, &mut runs))
         {
             return (Err((at, why)), n + remaining_lines(text, raw));
         }
     }
-    (Ok(out), n)
+    (Ok(runs), n)
 }
 
 fn remaining_lines(text: &[u8], failed: &[u8]) -> u64 {
@@ -370,7 +432,8 @@ fn split_fields<'l>(line: &'l [u8], out: &mut Vec<Cow<'l, [u8]>>) -> Result<(), 
     let mut i = 0;
     loop {
         if line.get(i) != Some(&b'"') {
-            match memchr::memchr(b',', &line[i..]) {
+            // Unquoted fields are short: a plain scan beats memchr's set-up per call.
+            match line[i..].iter().position(|&b| b == b',') {
                 Some(k) => {
                     out.push(Cow::Borrowed(&line[i..i + k]));
                     i += k + 1;
@@ -425,8 +488,34 @@ fn text(b: &[u8]) -> &str {
     std::str::from_utf8(b).unwrap_or("").trim()
 }
 
-/// Checks one line's fields and keeps its sample when the series is one a view reads.
-fn take(cols: &Columns, fields: &[Cow<'_, [u8]>], out: &mut Samples) -> Result<(), String> {
+/// Which kept series a line holds, by its `series` (and `index`) field.
+enum Kept<'l> {
+    Bandwidth,
+    Timeline(&'l str),
+    Before(&'l str),
+}
+
+/// The kept series of a line, or `None` for one a view does not read. Compared as bytes: only a
+/// kept series' metric name is checked as text (a name that is not UTF-8 is not kept).
+fn kept_series<'l>(cols: &Columns, fields: &'l [Cow<'_, [u8]>]) -> Option<Kept<'l>> {
+    let series = fields[cols.series].trim_ascii();
+    if series == BANDWIDTH_SERIES.as_bytes() {
+        return Some(Kept::Bandwidth);
+    }
+    if let Some(metric) = series.strip_prefix(TIMELINE_PREFIX.as_bytes()) {
+        return std::str::from_utf8(metric).ok().map(Kept::Timeline);
+    }
+    let metric = series.strip_prefix(PHASE_PREFIX.as_bytes())?;
+    let index = fields[cols.index?].trim_ascii();
+    if index != BEFORE_PHASE.as_bytes() {
+        return None;
+    }
+    std::str::from_utf8(metric).ok().map(Kept::Before)
+}
+
+/// Checks one line's fields and keeps its sample when the series is one a view reads, in the
+/// last of `runs` when the line's key is that run's.
+fn take(cols: &Columns, fields: &[Cow<'_, [u8]>], runs: &mut Vec<CaseRun>) -> Result<(), String> {
     if fields.len() != cols.count {
         return Err(format!(
             "it has {} fields, the header has {}",
@@ -434,50 +523,62 @@ fn take(cols: &Columns, fields: &[Cow<'_, [u8]>], out: &mut Samples) -> Result<(
             cols.count
         ));
     }
-    let version = text(&fields[cols.version]);
-    if version.parse::<u32>().ok() != Some(SCHEMA_VERSION) {
+    let version = fields[cols.version].trim_ascii();
+    if version != cols.version_text.as_bytes()
+        && text(version).parse::<u32>().ok() != Some(SCHEMA_VERSION)
+    {
         return Err(format!(
-            "schema_version `{version}` is not {SCHEMA_VERSION}"
+            "schema_version `{}` is not {SCHEMA_VERSION}",
+            text(version)
         ));
     }
-    let series = text(&fields[cols.series]);
-    let timeline = series.strip_prefix(TIMELINE_PREFIX);
-    let before = series
-        .strip_prefix(PHASE_PREFIX)
-        .filter(|_| cols.index.is_some_and(|i| text(&fields[i]) == BEFORE_PHASE));
-    if series != BANDWIDTH_SERIES && timeline.is_none() && before.is_none() {
+    let Some(kept) = kept_series(cols, fields) else {
         return Ok(());
-    }
-    let key = std::str::from_utf8(&fields[cols.key])
-        .map_err(|_| "its case_key is not UTF-8 text".to_string())?
-        .trim();
-    let value_text = text(&fields[cols.value]);
-    let value: f64 = value_text
-        .parse()
-        .map_err(|_| format!("value `{value_text}` is not a number"))?;
-    if let Some(metric) = before {
-        out.push_before(key, metric, value);
-        return Ok(());
-    }
-    match timeline {
-        None => {
+    };
+    let run = run_of(&fields[cols.key], runs)?;
+    let value_text = fields[cols.value].trim_ascii();
+    let value: f64 = std::str::from_utf8(value_text)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("value `{}` is not a number", text(value_text)))?;
+    match kept {
+        Kept::Before(metric) => {
+            run.before.insert(metric.into(), value);
+        }
+        Kept::Bandwidth => {
             let lane_text = text(&fields[cols.lane]);
             let lane = Lane::parse(lane_text)
                 .ok_or_else(|| format!("lane `{lane_text}` is not h2d, d2h or sum"))?;
-            out.push_bandwidth(key, lane, value);
+            run.push_bandwidth(lane, value);
         }
-        Some(metric) => {
+        Kept::Timeline(metric) => {
             let t = text(&fields[cols.t_ms]);
             // A timeline point without its time cannot be drawn: it is skipped, as before.
             if !t.is_empty() {
                 let t_ms = t
                     .parse()
                     .map_err(|_| format!("t_ms `{t}` is not a number"))?;
-                out.push_timeline(key, metric, t_ms, value);
+                run.push_timeline(metric, t_ms, value);
             }
         }
     }
     Ok(())
+}
+
+/// The run a line with key field `raw` belongs to: the last one when its key is the same bytes,
+/// else a new one (the key checked as text once per run).
+fn run_of<'r>(raw: &[u8], runs: &'r mut Vec<CaseRun>) -> Result<&'r mut CaseRun, String> {
+    if runs.last().is_none_or(|r| r.raw_key != raw) {
+        let key = std::str::from_utf8(raw)
+            .map_err(|_| "its case_key is not UTF-8 text".to_string())?
+            .trim();
+        runs.push(CaseRun {
+            key: key.into(),
+            raw_key: raw.to_vec(),
+            ..CaseRun::default()
+        });
+    }
+    Ok(runs.last_mut().expect("a run was just pushed"))
 }
 
 #[cfg(test)]

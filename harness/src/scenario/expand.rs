@@ -159,7 +159,11 @@ pub(super) fn engine_direction(e: Engine) -> Option<(Direction, &'static str)> {
             "reads host memory from a kernel, one dependent load at a time",
         )),
         Engine::Copy | Engine::Kernel => None,
-        Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy | Engine::Empty => None,
+        Engine::DeviceRead
+        | Engine::DeviceWrite
+        | Engine::DeviceCopy
+        | Engine::DeviceCopyEngine
+        | Engine::Empty => None,
     }
 }
 

@@ -125,6 +125,9 @@ setting_enum! {
         DeviceWrite,
         /// A kernel copies one device buffer into another.
         DeviceCopy,
+        /// The copy engines copy one device buffer into another (`cuMemcpyDtoDAsync`, what
+        /// nvbandwidth's `device_local_copy` times).
+        DeviceCopyEngine,
         /// An empty kernel: nothing moves (launch and synchronisation cost; no host buffer).
         Empty,
         /// One thread chases a chain of pointers through mapped host memory at a 128-byte stride
@@ -136,7 +139,8 @@ setting_enum! {
     names Copy = "copy", Kernel = "kernel", KernelRead = "kernel-read",
         KernelWrite = "kernel-write", CpuRead = "cpu-read", CpuWrite = "cpu-write",
         DeviceRead = "device-read", DeviceWrite = "device-write", DeviceCopy = "device-copy",
-        Empty = "empty", Chase = "chase", ChaseRandom = "chase-random";
+        DeviceCopyEngine = "device-copy-engine", Empty = "empty", Chase = "chase",
+        ChaseRandom = "chase-random";
 }
 
 impl Engine {
@@ -145,7 +149,11 @@ impl Engine {
     pub fn is_device(self) -> bool {
         matches!(
             self,
-            Self::DeviceRead | Self::DeviceWrite | Self::DeviceCopy | Self::Empty
+            Self::DeviceRead
+                | Self::DeviceWrite
+                | Self::DeviceCopy
+                | Self::DeviceCopyEngine
+                | Self::Empty
         )
     }
     /// True for engines that run a kernel on host memory the GPU addresses (needs mapped/managed).
@@ -560,7 +568,7 @@ impl Case {
         if self.engine.is_cpu() {
             return 0;
         }
-        if self.engine == Engine::DeviceCopy {
+        if matches!(self.engine, Engine::DeviceCopy | Engine::DeviceCopyEngine) {
             return 2 * self.size;
         }
         if self.engine == Engine::Empty || self.engine.is_chase() {

@@ -899,7 +899,11 @@ fn every_engine_name_parses_and_unknown_ones_are_listed() {
             Engine::CpuRead => ("alloc", "[\"write-combined\"]", "d2h"),
             Engine::CpuWrite => ("pageable", "[]", "h2d"),
             // Device memory only: no host, flags or direction (tests_vram.rs).
-            Engine::DeviceRead | Engine::DeviceWrite | Engine::DeviceCopy | Engine::Empty => {
+            Engine::DeviceRead
+            | Engine::DeviceWrite
+            | Engine::DeviceCopy
+            | Engine::DeviceCopyEngine
+            | Engine::Empty => {
                 let s = ok(&format!("[[case]]\nlabel = \"e\"\nengine = \"{e}\"\n"));
                 assert_eq!(s.cases[0].engine, e);
                 continue;
@@ -913,7 +917,7 @@ fn every_engine_name_parses_and_unknown_ones_are_listed() {
     assert_problems(&[(
         "[[case]]\nlabel = \"e\"\nengine = \"kernel_read\"\n",
         &[
-            "5:10: `engine` must be one of \"copy\", \"kernel\", \"kernel-read\", \"kernel-write\", \"cpu-read\", \"cpu-write\", \"device-read\", \"device-write\", \"device-copy\", \"empty\", \"chase\", \"chase-random\", not \"kernel_read\"; did you mean \"kernel-read\"?",
+            "5:10: `engine` must be one of \"copy\", \"kernel\", \"kernel-read\", \"kernel-write\", \"cpu-read\", \"cpu-write\", \"device-read\", \"device-write\", \"device-copy\", \"device-copy-engine\", \"empty\", \"chase\", \"chase-random\", not \"kernel_read\"; did you mean \"kernel-read\"?",
         ],
     )]);
 }

@@ -1,5 +1,6 @@
-//! Device-resident engines (`device-read`, `device-write`, `device-copy`): the pinscope kernels on
-//! device memory only, no host buffer. They measure device memory bandwidth: HBM or GDDR when the
+//! Device-resident engines (`device-read`, `device-write`, `device-copy`, `device-copy-engine`):
+//! the pinscope kernels (or, for `device-copy-engine`, the copy engines) on device memory only, no
+//! host buffer. They measure device memory bandwidth: HBM or GDDR when the
 //! allocation lives on the card, PCIe speed when the driver placed it in shared (host) memory
 //! (WDDM's sysmem fallback). Gated behind the spin kernel and timed with events, like zero-copy.
 //! Bytes per transfer: `size` (a copy reads `size` and writes `size`, as nvbandwidth counts its
@@ -15,10 +16,11 @@ enum Buffers {
     Read(DeviceBuffer),
     /// `device-write`: written by the kernel.
     Write(DeviceBuffer),
-    /// `device-copy`: read `src`, write `dst`.
+    /// `device-copy` (a kernel) and `device-copy-engine` (`copy_engine`): read `src`, write `dst`.
     Copy {
         src: DeviceBuffer,
         dst: DeviceBuffer,
+        copy_engine: bool,
     },
 }
 
@@ -61,6 +63,7 @@ impl DeviceLocal {
                 Buffers::Copy {
                     src,
                     dst: DeviceBuffer::new(size)?,
+                    copy_engine: case.engine == Engine::DeviceCopyEngine,
                 }
             }
         };
@@ -108,7 +111,12 @@ impl Transfer for DeviceLocal {
         let queued = (|| {
             for _ in 0..batch {
                 match &self.bufs {
-                    Buffers::Copy { src, dst } => {
+                    Buffers::Copy {
+                        src,
+                        dst,
+                        copy_engine: true,
+                    } => self.stream.copy_d2d(dst, 0, src, 0, self.size)?,
+                    Buffers::Copy { src, dst, .. } => {
                         gpu.kernels.copy(&self.stream, src, 0, dst, 0, self.size)?
                     }
                     Buffers::Read(s) => gpu.kernels.read(&self.stream, s, self.size, &self.sink)?,

@@ -269,6 +269,7 @@ pub fn allocate(case: &Case) -> Result<Box<dyn HostSide>, CudaError> {
             Engine::DeviceRead
             | Engine::DeviceWrite
             | Engine::DeviceCopy
+            | Engine::DeviceCopyEngine
             | Engine::Empty
             | Engine::Chase
             | Engine::ChaseRandom,
