@@ -531,6 +531,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
 
     let wait_col = TAIL.iter().position(|c| c.name == "wait").unwrap_or(0);
     let mut out = Vec::new();
+    let mut scratch = Vec::with_capacity(acct.len());
     for_each_record(path, &mut rdr, bytes, |rec, line| {
         // Text from a file anyone may have written: escaped before it reaches a terminal.
         let get = |i: usize| crate::input::escape_text(rec.get(i).unwrap_or("").trim());
@@ -544,7 +545,9 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
                 ),
             });
         }
-        let mut accounting = Vec::new();
+        // Gathered in `scratch` and copied at its length: a growing Vec kept up to twice the
+        // room, the largest part of a row's memory.
+        scratch.clear();
         for (p, m, i) in &acct {
             if let Some(i) = i {
                 let s = get(*i);
@@ -564,10 +567,11 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
                                 ),
                             )
                         })?;
-                    accounting.push((*p, *m, v));
+                    scratch.push((*p, *m, v));
                 }
             }
         }
+        let accounting = scratch.to_vec();
         // A file without `gpus_at_once` was measured one GPU at a time.
         let mut row = Row {
             gpus_at_once: 1,
