@@ -545,33 +545,8 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
                 ),
             });
         }
-        // Gathered in `scratch` and copied at its length: a growing Vec kept up to twice the
-        // room, the largest part of a row's memory.
-        scratch.clear();
-        for (p, m, i) in &acct {
-            if let Some(i) = i {
-                let s = get(*i);
-                let s = s.as_ref();
-                if !s.is_empty() {
-                    let v = s
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|v| v.is_finite())
-                        .ok_or_else(|| {
-                            bad(
-                                path,
-                                line(),
-                                format!(
-                                    "`{}` is `{s}`, not a finite number",
-                                    accounting::column(*p, *m)
-                                ),
-                            )
-                        })?;
-                    scratch.push((*p, *m, v));
-                }
-            }
-        }
-        let accounting = scratch.to_vec();
+        let accounting =
+            read_accounting(&acct, &get, &mut scratch).map_err(|why| bad(path, line(), why))?;
         // A file without `gpus_at_once` was measured one GPU at a time.
         let mut row = Row {
             gpus_at_once: 1,
@@ -596,6 +571,37 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         Ok(())
     })?;
     Ok(out)
+}
+
+/// A row's accounting deltas: the family's columns the file has (`acct`), those not empty.
+/// Gathered in `scratch` and copied at its length: a growing Vec kept up to twice the room, the
+/// largest part of a row's memory.
+fn read_accounting<'s>(
+    acct: &[(accounting::Phase, accounting::Metric, Option<usize>)],
+    get: &impl Fn(usize) -> std::borrow::Cow<'s, str>,
+    scratch: &mut Vec<(accounting::Phase, accounting::Metric, f64)>,
+) -> Result<Vec<(accounting::Phase, accounting::Metric, f64)>, String> {
+    scratch.clear();
+    for (p, m, i) in acct {
+        let Some(i) = i else { continue };
+        let s = get(*i);
+        let s = s.as_ref();
+        if s.is_empty() {
+            continue;
+        }
+        let v = s
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| {
+                format!(
+                    "`{}` is `{s}`, not a finite number",
+                    accounting::column(*p, *m)
+                )
+            })?;
+        scratch.push((*p, *m, v));
+    }
+    Ok(scratch.to_vec())
 }
 
 /// The `wait` of a row from a file written before the `wait` column: latency rows waited as
