@@ -1,8 +1,7 @@
 //! GitHub-flavoured Markdown: paste into an issue or a README.
 
 use super::{
-    Comparison, Exporter, LATENCY_TITLE, TABLE_WIDTH, accounting_grids, bandwidth_grid,
-    closing_lists, header_lines, latency_grid, split_to_width,
+    Comparison, Exporter, LATENCY_TITLE, TableKind, closing_lists, header_lines, text_tables,
 };
 
 pub struct MarkdownExporter;
@@ -32,32 +31,16 @@ impl Exporter for MarkdownExporter {
         for l in header_lines(cmp) {
             out.push_str(&format!("- {}\n", cell(&l)));
         }
-        let (h, r) = bandwidth_grid(cmp);
-        // A comparison of latency runs alone has no bandwidth rows: no empty table.
-        if !r.is_empty() || latency_grid(cmp).1.is_empty() {
-            out.push_str("\n### Bandwidth (median GB/s)\n\n");
-            for (i, (h, r)) in split_to_width(&h, &r, 2, TABLE_WIDTH).iter().enumerate() {
-                if i > 0 {
-                    out.push('\n');
-                }
-                out.push_str(&md_table(h, r));
-            }
-        }
-        let (h, r) = latency_grid(cmp);
-        if !r.is_empty() {
-            out.push_str(&format!("\n### {LATENCY_TITLE}\n\n"));
-            for (h, r) in split_to_width(&h, &r, 2, TABLE_WIDTH) {
-                out.push_str(&md_table(&h, &r));
-            }
-        }
-        for (title, h, r) in accounting_grids(cmp) {
+        for t in text_tables(cmp) {
+            let title = match &t.kind {
+                TableKind::Bandwidth => "Bandwidth (median GB/s)",
+                TableKind::Latency => LATENCY_TITLE,
+                TableKind::Accounting(title) => title,
+            };
             out.push_str(&format!("\n### {title}\n\n"));
-            for (i, (h, r)) in split_to_width(&h, &r, 3, TABLE_WIDTH).iter().enumerate() {
-                if i > 0 {
-                    out.push('\n');
-                }
-                out.push_str(&md_table(h, r));
-            }
+            // A blank line between the parts: Markdown would join tables that touch.
+            let parts: Vec<String> = t.parts.iter().map(|(h, r)| md_table(h, r)).collect();
+            out.push_str(&parts.join("\n"));
         }
         for (title, lines) in closing_lists(cmp) {
             out.push_str(&format!("\n### {title}\n\n"));

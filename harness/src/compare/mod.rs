@@ -170,42 +170,7 @@ pub(crate) fn unfinished_lines(cmp: &Comparison) -> Vec<String> {
 /// The bandwidth table as a header and rows of plain strings (table, markdown and HTML use it).
 /// The last column of each non-baseline run is its verdict.
 pub(crate) fn bandwidth_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
-    let base = cmp
-        .runs
-        .first()
-        .map_or("A".to_string(), |r| r.label.clone());
-    let mut head = vec!["case".to_string(), "lane".to_string()];
-    for r in &cmp.runs {
-        head.push(format!("{} GB/s", r.label));
-    }
-    for r in cmp.runs.iter().skip(1) {
-        head.push(format!("{}/{base}", r.label));
-        head.push(format!("{} 95% CI", r.label));
-        head.push(format!("{} verdict", r.label));
-    }
-    let rows = cmp
-        .entries
-        .iter()
-        .filter(|e| !e.measures_time)
-        .map(|e| {
-            let mut row = vec![e.case_label.clone(), lane_cell(e)];
-            for c in &e.cells {
-                row.push(cell_value(c.as_ref()));
-            }
-            for c in e.cells.iter().skip(1) {
-                match c.as_ref().and_then(|c| c.change.as_ref()) {
-                    Some(ch) => {
-                        row.push(format!("{:.3}", ch.ratio));
-                        row.push(fmt_ci(ch));
-                        row.push(ch.verdict.name().to_string());
-                    }
-                    None => row.extend(["—".to_string(), "—".to_string(), "—".to_string()]),
-                }
-            }
-            row
-        })
-        .collect();
-    (head, rows)
+    grid(cmp, &BANDWIDTH)
 }
 
 /// The title of [`latency_grid`]'s table.
@@ -216,42 +181,78 @@ pub const LATENCY_TITLE: &str = "Latency (median µs per operation, the chase's 
 /// time), its interval and the verdict (`faster` when the time went down). Empty rows when no
 /// entry is a time.
 pub fn latency_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
+    grid(cmp, &LATENCY)
+}
+
+/// What one comparison grid holds: the entries whose number is a time or those whose number is
+/// a bandwidth, and how it heads and shows each run's number and each change.
+struct GridKind {
+    measures_time: bool,
+    /// The head of a run's number column, after its label.
+    value_head: &'static str,
+    /// What a later run's ratio column head says between its label and `/` and the baseline's.
+    ratio_head: &'static str,
+    /// A run's number cell.
+    value: fn(Option<&Cell>) -> String,
+    /// A later run's ratio and interval cells.
+    change: fn(&crate::stats::Comparison) -> [String; 2],
+}
+
+const BANDWIDTH: GridKind = GridKind {
+    measures_time: false,
+    value_head: "GB/s",
+    ratio_head: "",
+    value: cell_value,
+    change: |ch| [format!("{:.3}", ch.ratio), fmt_ci(ch)],
+};
+
+const LATENCY: GridKind = GridKind {
+    measures_time: true,
+    value_head: "µs (p50)",
+    ratio_head: " time",
+    value: |c| match c {
+        Some(c) if c.status.is_ok() => c
+            .time_p50_us
+            .map_or_else(|| "—".into(), |v| format!("{v:.2}")),
+        c => cell_value(c),
+    },
+    // The verdict compares rates; the time ratio is its inverse.
+    change: |ch| {
+        let ci = match ch.ci {
+            Some((lo, hi)) => format!("[{:.3}, {:.3}]", 1.0 / hi, 1.0 / lo),
+            None => "n/a (<2 samples)".into(),
+        };
+        [format!("{:.3}", 1.0 / ch.ratio), ci]
+    },
+};
+
+/// The grid of `kind`: case and lane, each run's number, then per later run its ratio to the
+/// baseline, the interval and the verdict (`—` where there is no change).
+fn grid(cmp: &Comparison, kind: &GridKind) -> (Vec<String>, Vec<Vec<String>>) {
     let base = cmp
         .runs
         .first()
         .map_or("A".to_string(), |r| r.label.clone());
     let mut head = vec!["case".to_string(), "lane".to_string()];
     for r in &cmp.runs {
-        head.push(format!("{} µs (p50)", r.label));
+        head.push(format!("{} {}", r.label, kind.value_head));
     }
     for r in cmp.runs.iter().skip(1) {
-        head.push(format!("{} time/{base}", r.label));
+        head.push(format!("{}{}/{base}", r.label, kind.ratio_head));
         head.push(format!("{} 95% CI", r.label));
         head.push(format!("{} verdict", r.label));
     }
     let rows = cmp
         .entries
         .iter()
-        .filter(|e| e.measures_time)
+        .filter(|e| e.measures_time == kind.measures_time)
         .map(|e| {
             let mut row = vec![e.case_label.clone(), lane_cell(e)];
-            for c in &e.cells {
-                row.push(match c {
-                    Some(c) if c.status.is_ok() => c
-                        .time_p50_us
-                        .map_or_else(|| "—".into(), |v| format!("{v:.2}")),
-                    c => cell_value(c.as_ref()),
-                });
-            }
+            row.extend(e.cells.iter().map(|c| (kind.value)(c.as_ref())));
             for c in e.cells.iter().skip(1) {
                 match c.as_ref().and_then(|c| c.change.as_ref()) {
-                    // The verdict compares rates; the time ratio is its inverse.
                     Some(ch) => {
-                        row.push(format!("{:.3}", 1.0 / ch.ratio));
-                        row.push(match ch.ci {
-                            Some((lo, hi)) => format!("[{:.3}, {:.3}]", 1.0 / hi, 1.0 / lo),
-                            None => "n/a (<2 samples)".into(),
-                        });
+                        row.extend((kind.change)(ch));
                         row.push(ch.verdict.name().to_string());
                     }
                     None => row.extend(["—".to_string(), "—".to_string(), "—".to_string()]),
@@ -342,6 +343,45 @@ pub(crate) fn accounting_grids(cmp: &Comparison) -> Vec<(String, Vec<String>, Ve
                 rows,
             ));
         }
+    }
+    out
+}
+
+/// A table of the text exporters: its title and its parts, each a header and rows, split so
+/// each part fits [`TABLE_WIDTH`].
+pub(crate) struct TextTable {
+    pub kind: TableKind,
+    pub parts: Vec<(Vec<String>, Vec<Vec<String>>)>,
+}
+
+/// Which table a [`TextTable`] is: each exporter titles them in its own words.
+pub(crate) enum TableKind {
+    Bandwidth,
+    /// Titled [`LATENCY_TITLE`].
+    Latency,
+    /// An accounting phase, with its title.
+    Accounting(String),
+}
+
+/// The tables the text exporters print after the header lines, in order: the bandwidth grid
+/// (not for a comparison of latency runs alone: no empty table), the latency grid when there
+/// are latency rows, then one accounting table per phase.
+pub(crate) fn text_tables(cmp: &Comparison) -> Vec<TextTable> {
+    let split = |kind, (h, r): (Vec<String>, Vec<Vec<String>>), keep| TextTable {
+        kind,
+        parts: split_to_width(&h, &r, keep, TABLE_WIDTH),
+    };
+    let bandwidth = bandwidth_grid(cmp);
+    let latency = latency_grid(cmp);
+    let mut out = Vec::new();
+    if !bandwidth.1.is_empty() || latency.1.is_empty() {
+        out.push(split(TableKind::Bandwidth, bandwidth, 2));
+    }
+    if !latency.1.is_empty() {
+        out.push(split(TableKind::Latency, latency, 2));
+    }
+    for (title, h, r) in accounting_grids(cmp) {
+        out.push(split(TableKind::Accounting(title), (h, r), 3));
     }
     out
 }

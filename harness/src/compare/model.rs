@@ -5,7 +5,7 @@
 use crate::accounting;
 use crate::results::{Lane, ResultSet, Row, Sidecar, Status};
 use crate::scenario::{Direction, Engine};
-use crate::stats::{self, Sample, Verdict, VerdictRule};
+use crate::stats::{self, Sample, VerdictRule};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
@@ -188,10 +188,6 @@ fn run_field(
 }
 
 /// Builds the comparison of `sets` (the first is the baseline). Pure: no I/O.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
     let rule = VerdictRule::with_noise(noise);
     let runs: Vec<RunInfo> = sets
@@ -205,27 +201,53 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
             partial: s.is_partial(),
         })
         .collect();
-
     let with_settings = sets.iter().all(|s| settings_of(s).is_some());
+    let machine_diffs = machine_diffs(sets, with_settings);
+    let notes = notes(&runs, sets, with_settings);
+    let acct_keys: Vec<(accounting::Phase, accounting::Metric)> = accounting::columns()
+        .filter(|(p, m)| {
+            sets.iter()
+                .any(|s| s.rows.iter().any(|r| r.accounting_value(*p, *m).is_some()))
+        })
+        .collect();
+    let accounting_columns: Vec<String> = acct_keys
+        .iter()
+        .map(|(p, m)| accounting::column(*p, *m))
+        .collect();
+    let entries = EntryBuilder::new(sets, &rule, &acct_keys).entries();
+    Comparison {
+        runs,
+        machine_diffs,
+        notes,
+        rule,
+        accounting_columns,
+        entries,
+    }
+}
+
+/// The machine fields whose value is not the same in every run.
+fn machine_diffs(sets: &[ResultSet], with_settings: bool) -> Vec<MachineDiff> {
     let fields: Vec<Vec<(&str, String)>> = sets
         .iter()
         .map(|s| machine_fields(s, with_settings))
         .collect();
-    let machine_diffs = fields
-        .first()
-        .map(|f0| {
-            (0..f0.len())
-                .filter_map(|j| {
-                    let values: Vec<String> = fields.iter().map(|f| f[j].1.clone()).collect();
-                    values.iter().any(|v| *v != values[0]).then(|| MachineDiff {
-                        field: f0[j].0.to_string(),
-                        values,
-                    })
-                })
-                .collect()
+    let Some(f0) = fields.first() else {
+        return Vec::new();
+    };
+    (0..f0.len())
+        .filter_map(|j| {
+            let values: Vec<String> = fields.iter().map(|f| f[j].1.clone()).collect();
+            values.iter().any(|v| *v != values[0]).then(|| MachineDiff {
+                field: f0[j].0.to_string(),
+                values,
+            })
         })
-        .unwrap_or_default();
+        .collect()
+}
 
+/// Notes for the reader: settings not compared (some run recorded none), partial runs, runs
+/// without a sidecar or without raw samples.
+fn notes(runs: &[RunInfo], sets: &[ResultSet], with_settings: bool) -> Vec<String> {
     let mut notes = Vec::new();
     let without: Vec<&str> = runs
         .iter()
@@ -261,43 +283,112 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
             ));
         }
     }
+    notes
+}
 
-    let acct_keys: Vec<(accounting::Phase, accounting::Metric)> = accounting::columns()
-        .filter(|(p, m)| {
-            sets.iter()
-                .any(|s| s.rows.iter().any(|r| r.accounting_value(*p, *m).is_some()))
-        })
-        .collect();
-    let accounting_columns: Vec<String> = acct_keys
-        .iter()
-        .map(|(p, m)| accounting::column(*p, *m))
-        .collect();
+/// Builds the entries: one per (case, lane) any run has, each run's cell against the baseline.
+struct EntryBuilder<'a> {
+    sets: &'a [ResultSet],
+    rule: &'a VerdictRule,
+    acct_keys: &'a [(accounting::Phase, accounting::Metric)],
+    /// Per run: (case_key, lane) -> row.
+    indexes: Vec<HashMap<(&'a str, Lane), &'a Row>>,
+}
 
-    // Index every run once: (case_key, lane) -> row, and raw bandwidth samples.
-    let indexes: Vec<HashMap<(&str, Lane), &Row>> = sets
-        .iter()
-        .map(|s| {
-            s.rows
-                .iter()
-                .map(|r| ((r.case_key.as_str(), r.lane), r))
-                .collect()
-        })
-        .collect();
-
-    let mut seen = BTreeSet::new();
-    let mut keys: Vec<(&Row, (&str, Lane))> = Vec::new();
-    for s in sets {
-        for r in &s.rows {
-            let k = (r.case_key.as_str(), r.lane);
-            if seen.insert(k) {
-                keys.push((r, k));
-            }
+impl<'a> EntryBuilder<'a> {
+    fn new(
+        sets: &'a [ResultSet],
+        rule: &'a VerdictRule,
+        acct_keys: &'a [(accounting::Phase, accounting::Metric)],
+    ) -> Self {
+        // Index every run once.
+        let indexes = sets
+            .iter()
+            .map(|s| {
+                s.rows
+                    .iter()
+                    .map(|r| ((r.case_key.as_str(), r.lane), r))
+                    .collect()
+            })
+            .collect();
+        EntryBuilder {
+            sets,
+            rule,
+            acct_keys,
+            indexes,
         }
     }
 
-    // The raw samples of a finished case, or its CSV median as a one-value sample; with the
-    // number of raw samples used.
-    let sample_of = |i: usize, row: &Row| -> (Option<Sample>, usize) {
+    /// In first-seen order: baseline cases first, then cases only later runs have.
+    fn entries(&self) -> Vec<Entry> {
+        let mut seen = BTreeSet::new();
+        let mut keys: Vec<(&Row, (&str, Lane))> = Vec::new();
+        for s in self.sets {
+            for r in &s.rows {
+                let k = (r.case_key.as_str(), r.lane);
+                if seen.insert(k) {
+                    keys.push((r, k));
+                }
+            }
+        }
+        keys.par_iter()
+            .map(|(first, k)| self.entry(first, *k))
+            .collect()
+    }
+
+    /// The entry of `key`, described by the first row that has it.
+    fn entry(&self, first: &Row, key: (&str, Lane)) -> Entry {
+        let rows: Vec<Option<&Row>> = self
+            .indexes
+            .iter()
+            .map(|ix| ix.get(&key).copied())
+            .collect();
+        let base = rows[0].and_then(|r| self.sample_of(0, r).0);
+        let cells = rows
+            .iter()
+            .enumerate()
+            .map(|(i, row)| row.map(|row| self.cell(i, row, base.as_ref())))
+            .collect();
+        Entry {
+            case_key: first.case_key.clone(),
+            case_label: first.title(),
+            scenario: first.scenario.clone(),
+            lane: first.lane,
+            direction: first.direction,
+            size_bytes: first.size_bytes,
+            measures_time: first.measures_time(),
+            cells,
+        }
+    }
+
+    /// Run `i`'s cell for `row`, compared with the baseline's sample `base` (not for the
+    /// baseline itself).
+    fn cell(&self, i: usize, row: &Row, base: Option<&Sample>) -> Cell {
+        let (s, raw) = self.sample_of(i, row);
+        let change = match (i, base, &s) {
+            (1.., Some(b), Some(o)) => Some(self.rule.compare(b, o)),
+            _ => None,
+        };
+        Cell {
+            status: row.status.clone(),
+            median_gbs: s
+                .as_ref()
+                .map(Sample::median)
+                .filter(|_| row.engine != Engine::Empty),
+            time_p50_us: row.time_p50_us(),
+            samples: raw,
+            change,
+            accounting: self
+                .acct_keys
+                .iter()
+                .map(|(p, m)| row.accounting_value(*p, *m))
+                .collect(),
+        }
+    }
+
+    /// The raw samples of a finished case of run `i`, or its CSV median as a one-value sample;
+    /// with the number of raw samples used.
+    fn sample_of(&self, i: usize, row: &Row) -> (Option<Sample>, usize) {
         if !row.status.is_ok() {
             return (None, 0);
         }
@@ -307,73 +398,16 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
             let rate = row.time_p50_us().map(|us| 1.0 / us);
             return (rate.and_then(|r| Sample::new(vec![r]).ok()), 0);
         }
-        let raw = sets[i].bandwidth_samples(&row.case_key, row.lane).to_vec();
+        let raw = self.sets[i]
+            .bandwidth_samples(&row.case_key, row.lane)
+            .to_vec();
         if raw.is_empty() {
             (row.bw_median_gbs.and_then(|m| Sample::new(vec![m]).ok()), 0)
         } else {
             let n = raw.len();
             (Sample::new(raw).ok(), n)
         }
-    };
-
-    let entries: Vec<Entry> = keys
-        .par_iter()
-        .map(|(first, k)| {
-            let rows: Vec<Option<&Row>> = indexes.iter().map(|ix| ix.get(k).copied()).collect();
-            let base = rows[0].and_then(|r| sample_of(0, r).0);
-            let cells = rows
-                .iter()
-                .enumerate()
-                .map(|(i, row)| {
-                    row.map(|row| {
-                        let (s, raw) = sample_of(i, row);
-                        let change = match (i, &base, &s) {
-                            (1.., Some(b), Some(o)) => Some(rule.compare(b, o)),
-                            _ => None,
-                        };
-                        Cell {
-                            status: row.status.clone(),
-                            median_gbs: s
-                                .as_ref()
-                                .map(Sample::median)
-                                .filter(|_| row.engine != Engine::Empty),
-                            time_p50_us: row.time_p50_us(),
-                            samples: raw,
-                            change,
-                            accounting: acct_keys
-                                .iter()
-                                .map(|(p, m)| row.accounting_value(*p, *m))
-                                .collect(),
-                        }
-                    })
-                })
-                .collect();
-            Entry {
-                case_key: first.case_key.clone(),
-                case_label: first.title(),
-                scenario: first.scenario.clone(),
-                lane: first.lane,
-                direction: first.direction,
-                size_bytes: first.size_bytes,
-                measures_time: first.measures_time(),
-                cells,
-            }
-        })
-        .collect();
-
-    Comparison {
-        runs,
-        machine_diffs,
-        notes,
-        rule,
-        accounting_columns,
-        entries,
     }
-}
-
-/// Short form of a verdict for tables, with the ratio's direction.
-pub fn verdict_word(v: Verdict) -> &'static str {
-    v.name()
 }
 
 fn status_field<S: serde::Serializer>(status: &Status, s: S) -> Result<S::Ok, S::Error> {

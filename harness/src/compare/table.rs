@@ -2,8 +2,7 @@
 //! `NO_COLOR`).
 
 use super::{
-    Comparison, Exporter, LATENCY_TITLE, TABLE_WIDTH, accounting_grids, bandwidth_grid,
-    closing_lists, header_lines, latency_grid, split_to_width,
+    Comparison, Exporter, LATENCY_TITLE, TableKind, closing_lists, header_lines, text_tables,
 };
 
 const GREEN: &str = "\x1b[32m";
@@ -92,30 +91,15 @@ impl Exporter for TableExporter {
             out.push_str(&l);
             out.push('\n');
         }
-        out.push('\n');
-        let (h, r) = bandwidth_grid(cmp);
-        // A comparison of latency runs alone has no bandwidth rows: no empty table.
-        if !r.is_empty() || latency_grid(cmp).1.is_empty() {
-            out.push_str("Bandwidth (median GB/s, 1 GB = 1e9 bytes)\n");
-            for (i, (h, r)) in split_to_width(&h, &r, 2, TABLE_WIDTH).iter().enumerate() {
-                if i > 0 {
-                    out.push('\n');
-                }
-                out.push_str(&align(h, r, &paint));
-            }
-        }
-        let (h, r) = latency_grid(cmp);
-        if !r.is_empty() {
-            out.push_str(&format!("\n{LATENCY_TITLE}\n"));
-            for (h, r) in split_to_width(&h, &r, 2, TABLE_WIDTH) {
-                out.push_str(&align(&h, &r, &paint));
-            }
-        }
-        for (title, h, r) in accounting_grids(cmp) {
+        for t in text_tables(cmp) {
+            let title = match &t.kind {
+                TableKind::Bandwidth => "Bandwidth (median GB/s, 1 GB = 1e9 bytes)",
+                TableKind::Latency => LATENCY_TITLE,
+                TableKind::Accounting(title) => title,
+            };
             out.push_str(&format!("\n{title}\n"));
-            for (h, r) in split_to_width(&h, &r, 3, TABLE_WIDTH) {
-                out.push_str(&align(&h, &r, &paint));
-            }
+            let parts: Vec<String> = t.parts.iter().map(|(h, r)| align(h, r, &paint)).collect();
+            out.push_str(&parts.join("\n"));
         }
         for (title, lines) in closing_lists(cmp) {
             out.push_str(&format!("\n{title}\n"));

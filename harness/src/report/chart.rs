@@ -9,6 +9,8 @@
 
 use crate::report::html::escape;
 use plotters::coord::Shift;
+use plotters::coord::combinators::LogCoord;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -288,40 +290,62 @@ impl Bars {
     }
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
+/// The chart a bar chart draws into: linear value axis, one unit of y per category.
+type BarChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The sizes of a bar chart: legend height, category label width, the whole SVG, and the x range
+/// with room for the value printed after the longest bar.
+struct BarLayout {
+    legend_h: u32,
+    label_w: u32,
+    size: (u32, u32),
+    x: (f64, f64),
+}
+
+impl BarLayout {
+    fn of(b: &Bars, legend: &[LegendEntry]) -> BarLayout {
+        let ncat = b.categories.len().max(1);
+        let nser = b.series.len().max(1);
+        let per_bar = if nser > 3 { 15 } else { 19 };
+        let group_h = (nser as u32 * per_bar + 12).max(26);
+        let legend_h = if legend.len() > 1 || !b.refs.is_empty() || b.by_category.is_some() {
+            LEGEND_ROW * legend.len() as u32 + 10
+        } else {
+            0
+        };
+        let height = TITLE_H + legend_h + 20 + ncat as u32 * group_h + 56;
+        let label_w = b.categories.iter().map(|c| text_px(c)).max().unwrap_or(40) + 16;
+        let legend_w = legend_width(legend);
+        let width = (label_w + 620).max(label_w + 40 + legend_w).max(960);
+        let (lo, hi) = b.extent();
+        // Room for the value printed after the longest bar.
+        let pad = (hi - lo) * 0.14;
+        BarLayout {
+            legend_h,
+            label_w,
+            size: (width, height),
+            x: (if lo < 0.0 { lo - pad } else { lo }, hi + pad),
+        }
+    }
+}
+
+/// Grouped horizontal bars, titled, with the legend above the plot.
 pub fn hbars(b: &Bars) -> DrawResult<String> {
     let ncat = b.categories.len().max(1);
-    let nser = b.series.len().max(1);
-    let per_bar = if nser > 3 { 15 } else { 19 };
-    let group_h = (nser as u32 * per_bar + 12).max(26);
     let legend = b.legend();
-    let legend_h = if legend.len() > 1 || !b.refs.is_empty() || b.by_category.is_some() {
-        LEGEND_ROW * legend.len() as u32 + 10
-    } else {
-        0
-    };
-    let height = TITLE_H + legend_h + 20 + ncat as u32 * group_h + 56;
-    let label_w = b.categories.iter().map(|c| text_px(c)).max().unwrap_or(40) + 16;
-    let legend_w = legend_width(&legend);
-    let width = (label_w + 620).max(label_w + 40 + legend_w).max(960);
-    let (lo, hi) = b.extent();
-    // Room for the value printed after the longest bar.
-    let pad = (hi - lo) * 0.14;
-    let (lo, hi) = (if lo < 0.0 { lo - pad } else { lo }, hi + pad);
-
+    let layout = BarLayout::of(b, &legend);
+    let (lo, hi) = layout.x;
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, layout.size).into_drawing_area();
         root.fill(&WHITE)?;
         // Title, then the legend, then the plot: the reader learns the colours first.
-        let (legend_area, chart_area) = under_title_and_legend(&root, &b.title, legend_h)?;
+        let (legend_area, chart_area) = under_title_and_legend(&root, &b.title, layout.legend_h)?;
         let mut chart = ChartBuilder::on(&chart_area)
             .margin(12)
             .x_label_area_size(52)
-            .y_label_area_size(label_w)
+            .y_label_area_size(layout.label_w)
             .build_cartesian_2d(lo..hi, 0f64..ncat as f64)?;
         chart
             .configure_mesh()
@@ -332,54 +356,8 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
             .label_style((FAMILY, LABEL_PX))
             .axis_desc_style((FAMILY, AXIS_PX))
             .draw()?;
-        let band = 0.8 / nser as f64;
-        let value_style =
-            TextStyle::from((FAMILY, VALUE_PX).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-        for (ci, cat) in b.categories.iter().enumerate() {
-            let top = (ncat - ci) as f64;
-            let centre = top - 0.5;
-            let (px, py) = chart.backend_coord(&(lo, centre));
-            let style = TextStyle::from((FAMILY, LABEL_PX).into_font())
-                .pos(Pos::new(HPos::Right, VPos::Center));
-            root.draw(&Text::new(cat.clone(), (px - 6, py), style))?;
-            for si in 0..nser {
-                let y1 = top - 0.1 - si as f64 * band;
-                let y0 = y1 - band * 0.88;
-                let yc = (y0 + y1) / 2.0;
-                let value = b.values.get(ci).and_then(|r| r.get(si)).copied().flatten();
-                if let Some(v) = value {
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        [(0.0, y0), (v, y1)],
-                        b.colour(ci, si).filled(),
-                    )))?;
-                }
-                let whisker = b
-                    .whiskers
-                    .get(ci)
-                    .and_then(|r| r.get(si))
-                    .copied()
-                    .flatten();
-                if let Some((wl, wh)) = whisker {
-                    let d = band * 0.3;
-                    let st = BLACK.stroke_width(1);
-                    chart.draw_series([
-                        PathElement::new(vec![(wl, yc), (wh, yc)], st),
-                        PathElement::new(vec![(wl, yc - d), (wl, yc + d)], st),
-                        PathElement::new(vec![(wh, yc - d), (wh, yc + d)], st),
-                    ])?;
-                }
-                let text = match value {
-                    Some(v) => format!("{v:.prec$}", prec = b.digits),
-                    None if !b.missing.is_empty() => b.missing.clone(),
-                    None => continue,
-                };
-                let end = value
-                    .unwrap_or(0.0)
-                    .max(0.0)
-                    .max(whisker.map_or(0.0, |w| w.1));
-                let (tx, ty) = chart.backend_coord(&(end, yc));
-                root.draw(&Text::new(text, (tx + 4, ty), value_style.clone()))?;
-            }
+        for ci in 0..b.categories.len() {
+            b.draw_group(&mut chart, &root, ci, lo)?;
         }
         if lo < 0.0 {
             chart.draw_series(std::iter::once(PathElement::new(
@@ -396,13 +374,76 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
             ))?;
         }
         // Legend above the plot, so it never covers a bar and is read first.
-        if legend_h > 0 {
-            let x0 = (label_w as i32 - 20).max(12);
+        if layout.legend_h > 0 {
+            let x0 = (layout.label_w as i32 - 20).max(12);
             draw_legend(&legend_area, x0, legend, Swatch::Box)?;
         }
         root.present()?;
     }
     Ok(finish(buf))
+}
+
+impl Bars {
+    /// Category `ci`: its label left of the axis (whose left end is `lo`), then per series its
+    /// bar, its whisker and the value (or the missing-value word) after it.
+    fn draw_group(
+        &self,
+        chart: &mut BarChart<'_, '_>,
+        root: &DrawingArea<SVGBackend<'_>, Shift>,
+        ci: usize,
+        lo: f64,
+    ) -> DrawResult<()> {
+        let ncat = self.categories.len().max(1);
+        let nser = self.series.len().max(1);
+        let band = 0.8 / nser as f64;
+        let value_style =
+            TextStyle::from((FAMILY, VALUE_PX).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+        let top = (ncat - ci) as f64;
+        let (px, py) = chart.backend_coord(&(lo, top - 0.5));
+        let style = TextStyle::from((FAMILY, LABEL_PX).into_font())
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        root.draw(&Text::new(self.categories[ci].clone(), (px - 6, py), style))?;
+        for si in 0..nser {
+            let y1 = top - 0.1 - si as f64 * band;
+            let y0 = y1 - band * 0.88;
+            let yc = (y0 + y1) / 2.0;
+            let value = cell(&self.values, ci, si);
+            if let Some(v) = value {
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(0.0, y0), (v, y1)],
+                    self.colour(ci, si).filled(),
+                )))?;
+            }
+            let whisker = cell(&self.whiskers, ci, si);
+            if let Some((wl, wh)) = whisker {
+                let d = band * 0.3;
+                let st = BLACK.stroke_width(1);
+                chart.draw_series([
+                    PathElement::new(vec![(wl, yc), (wh, yc)], st),
+                    PathElement::new(vec![(wl, yc - d), (wl, yc + d)], st),
+                    PathElement::new(vec![(wh, yc - d), (wh, yc + d)], st),
+                ])?;
+            }
+            let text = match value {
+                Some(v) => format!("{v:.prec$}", prec = self.digits),
+                None if !self.missing.is_empty() => self.missing.clone(),
+                None => continue,
+            };
+            let end = value
+                .unwrap_or(0.0)
+                .max(0.0)
+                .max(whisker.map_or(0.0, |w| w.1));
+            let (tx, ty) = chart.backend_coord(&(end, yc));
+            root.draw(&Text::new(text, (tx + 4, ty), value_style.clone()))?;
+        }
+        Ok(())
+    }
+}
+
+/// The value of category `ci`, series `si` in a `[category][series]` grid (`None` where the grid
+/// is shorter).
+fn cell<T: Copy>(grid: &[Vec<Option<T>>], ci: usize, si: usize) -> Option<T> {
+    grid.get(ci).and_then(|r| r.get(si)).copied().flatten()
 }
 
 /// One legend row: its text and its series colour, or `None` for a reference line.
@@ -506,6 +547,45 @@ pub enum XAxis<'a> {
     Linear,
 }
 
+/// The sizes measured, each once, smallest first.
+pub fn sizes_of(sizes: impl Iterator<Item = u64>) -> Vec<u64> {
+    let mut sizes: Vec<u64> = sizes.collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+/// `caption`, followed by the sentence saying how many series were not drawn, if any were not.
+pub fn series_left_out(mut caption: String, hidden: usize) -> String {
+    if hidden > 0 {
+        caption.push_str(&format!(
+            " {hidden} more series are not drawn (see the parameter table)."
+        ));
+    }
+    caption
+}
+
+/// The `data-*` attributes of a plot against size: its kind, the sizes measured and each
+/// series' direction key, in the order drawn.
+pub fn size_plot_data<'a>(
+    kind: &str,
+    sizes: &[u64],
+    directions: impl Iterator<Item = &'a str>,
+) -> Vec<(&'static str, String)> {
+    let sizes: Vec<String> = sizes
+        .iter()
+        .map(|s| crate::units::format_size(*s))
+        .collect();
+    vec![
+        ("plot", kind.to_string()),
+        ("measured-sizes", sizes.join("|")),
+        (
+            "series-directions",
+            directions.collect::<Vec<_>>().join("|"),
+        ),
+    ]
+}
+
 /// Largest x ratio a line may span between two neighbouring points.
 pub const MAX_GAP: f64 = 10.0;
 
@@ -529,10 +609,6 @@ pub fn segments<T: Copy>(points: &[T], x: impl Fn(&T) -> f64) -> Vec<Vec<T>> {
 
 /// A line chart. Bands (min–max) are drawn when `band_lo != band_hi`; `refs` are horizontal
 /// dashed reference lines.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 pub fn lines(
     title: &str,
     x_desc: &str,
@@ -542,6 +618,75 @@ pub fn lines(
     x_axis: XAxis<'_>,
 ) -> DrawResult<String> {
     let log_x = matches!(x_axis, XAxis::LogBytes(_));
+    let ((xmin, xmax), (ymin, ymax)) = line_extent(series, refs, log_x);
+    // Every line is named, even a single one: a chart never leaves its reader guessing.
+    let nleg = series.len() + refs.len();
+    let legend_h = if nleg > 0 {
+        LEGEND_ROW * nleg as u32 + 10
+    } else {
+        0
+    };
+    let legend = legend_entries(series.iter().map(|l| l.name.as_str()), refs);
+    let legend_w = legend_width(&legend);
+    let (width, height) = ((110 + legend_w).max(960), 470 + legend_h);
+    let lines = LineSet {
+        series,
+        refs,
+        log_x,
+        x: (xmin, xmax),
+    };
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (legend_area, area) = under_title_and_legend(&root, title, legend_h)?;
+        let mut cb = ChartBuilder::on(&area);
+        cb.margin(16)
+            .x_label_area_size(if log_x { 66 } else { 52 })
+            .y_label_area_size(78);
+        match x_axis {
+            XAxis::LogBytes(ticks) => {
+                let mut chart = cb.build_cartesian_2d((xmin..xmax).log_scale(), ymin..ymax)?;
+                chart
+                    .configure_mesh()
+                    .disable_x_mesh()
+                    .x_labels(0)
+                    .set_tick_mark_size(LabelAreaPosition::Bottom, 0)
+                    .x_label_formatter(&|_| String::new())
+                    .x_desc(x_desc)
+                    .y_desc(y_desc)
+                    .y_label_formatter(&|v| compact(*v))
+                    .label_style((FAMILY, LABEL_PX))
+                    .axis_desc_style((FAMILY, AXIS_PX))
+                    .draw()?;
+                SizeTicks::STAGGERED.draw(&mut chart, &root, ticks, (ymin, ymax))?;
+                lines.draw(&mut chart)?;
+            }
+            XAxis::Linear => {
+                let mut chart = cb.build_cartesian_2d(xmin..xmax, ymin..ymax)?;
+                chart
+                    .configure_mesh()
+                    .x_desc(x_desc)
+                    .y_desc(y_desc)
+                    .x_label_formatter(&|v| compact(*v))
+                    .y_label_formatter(&|v| compact(*v))
+                    .label_style((FAMILY, LABEL_PX))
+                    .axis_desc_style((FAMILY, AXIS_PX))
+                    .draw()?;
+                lines.draw(&mut chart)?;
+            }
+        }
+        if legend_h > 0 {
+            draw_legend(&legend_area, 74, legend, Swatch::Stroke)?;
+        }
+        root.present()?;
+    }
+    Ok(finish(buf))
+}
+
+/// The x and y ranges a line chart covers: every point, band and reference line, 0 on the y
+/// axis, a margin past the first and last size on a log axis and some room above the top.
+fn line_extent(series: &[Line], refs: &[(String, f64)], log_x: bool) -> ((f64, f64), (f64, f64)) {
     let pts = series.iter().flat_map(|l| l.points.iter());
     // 0 is always on the y axis: bandwidth starts there, and a change is read against it.
     let (mut xmin, mut xmax, mut ymin, mut ymax) = (f64::MAX, f64::MIN, 0f64, 0f64);
@@ -567,156 +712,143 @@ pub fn lines(
         ymax = ymin + 1.0;
     }
     let ymax = ymax + (ymax - ymin) * 0.08;
-    // Every line is named, even a single one: a chart never leaves its reader guessing.
-    let nleg = series.len() + refs.len();
-    let legend_h = if nleg > 0 {
-        LEGEND_ROW * nleg as u32 + 10
-    } else {
-        0
-    };
-    let legend = legend_entries(series.iter().map(|l| l.name.as_str()), refs);
-    let legend_w = legend_width(&legend);
-    let (width, height) = ((110 + legend_w).max(960), 470 + legend_h);
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let (legend_area, area) = under_title_and_legend(&root, title, legend_h)?;
-        let mut cb = ChartBuilder::on(&area);
-        cb.margin(16)
-            .x_label_area_size(if log_x { 66 } else { 52 })
-            .y_label_area_size(78);
-        macro_rules! body {
-            ($chart:ident) => {{
-                for (i, l) in series.iter().enumerate() {
-                    let c = color(i);
-                    let segs = if log_x {
-                        segments(&l.points, |p| p.0)
-                    } else {
-                        vec![l.points.clone()]
-                    };
-                    for seg in &segs {
-                        if seg.len() < 2 {
-                            continue;
-                        }
-                        if seg.iter().any(|p| p.2 != p.3) {
-                            let mut poly: Vec<(f64, f64)> =
-                                seg.iter().map(|p| (p.0, p.2)).collect();
-                            poly.extend(seg.iter().rev().map(|p| (p.0, p.3)));
-                            $chart.draw_series(std::iter::once(Polygon::new(
-                                poly,
-                                c.mix(0.18).filled(),
-                            )))?;
-                        }
-                        $chart.draw_series(LineSeries::new(
-                            seg.iter().map(|p| (p.0, p.1)),
-                            c.stroke_width(2),
-                        ))?;
-                    }
-                    if l.points.len() <= 60 || segs.iter().any(|s| s.len() == 1) {
-                        $chart.draw_series(
-                            l.points
-                                .iter()
-                                .map(|p| Circle::new((p.0, p.1), 4, c.filled())),
-                        )?;
-                    }
+    ((xmin, xmax), (ymin, ymax))
+}
+
+/// What a line chart draws inside its axes: the lines with their bands and points, and the
+/// reference lines across the x range `x`.
+struct LineSet<'a> {
+    series: &'a [Line],
+    refs: &'a [(String, f64)],
+    /// Sizes on a log axis: points more than [`MAX_GAP`] apart are not joined.
+    log_x: bool,
+    x: (f64, f64),
+}
+
+impl LineSet<'_> {
+    fn draw<X: Ranged<ValueType = f64>>(
+        &self,
+        chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, RangedCoordf64>>,
+    ) -> DrawResult<()> {
+        for (i, l) in self.series.iter().enumerate() {
+            let c = color(i);
+            let segs = if self.log_x {
+                segments(&l.points, |p| p.0)
+            } else {
+                vec![l.points.clone()]
+            };
+            for seg in segs.iter().filter(|s| s.len() >= 2) {
+                if seg.iter().any(|p| p.2 != p.3) {
+                    let mut poly: Vec<(f64, f64)> = seg.iter().map(|p| (p.0, p.2)).collect();
+                    poly.extend(seg.iter().rev().map(|p| (p.0, p.3)));
+                    chart.draw_series(std::iter::once(Polygon::new(poly, c.mix(0.18).filled())))?;
                 }
-                for (_, r) in refs {
-                    $chart.draw_series(DashedLineSeries::new(
-                        vec![(xmin, *r), (xmax, *r)],
-                        6,
-                        4,
-                        REF_COLOR.stroke_width(2),
-                    ))?;
-                }
-            }};
-        }
-        match x_axis {
-            XAxis::LogBytes(ticks) => {
-                let mut chart = cb.build_cartesian_2d((xmin..xmax).log_scale(), ymin..ymax)?;
-                chart
-                    .configure_mesh()
-                    .disable_x_mesh()
-                    .x_labels(0)
-                    .set_tick_mark_size(LabelAreaPosition::Bottom, 0)
-                    .x_label_formatter(&|_| String::new())
-                    .x_desc(x_desc)
-                    .y_desc(y_desc)
-                    .y_label_formatter(&|v| compact(*v))
-                    .label_style((FAMILY, LABEL_PX))
-                    .axis_desc_style((FAMILY, AXIS_PX))
-                    .draw()?;
-                // Ticks and grid lines at the sizes measured. Labels go on two staggered rows;
-                // the smallest and largest sizes are labelled first, then the others where they
-                // do not overlap a label already placed (the parameter table lists every size).
-                let mut sorted: Vec<u64> = ticks.to_vec();
-                sorted.sort_unstable();
-                sorted.dedup();
-                let tick_style = TextStyle::from((FAMILY, LABEL_PX).into_font())
-                    .pos(Pos::new(HPos::Center, VPos::Top));
-                let mut placed: [Vec<(i32, i32)>; 2] = [Vec::new(), Vec::new()];
-                let mut order: Vec<u64> = Vec::with_capacity(sorted.len());
-                if let (Some(first), Some(last)) = (sorted.first(), sorted.last()) {
-                    order.push(*first);
-                    if last != first {
-                        order.push(*last);
-                    }
-                }
-                order.extend(sorted.iter().skip(1).take(sorted.len().saturating_sub(2)));
-                for t in order {
-                    let x = t as f64;
-                    chart.draw_series(std::iter::once(PathElement::new(
-                        vec![(x, ymin), (x, ymax)],
-                        RGBColor(215, 215, 215).stroke_width(1),
-                    )))?;
-                    let label = crate::units::format_size(t);
-                    let (px, py) = chart.backend_coord(&(x, ymin));
-                    let half = text_px(&label) as i32 / 2;
-                    let span = (px - half - 4, px + half + 4);
-                    let free =
-                        |row: &Vec<(i32, i32)>| row.iter().all(|(a, b)| span.1 < *a || span.0 > *b);
-                    let row = if free(&placed[0]) {
-                        Some(0)
-                    } else if free(&placed[1]) {
-                        Some(1)
-                    } else {
-                        None
-                    };
-                    let dy = match row {
-                        Some(1) => 22,
-                        _ => 8,
-                    };
-                    root.draw(&PathElement::new(
-                        vec![(px, py), (px, py + dy - 2)],
-                        BLACK.stroke_width(1),
-                    ))?;
-                    if let Some(r) = row {
-                        placed[r].push(span);
-                        root.draw(&Text::new(label, (px, py + dy), tick_style.clone()))?;
-                    }
-                }
-                body!(chart);
+                chart.draw_series(LineSeries::new(
+                    seg.iter().map(|p| (p.0, p.1)),
+                    c.stroke_width(2),
+                ))?;
             }
-            XAxis::Linear => {
-                let mut chart = cb.build_cartesian_2d(xmin..xmax, ymin..ymax)?;
-                chart
-                    .configure_mesh()
-                    .x_desc(x_desc)
-                    .y_desc(y_desc)
-                    .x_label_formatter(&|v| compact(*v))
-                    .y_label_formatter(&|v| compact(*v))
-                    .label_style((FAMILY, LABEL_PX))
-                    .axis_desc_style((FAMILY, AXIS_PX))
-                    .draw()?;
-                body!(chart);
+            if l.points.len() <= 60 || segs.iter().any(|s| s.len() == 1) {
+                chart.draw_series(
+                    l.points
+                        .iter()
+                        .map(|p| Circle::new((p.0, p.1), 4, c.filled())),
+                )?;
             }
         }
-        if legend_h > 0 {
-            draw_legend(&legend_area, 74, legend, Swatch::Stroke)?;
+        let (xmin, xmax) = self.x;
+        for (_, r) in self.refs {
+            chart.draw_series(DashedLineSeries::new(
+                vec![(xmin, *r), (xmax, *r)],
+                6,
+                4,
+                REF_COLOR.stroke_width(2),
+            ))?;
         }
-        root.present()?;
+        Ok(())
     }
-    Ok(finish(buf))
+}
+
+/// The ticks of a log axis of byte sizes: a grid line, a tick mark and a label (binary units) at
+/// each size measured, a label left out where it would overlap one already placed.
+pub struct SizeTicks {
+    /// Label text size, plotters' font units.
+    pub font: f64,
+    /// Per label row, how far below the axis its labels start (px); the tick mark ends 2 px
+    /// above. A size whose label fits no row gets the first row's tick mark.
+    pub rows: &'static [i32],
+    /// Least room between two labels of a row, px.
+    pub gap: i32,
+    /// Label the smallest and the largest size first, then the others in order.
+    pub ends_first: bool,
+}
+
+impl SizeTicks {
+    /// Two staggered rows, the ends labelled first (the line charts).
+    pub const STAGGERED: SizeTicks = SizeTicks {
+        font: LABEL_PX,
+        rows: &[8, 22],
+        gap: 8,
+        ends_first: true,
+    };
+
+    /// The sizes in the order their labels are placed.
+    fn order(&self, sizes: &[u64]) -> Vec<u64> {
+        let mut sorted: Vec<u64> = sizes.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if !self.ends_first || sorted.len() < 3 {
+            return sorted;
+        }
+        let last = sorted.len() - 1;
+        let mut order = vec![sorted[0], sorted[last]];
+        order.extend(&sorted[1..last]);
+        order
+    }
+
+    /// Draws the ticks on `chart` (x: a log axis of sizes, y from `y.0` to `y.1`); the tick
+    /// marks and labels go on `area`, the drawing area the chart was built on or one holding it.
+    pub fn draw<Y: Ranged<ValueType = f64>>(
+        &self,
+        chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<LogCoord<f64>, Y>>,
+        area: &DrawingArea<SVGBackend<'_>, Shift>,
+        sizes: &[u64],
+        (y0, y1): (f64, f64),
+    ) -> DrawResult<()> {
+        let style =
+            TextStyle::from((FAMILY, self.font).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+        // Per row, the spans of the labels placed on it.
+        let mut placed: Vec<Vec<(i32, i32)>> = vec![Vec::new(); self.rows.len()];
+        for s in self.order(sizes) {
+            let x = s as f64;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x, y0), (x, y1)],
+                RGBColor(215, 215, 215).stroke_width(1),
+            )))?;
+            let label = crate::units::format_size(s);
+            // The chart's coordinates are the whole SVG's; `area` draws relative to its corner.
+            let (px, py) = chart.backend_coord(&(x, y0));
+            let (bx, by) = area.get_base_pixel();
+            let (px, py) = (px - bx, py - by);
+            let half = text_px(&label) as i32 / 2;
+            let span = (px - half, px + half);
+            let gap = self.gap;
+            let row = placed.iter().position(|row| {
+                row.iter()
+                    .all(|(a, b)| span.1 + gap < *a || span.0 > b + gap)
+            });
+            let dy = self.rows[row.unwrap_or(0)];
+            area.draw(&PathElement::new(
+                vec![(px, py), (px, py + dy - 2)],
+                BLACK.stroke_width(1),
+            ))?;
+            if let Some(r) = row {
+                placed[r].push(span);
+                area.draw(&Text::new(label, (px, py + dy), style.clone()))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Keeps at most about `max` points: splits the series into `max / 2` buckets and keeps each

@@ -56,6 +56,14 @@ pub fn answer_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<Said> {
     out
 }
 
+/// [`answer_lines`] as the console says them: `topic: text`.
+pub fn console_lines(rows: &[Row]) -> Vec<String> {
+    answer_lines(rows)
+        .into_iter()
+        .map(|(topic, text)| format!("{topic}: {text}"))
+        .collect()
+}
+
 /// Whether the row's `device_hold` asks for more device memory than was free.
 fn is_past_the_card(r: &Row) -> bool {
     hold_axis(r)
@@ -173,12 +181,8 @@ mod tests {
                 Some(25.0),
             ),
         ];
-        let lines: Vec<String> = answer_lines(&rows)
-            .into_iter()
-            .map(|(t, s)| format!("{t}: {s}"))
-            .collect();
         assert_eq!(
-            lines,
+            console_lines(&rows),
             vec![
                 "device memory: read (device_hold=free-50%) at 3000 GB/s.".to_string(),
                 "past the card: read (device_hold=free+5%) failed with CUDA_ERROR_OUT_OF_MEMORY: CUDA did not spill device memory into host memory here.".into(),
@@ -194,12 +198,8 @@ mod tests {
         let mut bad = ok.clone();
         bad.case_label = "churn-register".into();
         bad.status = Status::Failed(Failure::parse("data mismatch in 19 of 20 copies"));
-        let lines: Vec<String> = answer_lines(&[ok, bad])
-            .into_iter()
-            .map(|(t, s)| format!("{t}: {s}"))
-            .collect();
         assert_eq!(
-            lines,
+            console_lines(&[ok, bad]),
             vec![
                 "pinned churn: churn: all 20 copies verified.".to_string(),
                 "pinned churn: churn-register: data mismatch in 19 of 20 copies: copies returned success and left wrong data.".into(),

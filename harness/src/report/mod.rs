@@ -648,14 +648,13 @@ fn sidecar_lists(out: &mut String, sets: &[ResultSet], labels: &[String]) {
     DERIVED.write(out, None, &derived);
 }
 
-const REFERENCE: TableText = TableText {
-    id: "reference",
-    title: "Reference: nvbandwidth",
-    head: &["test", "GB/s", "buffer", "status", "file"],
-    empty: "No nvbandwidth output was given (--nvbandwidth FILE.json).",
-};
-
 fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {
+    const REFERENCE: TableText = TableText {
+        id: "reference",
+        title: "Reference: nvbandwidth",
+        head: &["test", "GB/s", "buffer", "status", "file"],
+        empty: "No nvbandwidth output was given (--nvbandwidth FILE.json).",
+    };
     let rows: Vec<ClassedRow> = nvb
         .iter()
         .map(|r| {
@@ -774,10 +773,6 @@ pub fn render_report(
 
 /// [`render_report`] for runs gathered from a fleet folder: the nodes' table comes first (a
 /// fleet where no node wrote results still gets a page saying why).
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 pub fn render_fleet_report(
     sets: &[ResultSet],
     nodes: &[NodeFolder],
@@ -806,34 +801,10 @@ pub fn render_fleet_report(
             .push(*cr);
     }
     let names = scenario_names(sets);
-    let samples = SampleIndex::new(sets);
 
     let mut body = String::with_capacity(64 * 1024 + all.len() * 400);
     let _ = writeln!(body, "<h1>{}</h1>", escape(title));
-    for (s, l) in sets.iter().zip(&labels) {
-        if s.is_partial() {
-            let _ = writeln!(
-                body,
-                "<div class=\"banner\">Partial run {}({}): it stopped early and holds only the cases that finished.</div>",
-                escape(l),
-                escape(&s.path.display().to_string())
-            );
-        }
-    }
-    if let Some(b) = platform::synthetic_banner(sets) {
-        body.push_str(&b);
-    }
-    let rows_total = all.len();
-    let ok = all.iter().filter(|r| r.1.status.is_ok()).count();
-    para(
-        &mut body,
-        &format!(
-            "{} result file(s), {} scenario(s), {rows_total} rows ({ok} ok, {} failed or skipped). GB/s = 1e9 bytes per second; KiB, MiB, GiB = 2^10, 2^20, 2^30 bytes.",
-            sets.len(),
-            names.len(),
-            rows_total - ok
-        ),
-    );
+    page_intro(&mut body, sets, &labels, &all, names.len());
     if let Some(f) = fleet::fleet_section(sets, nodes) {
         body.push_str(&f);
     }
@@ -841,66 +812,17 @@ pub fn render_fleet_report(
         fleet::nodes_section(&mut body, nodes);
     }
     let several_platforms = platform::platforms_differ(sets);
-    body.push_str("<nav><a href=\"#answer\">answer</a> · ");
-    if several_platforms {
-        body.push_str("<a href=\"#platforms\">platforms side by side</a> · ");
-    }
-    body.push_str("<a href=\"#plots\">plots</a> · <a href=\"#summary\">parameters and numbers</a> · <a href=\"#machines\">machines</a> · <a href=\"#observers\">observers</a> · <a href=\"#scenarios\">scenarios</a> · <a href=\"#failures\">failed/skipped</a> · <a href=\"#claims\">claims</a> · <a href=\"#probes\">probes</a> · <a href=\"#derived\">derived</a> · <a href=\"#reference\">nvbandwidth</a></nav>\n");
-
+    nav(&mut body, several_platforms);
     answer_section(&mut body, sets, &names, &by_scenario, &labels);
     if several_platforms {
         body.push_str(&platform::platform_sections(sets, &labels));
     }
-
-    section(&mut body, "plots", "Plots: one per question");
-    let timelines = plot_timeline::TimelineIndex::new(sets);
-    let scale = plot_accounting::page_scale(all.iter().map(|(_, r)| *r));
-    for name in &names {
-        let rows = by_scenario
-            .get(name.as_str())
-            .map_or(&[][..], |v| v.as_slice());
-        let _ = writeln!(body, "<h3>{}</h3>", escape(name));
-        let mut figs = vec![plot_strategy::strategy_bars(
-            name,
-            rows,
-            &labels,
-            &samples,
-            nvbandwidth,
-        )];
-        figs.extend(plot_size::bandwidth_vs_size(
-            name,
-            rows,
-            &labels,
-            nvbandwidth,
-        ));
-        figs.extend(latency::figures(name, rows, &labels));
-        for phase in [
-            crate::accounting::Phase::Alloc,
-            crate::accounting::Phase::Free,
-        ] {
-            figs.push(plot_accounting::accounting(
-                name, phase, rows, &labels, scale,
-            ));
-        }
-        let max_alloc = plot_maxalloc::max_alloc(name, rows, &labels);
-        if max_alloc.is_svg() || names.len() == 1 {
-            figs.push(max_alloc);
-        }
-        for f in figs {
-            body.push_str(&f.to_html());
-        }
-        body.push_str(&plot_timeline::scenario_timelines(
-            &timelines, rows, &labels,
-        ));
-    }
-    if timelines.is_empty() {
-        para(
-            &mut body,
-            "No plot: no run recorded a timeline after freeing host memory.",
-        );
-    }
-    body.push_str("</section>\n");
-
+    let scenarios_rows = ScenarioRows {
+        names: &names,
+        by_scenario: &by_scenario,
+        labels: &labels,
+    };
+    plots(&mut body, sets, &all, &scenarios_rows, nvbandwidth);
     let paths: Vec<&Path> = sets.iter().map(|s| s.path.as_path()).collect();
     summary(
         &mut body,
@@ -917,6 +839,120 @@ pub fn render_fleet_report(
     sidecar_lists(&mut body, sets, &labels);
     reference(&mut body, nvbandwidth);
     Ok(html::page(title, &body))
+}
+
+/// The rows of every run grouped by scenario, in the page's scenario order, with the runs'
+/// labels.
+struct ScenarioRows<'a, 'r> {
+    names: &'a [String],
+    by_scenario: &'a HashMap<&'r str, Vec<CaseRow<'r>>>,
+    labels: &'a [String],
+}
+
+impl<'r> ScenarioRows<'_, 'r> {
+    /// The rows of scenario `name` (none when no run has it).
+    fn of(&self, name: &str) -> &[CaseRow<'r>] {
+        self.by_scenario.get(name).map_or(&[][..], |v| v.as_slice())
+    }
+}
+
+/// Under the title: a banner per partial run, the synthetic-data banner, and one sentence that
+/// counts the files, scenarios and rows and states the units.
+fn page_intro(
+    body: &mut String,
+    sets: &[ResultSet],
+    labels: &[String],
+    all: &[CaseRow<'_>],
+    scenarios: usize,
+) {
+    for (s, l) in sets.iter().zip(labels) {
+        if s.is_partial() {
+            let _ = writeln!(
+                body,
+                "<div class=\"banner\">Partial run {}({}): it stopped early and holds only the cases that finished.</div>",
+                escape(l),
+                escape(&s.path.display().to_string())
+            );
+        }
+    }
+    if let Some(b) = platform::synthetic_banner(sets) {
+        body.push_str(&b);
+    }
+    let rows_total = all.len();
+    let ok = all.iter().filter(|r| r.1.status.is_ok()).count();
+    para(
+        body,
+        &format!(
+            "{} result file(s), {scenarios} scenario(s), {rows_total} rows ({ok} ok, {} failed or skipped). GB/s = 1e9 bytes per second; KiB, MiB, GiB = 2^10, 2^20, 2^30 bytes.",
+            sets.len(),
+            rows_total - ok
+        ),
+    );
+}
+
+/// The links to the page's sections (the platforms section only when there is one).
+fn nav(body: &mut String, several_platforms: bool) {
+    body.push_str("<nav><a href=\"#answer\">answer</a> · ");
+    if several_platforms {
+        body.push_str("<a href=\"#platforms\">platforms side by side</a> · ");
+    }
+    body.push_str("<a href=\"#plots\">plots</a> · <a href=\"#summary\">parameters and numbers</a> · <a href=\"#machines\">machines</a> · <a href=\"#observers\">observers</a> · <a href=\"#scenarios\">scenarios</a> · <a href=\"#failures\">failed/skipped</a> · <a href=\"#claims\">claims</a> · <a href=\"#probes\">probes</a> · <a href=\"#derived\">derived</a> · <a href=\"#reference\">nvbandwidth</a></nav>\n");
+}
+
+/// "Plots: one per question": per scenario its figures and its memory timelines.
+fn plots(
+    body: &mut String,
+    sets: &[ResultSet],
+    all: &[CaseRow<'_>],
+    scenarios: &ScenarioRows<'_, '_>,
+    nvbandwidth: &[NvbandwidthSeries],
+) {
+    section(body, "plots", "Plots: one per question");
+    let timelines = plot_timeline::TimelineIndex::new(sets);
+    let scale = plot_accounting::page_scale(all.iter().map(|(_, r)| *r));
+    let samples = SampleIndex::new(sets);
+    let labels = scenarios.labels;
+    for name in scenarios.names {
+        let rows = scenarios.of(name);
+        let _ = writeln!(body, "<h3>{}</h3>", escape(name));
+        let mut figs = vec![plot_strategy::strategy_bars(
+            name,
+            rows,
+            labels,
+            &samples,
+            nvbandwidth,
+        )];
+        figs.extend(plot_size::bandwidth_vs_size(
+            name,
+            rows,
+            labels,
+            nvbandwidth,
+        ));
+        figs.extend(latency::figures(name, rows, labels));
+        for phase in [
+            crate::accounting::Phase::Alloc,
+            crate::accounting::Phase::Free,
+        ] {
+            figs.push(plot_accounting::accounting(
+                name, phase, rows, labels, scale,
+            ));
+        }
+        let max_alloc = plot_maxalloc::max_alloc(name, rows, labels);
+        if max_alloc.is_svg() || scenarios.names.len() == 1 {
+            figs.push(max_alloc);
+        }
+        for f in figs {
+            body.push_str(&f.to_html());
+        }
+        body.push_str(&plot_timeline::scenario_timelines(&timelines, rows, labels));
+    }
+    if timelines.is_empty() {
+        para(
+            body,
+            "No plot: no run recorded a timeline after freeing host memory.",
+        );
+    }
+    body.push_str("</section>\n");
 }
 
 /// Renders the report and writes it to `out_path` (through a temporary file and a rename);

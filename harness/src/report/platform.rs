@@ -235,10 +235,6 @@ fn fmt_mib(v: Option<f64>, available: Option<&(bool, String)>) -> String {
     }
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
 fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
     out.push_str(
         "<h3>What each platform's memory observers saw (MiB, against before allocation)</h3>\n",
@@ -255,10 +251,45 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
         out.push_str("<p class=\"omitted\">No run recorded accounting deltas.</p>\n");
         return;
     }
-    // Observer availability, with the reason when not.
+    out.push_str(&availability(sets, names));
+    let scale = super::plot_accounting::page_scale(sets.iter().flat_map(|s| &s.rows));
+    for metric in Metric::READER_ORDER {
+        let any_value = sets.iter().any(|s| {
+            s.rows.iter().any(|r| {
+                r.accounting_value(Phase::Alloc, metric).is_some()
+                    || r.accounting_value(Phase::Free, metric).is_some()
+            })
+        });
+        if !any_value {
+            let _ = writeln!(
+                out,
+                "<h4>{}</h4>\n<p class=\"omitted\">Unavailable on every platform here: {}.</p>",
+                escape(metric.declaration().label),
+                escape(&names.join(", "))
+            );
+            continue;
+        }
+        let seen = ObserverView {
+            sets,
+            names,
+            cases: &cases,
+            metric,
+            states: sets
+                .iter()
+                .map(|s| observer_state(s, &metric.observers()))
+                .collect(),
+        };
+        out.push_str(&seen.figure(scale));
+        out.push_str(&seen.table());
+    }
+}
+
+/// The table of the observers behind each accounting metric: per platform available, or
+/// unavailable with why, or not recorded.
+fn availability(sets: &[ResultSet], names: &[String]) -> String {
     let mut head = vec!["observer".to_string()];
     head.extend(names.iter().cloned());
-    let avail_rows: Vec<Vec<String>> = Metric::READER_ORDER
+    let rows: Vec<Vec<String>> = Metric::READER_ORDER
         .iter()
         .map(|m| {
             let obs = m.observers();
@@ -273,40 +304,42 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
         })
         .collect();
     let h: Vec<&str> = head.iter().map(String::as_str).collect();
-    out.push_str(&table(&h, &avail_rows, &|_| ""));
+    table(&h, &rows, &|_| "")
+}
 
-    let scale = super::plot_accounting::page_scale(sets.iter().flat_map(|s| &s.rows));
-    for metric in Metric::READER_ORDER {
-        let label = metric.declaration().label;
-        let obs = metric.observers();
-        let states: Vec<Option<(bool, String)>> =
-            sets.iter().map(|s| observer_state(s, &obs)).collect();
-        let any_value = sets.iter().any(|s| {
-            s.rows.iter().any(|r| {
-                r.accounting_value(Phase::Alloc, metric).is_some()
-                    || r.accounting_value(Phase::Free, metric).is_some()
-            })
-        });
-        if !any_value {
-            let _ = writeln!(
-                out,
-                "<h4>{}</h4>\n<p class=\"omitted\">Unavailable on every platform here: {}.</p>",
-                escape(label),
-                escape(&names.join(", "))
-            );
-            continue;
-        }
+/// What one accounting metric's observers saw on each platform, for the cases that hold memory.
+struct ObserverView<'a> {
+    sets: &'a [ResultSet],
+    names: &'a [String],
+    cases: &'a [&'a Row],
+    metric: Metric,
+    /// Per run: whether its observer was available (with why not), if the run recorded it.
+    states: Vec<Option<(bool, String)>>,
+}
+
+impl ObserverView<'_> {
+    /// Run `s`'s row of case `c`, if it has the case.
+    fn row_of<'r>(s: &'r ResultSet, c: &Row) -> Option<&'r Row> {
+        s.rows.iter().find(|r| r.case_key == c.case_key)
+    }
+
+    /// Bars per case: each platform's change after allocation and after free, on the page's
+    /// shared scale.
+    fn figure(&self, scale: Option<(f64, f64)>) -> String {
+        let metric = self.metric;
         let mut series = Vec::new();
-        for n in names {
+        for n in self.names {
             series.push(format!("{n}: after allocation"));
             series.push(format!("{n}: after free + hold"));
         }
-        let values: Vec<Vec<Option<f64>>> = cases
+        let values: Vec<Vec<Option<f64>>> = self
+            .cases
             .iter()
             .map(|c| {
-                sets.iter()
+                self.sets
+                    .iter()
                     .flat_map(|s| {
-                        let r = s.rows.iter().find(|r| r.case_key == c.case_key);
+                        let r = Self::row_of(s, c);
                         [
                             r.and_then(|r| r.accounting_value(Phase::Alloc, metric)),
                             r.and_then(|r| r.accounting_value(Phase::Free, metric)),
@@ -315,13 +348,14 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
                     .collect()
             })
             .collect();
-        let unavailable: Vec<&str> = names
+        let unavailable: Vec<&str> = self
+            .names
             .iter()
-            .zip(&states)
+            .zip(&self.states)
             .filter(|(_, st)| matches!(st, Some((false, _))))
             .map(|(n, _)| n.as_str())
             .collect();
-        let title = label.to_string();
+        let title = metric.declaration().label.to_string();
         let mut caption = format!(
             "Signed change in MiB after allocation and first touch, and at the end of the hold after free. \"unavailable\": the platform has no such observer (not zero). {}{}",
             super::plot_accounting::SHARED_SCALE,
@@ -334,7 +368,8 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
             title: title.clone(),
             x_desc: "change against before allocation (MiB)".into(),
             series,
-            categories: cases
+            categories: self
+                .cases
                 .iter()
                 .map(|r| format!("{}{}", case_memory_words(r), device_held(r)))
                 .collect(),
@@ -344,30 +379,32 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
             x_range: scale,
             ..Bars::default()
         };
-        out.push_str(
-            &Figure::from_svg(
-                title,
-                caption,
-                chart::hbars(&bars),
-                chart::plot_kind(format!("platform-observer-{metric}")),
-            )
-            .to_html(),
-        );
-        // The same numbers as a table.
+        Figure::from_svg(
+            title,
+            caption,
+            chart::hbars(&bars),
+            chart::plot_kind(format!("platform-observer-{metric}")),
+        )
+        .to_html()
+    }
+
+    /// The same numbers as a table, folded.
+    fn table(&self) -> String {
         let mut head = vec!["case".to_string()];
-        for n in names {
+        for n in self.names {
             head.push(format!("{n} after alloc"));
             head.push(format!("{n} after free"));
         }
-        let rows: Vec<Vec<String>> = cases
+        let rows: Vec<Vec<String>> = self
+            .cases
             .iter()
             .map(|c| {
                 let mut row = vec![case_memory_words(c)];
-                for (s, st) in sets.iter().zip(&states) {
-                    let r = s.rows.iter().find(|r| r.case_key == c.case_key);
+                for (s, st) in self.sets.iter().zip(&self.states) {
+                    let r = Self::row_of(s, c);
                     for phase in [Phase::Alloc, Phase::Free] {
                         row.push(fmt_mib(
-                            r.and_then(|r| r.accounting_value(phase, metric)),
+                            r.and_then(|r| r.accounting_value(phase, self.metric)),
                             st.as_ref(),
                         ));
                     }
@@ -376,9 +413,10 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
             })
             .collect();
         let h: Vec<&str> = head.iter().map(String::as_str).collect();
-        out.push_str("<details><summary>the numbers</summary>\n");
-        out.push_str(&table(&h, &rows, &|_| ""));
-        out.push_str("</details>\n");
+        format!(
+            "<details><summary>the numbers</summary>\n{}</details>\n",
+            table(&h, &rows, &|_| "")
+        )
     }
 }
 

@@ -8,20 +8,36 @@ use super::labels::{direction_key, strategy_words};
 use super::{CaseRow, NvbandwidthSeries};
 use std::collections::{BTreeMap, HashMap};
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
-pub fn bandwidth_vs_size(
-    scenario: &str,
-    rows: &[CaseRow<'_>],
-    labels: &[String],
-    refs: &[NvbandwidthSeries],
-) -> Option<Figure> {
-    let title = format!("{scenario}: how does bandwidth change with transfer size?");
-    // series -> size -> (medians, min, max); aggregated before plotting.
-    type Agg = (Vec<f64>, f64, f64);
-    let mut groups: HashMap<String, (String, BTreeMap<u64, Agg>)> = HashMap::new();
+/// One series: its direction key and, per size, the medians of its rows and the lowest and
+/// highest sample.
+struct SizeSeries {
+    direction: String,
+    by_size: BTreeMap<u64, (Vec<f64>, f64, f64)>,
+}
+
+impl SizeSeries {
+    /// The line: per size, the median of the medians with the min–max band.
+    fn line(&self, name: &str) -> Line {
+        let points = self
+            .by_size
+            .iter()
+            .map(|(size, (meds, lo, hi))| {
+                let mut m = meds.clone();
+                m.sort_by(f64::total_cmp);
+                (*size as f64, m[m.len() / 2], *lo, *hi)
+            })
+            .collect();
+        Line {
+            name: name.to_string(),
+            points,
+        }
+    }
+}
+
+/// The finished bandwidth rows grouped into series by run and strategy in words, in first-seen
+/// order.
+fn size_series(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<(String, SizeSeries)> {
+    let mut groups: HashMap<String, SizeSeries> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
     for (set, r) in rows {
         let (Some(m), true) = (r.bw_median_gbs, r.status.is_ok() && !r.measures_time()) else {
@@ -30,43 +46,43 @@ pub fn bandwidth_vs_size(
         let name = format!("{}{}", labels[*set], strategy_words(r));
         let g = groups.entry(name.clone()).or_insert_with(|| {
             order.push(name);
-            (direction_key(r), BTreeMap::new())
+            SizeSeries {
+                direction: direction_key(r),
+                by_size: BTreeMap::new(),
+            }
         });
-        let e =
-            g.1.entry(r.size_bytes)
-                .or_insert_with(|| (Vec::new(), f64::MAX, f64::MIN));
+        let e = g
+            .by_size
+            .entry(r.size_bytes)
+            .or_insert_with(|| (Vec::new(), f64::MAX, f64::MIN));
         e.0.push(m);
         e.1 = e.1.min(r.bw_min_gbs.unwrap_or(m));
         e.2 = e.2.max(r.bw_max_gbs.unwrap_or(m));
     }
-    if !groups.values().any(|g| g.1.len() >= 2) {
+    order
+        .into_iter()
+        .filter_map(|n| groups.remove(&n).map(|g| (n, g)))
+        .collect()
+}
+
+/// Plot (a) of a scenario, when some series was measured at two sizes or more.
+pub fn bandwidth_vs_size(
+    scenario: &str,
+    rows: &[CaseRow<'_>],
+    labels: &[String],
+    refs: &[NvbandwidthSeries],
+) -> Option<Figure> {
+    let title = format!("{scenario}: how does bandwidth change with transfer size?");
+    let mut series = size_series(rows, labels);
+    if !series.iter().any(|(_, g)| g.by_size.len() >= 2) {
         return None;
     }
     // Draw the series with the most sizes first; say how many were left out.
-    order.sort_by_key(|n| std::cmp::Reverse(groups[n].1.len()));
-    let hidden = order.len().saturating_sub(MAX_SERIES);
-    order.truncate(MAX_SERIES);
-    let series: Vec<Line> = order
-        .iter()
-        .map(|n| Line {
-            name: n.clone(),
-            points: groups[n]
-                .1
-                .iter()
-                .map(|(size, (meds, lo, hi))| {
-                    let mut m = meds.clone();
-                    m.sort_by(f64::total_cmp);
-                    (*size as f64, m[m.len() / 2], *lo, *hi)
-                })
-                .collect(),
-        })
-        .collect();
-    let mut sizes: Vec<u64> = order
-        .iter()
-        .flat_map(|n| groups[n].1.keys().copied())
-        .collect();
-    sizes.sort_unstable();
-    sizes.dedup();
+    series.sort_by_key(|(_, g)| std::cmp::Reverse(g.by_size.len()));
+    let hidden = series.len().saturating_sub(MAX_SERIES);
+    series.truncate(MAX_SERIES);
+    let lines: Vec<Line> = series.iter().map(|(n, g)| g.line(n)).collect();
+    let sizes = chart::sizes_of(series.iter().flat_map(|(_, g)| g.by_size.keys().copied()));
     let refs: Vec<(String, f64)> = refs
         .iter()
         .map(|r| (format!("nvbandwidth {}", r.testname), r.bandwidth_gbs))
@@ -79,35 +95,17 @@ pub fn bandwidth_vs_size(
     } else {
         "; dashed: nvbandwidth reference."
     });
-    if hidden > 0 {
-        caption.push_str(&format!(
-            " {hidden} more series are not drawn (see the parameter table)."
-        ));
-    }
-    let data = vec![
-        ("plot", "bandwidth-vs-size".to_string()),
-        (
-            "measured-sizes",
-            sizes
-                .iter()
-                .map(|s| crate::units::format_size(*s))
-                .collect::<Vec<_>>()
-                .join("|"),
-        ),
-        (
-            "series-directions",
-            order
-                .iter()
-                .map(|n| groups[n].0.clone())
-                .collect::<Vec<_>>()
-                .join("|"),
-        ),
-    ];
+    let caption = chart::series_left_out(caption, hidden);
+    let data = chart::size_plot_data(
+        "bandwidth-vs-size",
+        &sizes,
+        series.iter().map(|(_, g)| g.direction.as_str()),
+    );
     let svg = chart::lines(
         &title,
         "transfer size (binary units: KiB, MiB, GiB)",
         "median GB/s",
-        &series,
+        &lines,
         &refs,
         XAxis::LogBytes(&sizes),
     );

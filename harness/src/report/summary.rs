@@ -135,11 +135,7 @@ pub fn answer_lines(rows: &[Row]) -> Vec<String> {
             ));
         }
     }
-    out.extend(
-        super::device_memory::answer_lines(rows)
-            .into_iter()
-            .map(|(topic, text)| format!("{topic}: {text}")),
-    );
+    out.extend(super::device_memory::console_lines(rows));
     let timed: Vec<&Row> = rows.iter().collect();
     out.extend(
         super::latency::sentences(&timed)

@@ -4,7 +4,7 @@
 //! half-bandwidth size `a·b` in the legend at the top.
 
 use super::super::CaseRow;
-use super::super::chart::{self, DrawResult, FAMILY, Figure, MAX_SERIES};
+use super::super::chart::{self, DrawResult, FAMILY, Figure, MAX_SERIES, SizeTicks};
 use super::super::labels::{direction_key, strategy_words};
 use super::{fit_rows, fit_words};
 use crate::results::Row;
@@ -74,35 +74,16 @@ pub fn size_curve(scenario: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Op
     let hidden = all.len().saturating_sub(MAX_SERIES);
     all.truncate(MAX_SERIES);
     let title = format!("{scenario}: how does the time of one copy grow with its size?");
-    let mut caption = String::from(
+    let caption = String::from(
         "Top: the time of one copy from the call until the host sees it done (host clock, median of the samples), µs. Bottom: the bandwidth one copy of that size reaches on its own, GB/s (1e9 B/s). Both axes logarithmic; points: measured; dashed: the fit T(V) = a + V/b (a: the fixed cost of one copy, b: the bandwidth large copies approach, a·b: the size at which a copy reaches half of b).",
     );
-    if hidden > 0 {
-        caption.push_str(&format!(
-            " {hidden} more series are not drawn (see the parameter table)."
-        ));
-    }
-    let mut sizes: Vec<u64> = all.iter().flat_map(|c| c.points.keys().copied()).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let data = vec![
-        ("plot", "latency-size-curve".to_string()),
-        (
-            "measured-sizes",
-            sizes
-                .iter()
-                .map(|s| crate::units::format_size(*s))
-                .collect::<Vec<_>>()
-                .join("|"),
-        ),
-        (
-            "series-directions",
-            all.iter()
-                .map(|c| c.direction.clone())
-                .collect::<Vec<_>>()
-                .join("|"),
-        ),
-    ];
+    let caption = chart::series_left_out(caption, hidden);
+    let sizes = chart::sizes_of(all.iter().flat_map(|c| c.points.keys().copied()));
+    let data = chart::size_plot_data(
+        "latency-size-curve",
+        &sizes,
+        all.iter().map(|c| c.direction.as_str()),
+    );
     let svg = draw(&title, &all, &sizes);
     Some(Figure::from_svg(title, caption, svg, data))
 }
@@ -229,6 +210,15 @@ impl Panel {
     }
 }
 
+/// The size axis of a panel: one row of labels, each placed where it does not overlap the one
+/// before.
+const SIZE_TICKS: SizeTicks = SizeTicks {
+    font: 13.0,
+    rows: &[7],
+    gap: 6,
+    ends_first: false,
+};
+
 /// One log-log panel: measured points joined by thin lines, the fit dashed, ticks at the sizes.
 fn panel(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
@@ -263,7 +253,7 @@ fn panel(
         .label_style((FAMILY, 13))
         .axis_desc_style((FAMILY, 14))
         .draw()?;
-    size_ticks(&mut chart, area, sizes, y0, y1)?;
+    SIZE_TICKS.draw(&mut chart, area, sizes, (y0, y1))?;
     for (i, c) in curves.iter().enumerate() {
         let col = chart::color(i);
         let pts: Vec<(f64, f64)> = c
@@ -283,49 +273,6 @@ fn panel(
         }
         chart.draw_series(LineSeries::new(pts.clone(), col.mix(0.5).stroke_width(1)))?;
         chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, col.filled())))?;
-    }
-    Ok(())
-}
-
-type LogChart<'a, 'b> = ChartContext<
-    'a,
-    SVGBackend<'b>,
-    Cartesian2d<
-        plotters::coord::combinators::LogCoord<f64>,
-        plotters::coord::combinators::LogCoord<f64>,
-    >,
->;
-
-/// Grid lines at the sizes measured, labelled where a label does not overlap the previous one.
-fn size_ticks(
-    chart: &mut LogChart<'_, '_>,
-    area: &DrawingArea<SVGBackend<'_>, Shift>,
-    sizes: &[u64],
-    y0: f64,
-    y1: f64,
-) -> DrawResult<()> {
-    let style = TextStyle::from((FAMILY, 13).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-    let mut last_end = i32::MIN;
-    for &s in sizes {
-        let x = s as f64;
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![(x, y0), (x, y1)],
-            RGBColor(215, 215, 215).stroke_width(1),
-        )))?;
-        let label = crate::units::format_size(s);
-        // The chart's coordinates are the whole SVG's; the panel draws relative to its corner.
-        let (px, py) = chart.backend_coord(&(x, y0));
-        let (bx, by) = area.get_base_pixel();
-        let (px, py) = (px - bx, py - by);
-        let half = chart::text_px(&label) as i32 / 2;
-        area.draw(&PathElement::new(
-            vec![(px, py), (px, py + 5)],
-            BLACK.stroke_width(1),
-        ))?;
-        if px - half > last_end + 6 {
-            area.draw(&Text::new(label, (px, py + 7), style.clone()))?;
-            last_end = px + half;
-        }
     }
     Ok(())
 }
