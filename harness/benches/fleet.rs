@@ -13,24 +13,13 @@
 //! scripts/fleet-timings.sh times the same commands on the release binary at full size
 //! (docs/fleet.md has its table).
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use pinscope::results::{ResultSet, ResultsWriter, Row, SampleRow, Samples};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-
-/// The published h200-headline run of `machine` (`h200` or `h200-x2`).
-fn published(machine: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../reports")
-        .join(machine);
-    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("published folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with("-h200-headline-vm.csv"))
-        .collect();
-    found.sort();
-    found.pop().expect("a published h200-headline run")
-}
 
 /// Replica `r` of `row` as case `index`: the label and the key's label part get " r0000123".
 fn replica(row: &Row, r: usize, index: usize) -> Row {
@@ -95,7 +84,11 @@ fn report(c: &mut Criterion) {
         .tempdir()
         .expect("tempdir");
     let path = dir.path().join("synthetic-10k.csv");
-    write_replicated(&published("h200"), 10_000, &path);
+    write_replicated(
+        &common::published_run("h200", "h200-headline"),
+        10_000,
+        &path,
+    );
     let mut g = c.benchmark_group("report 10k rows, real samples (1.8 M lines)");
     g.sample_size(10);
     g.bench_function("load + render", |b| {
@@ -110,8 +103,8 @@ fn report(c: &mut Criterion) {
 
 fn compare(c: &mut Criterion) {
     let sets = vec![
-        replicated_set(&published("h200"), 100_000),
-        replicated_set(&published("h200-x2"), 100_000),
+        replicated_set(&common::published_run("h200", "h200-headline"), 100_000),
+        replicated_set(&common::published_run("h200-x2", "h200-headline"), 100_000),
     ];
     let mut g = c.benchmark_group("compare 2 x 100k matched cases");
     g.sample_size(10);

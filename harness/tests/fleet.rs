@@ -1,6 +1,7 @@
 //! The fleet view: runs of many machines, made from a real published run (host names changed,
 //! one GPU planted slow), and a page for scenarios with more rows than a page lists.
 
+mod common;
 #[path = "fixtures/results/devfixture.rs"]
 mod devfixture;
 
@@ -9,14 +10,7 @@ use pinscope::results::{NodeFolder, NodeSteps, ResultSet};
 use std::path::{Path, PathBuf};
 
 fn headline() -> ResultSet {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/h200");
-    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("published folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with("-h200-headline-vm.csv"))
-        .collect();
-    found.sort();
-    ResultSet::load(found.last().expect("a published h200-headline run")).expect("loads")
+    ResultSet::load(&common::published_run("h200", "h200-headline")).expect("loads")
 }
 
 /// `n` copies of the published run as machines `node-000`…; `slow` gets `factor` × its

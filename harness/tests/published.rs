@@ -1,41 +1,25 @@
 //! `compare`, `report` and claims on the published results in `reports/`: real runs on the lent
 //! H200 machines (single-GPU host and two-GPU host), so CI checks the tools on measured data.
 
+mod common;
+
 use pinscope::accounting::{Metric, Phase};
 use pinscope::compare;
 use pinscope::report;
 use pinscope::results::{Lane, ResultSet, read_rows};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use common::{published_run, published_runs};
 
 fn reports() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports")
-}
-
-fn results_in(dir: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(reports().join(dir))
-        .expect("published results")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "csv")
-                && !p.to_string_lossy().ends_with(".samples.csv")
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-fn one(dir: &str, scenario: &str) -> PathBuf {
-    results_in(dir)
-        .into_iter()
-        .find(|p| p.to_string_lossy().contains(&format!("-{scenario}-")))
-        .unwrap_or_else(|| panic!("no {scenario} results in reports/{dir}"))
+    common::repo().join("reports")
 }
 
 #[test]
 fn every_published_run_reads_back_and_renders() {
-    let runs = results_in("h200");
+    let runs = published_runs("h200");
     assert!(runs.len() >= 12, "{runs:?}");
-    for p in runs.iter().chain(results_in("h200-x2").iter()) {
+    for p in runs.iter().chain(published_runs("h200-x2").iter()) {
         let set = ResultSet::load(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         assert!(!set.rows.is_empty() && !set.samples.is_empty() && set.sidecar.is_some());
         assert!(!set.is_partial(), "{} is partial", p.display());
@@ -53,8 +37,8 @@ fn every_published_run_reads_back_and_renders() {
 #[test]
 fn the_two_h200_hosts_compare_with_intervals_and_verdicts() {
     let sets = compare::load_all(&[
-        one("h200", "h200-headline"),
-        one("h200-x2", "h200-headline"),
+        published_run("h200", "h200-headline"),
+        published_run("h200-x2", "h200-headline"),
     ])
     .expect("loads");
     let c = compare::build(&sets, 0.02);
@@ -87,7 +71,7 @@ fn the_two_h200_hosts_compare_with_intervals_and_verdicts() {
 
 #[test]
 fn published_claims_agree_with_a_fresh_evaluation() {
-    for p in results_in("h200") {
+    for p in published_runs("h200") {
         let set = ResultSet::load(&p).expect("loads");
         let side = set.sidecar.as_ref().expect("sidecar");
         let Some(rec) = side.scenarios.first() else {
@@ -108,7 +92,7 @@ fn published_claims_agree_with_a_fresh_evaluation() {
 
 #[test]
 fn the_article_000_experiment_on_linux_holds_where_it_applies() {
-    let set = ResultSet::load(&one("h200", "wddm-pinned-4g")).expect("loads");
+    let set = ResultSet::load(&published_run("h200", "wddm-pinned-4g")).expect("loads");
     let side = set.sidecar.expect("sidecar");
     assert_eq!(side.machine.platform, "linux");
     let held = side
@@ -150,7 +134,10 @@ fn the_article_000_experiment_on_linux_holds_where_it_applies() {
 #[test]
 fn the_index_links_every_published_page() {
     let index = std::fs::read_to_string(reports().join("index.html")).expect("index");
-    for p in results_in("h200").into_iter().chain(results_in("h200-x2")) {
+    for p in published_runs("h200")
+        .into_iter()
+        .chain(published_runs("h200-x2"))
+    {
         let rel = p.with_extension("html");
         let rel = rel
             .strip_prefix(reports())
@@ -170,13 +157,13 @@ fn the_index_shows_each_runs_headline_from_its_report() {
     let index = std::fs::read_to_string(reports().join("index.html")).expect("index");
     // One headline cell per run: a bandwidth, a latency scenario's first latency sentence, or
     // the sentence saying no bandwidth was measured.
-    let runs = results_in("h200").len() + results_in("h200-x2").len();
+    let runs = published_runs("h200").len() + published_runs("h200-x2").len();
     let headlines = index.matches(" GB/s</b>: ").count()
         + index.matches("copy takes ").count()
         + index.matches("no host-to-GPU bandwidth measured").count();
     assert_eq!(headlines, runs, "{index}");
     // ollama-like's headline is its fastest H2D case, as the CSV has it, and its ring's share.
-    let set = ResultSet::load(&one("h200", "ollama-like")).expect("loads");
+    let set = ResultSet::load(&published_run("h200", "ollama-like")).expect("loads");
     let best = set
         .rows
         .iter()

@@ -7,6 +7,8 @@
 //! a real H200 run; they are not measurements. `UPDATE_GOLDEN=1 cargo test` rewrites the golden
 //! file.
 
+mod common;
+
 use pinscope::accounting::{Metric, Phase};
 use pinscope::compare::{self, Exporter};
 use pinscope::report;
@@ -15,22 +17,6 @@ use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
-}
-
-/// The published results CSV of `scenario` in `reports/<dir>/`.
-fn published_in(dir: &str, scenario: &str) -> PathBuf {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(root().join("../reports").join(dir))
-        .expect("published folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            n.ends_with(&format!("-{scenario}-vm.csv"))
-        })
-        .collect();
-    found.sort();
-    found
-        .pop()
-        .unwrap_or_else(|| panic!("no {scenario} results in reports/{dir}"))
 }
 
 fn synthetic() -> Vec<ResultSet> {
@@ -48,7 +34,7 @@ fn synthetic() -> Vec<ResultSet> {
 }
 
 fn published(scenario: &str) -> ResultSet {
-    ResultSet::load(&published_in("h200", scenario)).expect("loads")
+    ResultSet::load(&common::published_run("h200", scenario)).expect("loads")
 }
 
 #[test]
@@ -74,8 +60,8 @@ fn compare_markdown_matches_the_golden_file() {
 #[test]
 fn terminal_tables_fit_120_columns_and_have_lanes() {
     let sets = vec![
-        ResultSet::load(&published_in("h200", "h200-headline")).expect("loads"),
-        ResultSet::load(&published_in("h200-x2", "h200-headline")).expect("loads"),
+        ResultSet::load(&common::published_run("h200", "h200-headline")).expect("loads"),
+        ResultSet::load(&common::published_run("h200-x2", "h200-headline")).expect("loads"),
     ];
     let cmp = compare::build(&sets, 0.02);
     let text = compare::TableExporter { color: false }.render(&cmp);
@@ -287,16 +273,7 @@ fn blocks(html: &str) -> Vec<String> {
 
 #[test]
 fn no_published_page_attributes_device_memory_to_pinning() {
-    let dir = root().join("../reports/h200");
-    let mut csvs: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("published folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let n = p.to_string_lossy();
-            n.ends_with(".csv") && !n.ends_with(".samples.csv")
-        })
-        .collect();
-    csvs.sort();
+    let csvs = common::published_runs("h200");
     assert!(csvs.len() > 10);
     for csv in &csvs {
         let set = ResultSet::load(csv).expect("loads");
@@ -392,11 +369,13 @@ fn the_wddm_pinned_4g_page_says_what_pinning_alone_cost() {
     assert!(probe.contains("nothing measurable"), "{probe}");
 }
 
-/// The y axis's tick values of a line chart (its right-aligned numeric texts).
-fn y_ticks(fig: &str) -> Vec<f64> {
+/// The numbers an SVG writes as `<text>` elements anchored at `anchor` (`end`: the y axis's
+/// ticks of a line chart; `middle`: the x axis's ticks of a bar chart).
+fn tick_values(fig: &str, anchor: &str) -> Vec<f64> {
+    let attr = format!("text-anchor=\"{anchor}\"");
     fig.split("<text")
         .skip(1)
-        .filter(|t| t[..t.find('>').unwrap_or(0)].contains("text-anchor=\"end\""))
+        .filter(|t| t[..t.find('>').unwrap_or(0)].contains(&attr))
         .filter_map(|t| {
             let body = &t[t.find('>')? + 1..];
             body[..body.find("</text>")?].trim().parse().ok()
@@ -452,7 +431,7 @@ fn timelines_name_each_observer_and_draw_the_change_from_before() {
         "{legend}"
     );
     // The axis spans the change (about -175 MiB), not the machine's 128 GiB of MemAvailable.
-    let ticks = y_ticks(fig);
+    let ticks = tick_values(fig, "end");
     assert!(ticks.iter().any(|v| *v <= -100.0), "{ticks:?}");
     assert!(ticks.contains(&0.0), "0 (before) on the axis: {ticks:?}");
     assert!(
@@ -482,18 +461,6 @@ fn a_run_where_nothing_moved_gets_one_sentence_and_no_timeline() {
     );
 }
 
-/// The x axis's tick values of a bar chart (its centred numeric texts).
-fn x_ticks(fig: &str) -> Vec<f64> {
-    fig.split("<text")
-        .skip(1)
-        .filter(|t| t[..t.find('>').unwrap_or(0)].contains("text-anchor=\"middle\""))
-        .filter_map(|t| {
-            let body = &t[t.find('>')? + 1..];
-            body[..body.find("</text>")?].trim().parse().ok()
-        })
-        .collect()
-}
-
 fn figure_of<'h>(html: &'h str, plot: &str) -> &'h str {
     figures(html)
         .into_iter()
@@ -507,16 +474,19 @@ fn accounting_plots_of_one_page_share_their_scale() {
     // past 4000 MiB, so the +2 MiB bar is a sliver, not a full-width bar.
     let sets = synthetic();
     let page = report::render_compare_html(&compare::build(&sets, 0.02), &sets).expect("renders");
-    let shared = x_ticks(figure_of(&page, "platform-observer-shared"));
-    let dedicated = x_ticks(figure_of(&page, "platform-observer-dedicated"));
+    let shared = tick_values(figure_of(&page, "platform-observer-shared"), "middle");
+    let dedicated = tick_values(figure_of(&page, "platform-observer-dedicated"), "middle");
     assert!(shared.iter().any(|v| *v >= 4000.0), "{shared:?}");
     assert_eq!(shared, dedicated);
     // A real run's report: after allocation and after free on one scale.
     let set = timeline_fixture();
     let html = report::render_report(std::slice::from_ref(&set), &[], "t").expect("renders");
-    let alloc = x_ticks(figure_of(&html, "accounting-alloc"));
+    let alloc = tick_values(figure_of(&html, "accounting-alloc"), "middle");
     assert!(alloc.iter().any(|v| *v >= 4000.0), "{alloc:?}");
-    assert_eq!(alloc, x_ticks(figure_of(&html, "accounting-free")));
+    assert_eq!(
+        alloc,
+        tick_values(figure_of(&html, "accounting-free"), "middle")
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use pinscope::Error;
 use pinscope::results::{
     self, Lane, MachineKey, ResultSet, ResultsWriter, Row, SampleRow, Sidecar, Status,
 };
-use pinscope::scenario;
+use pinscope::scenario::{self, Direction, Engine, HostFlags, HostKind, Mode};
 use pinscope::units::{self, GIB, KIB, MIB};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -280,12 +280,8 @@ fn status() -> impl Strategy<Value = Status> {
     ]
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "written before the 80-line limit; to be split into named steps"
-)]
-fn row() -> impl Strategy<Value = Row> {
-    let machine = (
+fn machine_key() -> impl Strategy<Value = MachineKey> {
+    let fields = (
         field(),
         field(),
         field(),
@@ -293,20 +289,24 @@ fn row() -> impl Strategy<Value = Row> {
         field(),
         field(),
         field(),
+    );
+    fields.prop_map(
+        |(host_name, platform, os, driver_model, gpu, driver_version, pcie_link)| MachineKey {
+            host_name,
+            platform,
+            os,
+            driver_model,
+            gpu,
+            driver_version,
+            pcie_link,
+        },
     )
-        .prop_map(
-            |(host_name, platform, os, driver_model, gpu, driver_version, pcie_link)| MachineKey {
-                host_name,
-                platform,
-                os,
-                driver_model,
-                gpu,
-                driver_version,
-                pcie_link,
-            },
-        );
-    let ids = (field(), field(), field(), field(), any::<u32>(), field());
-    use pinscope::scenario::{Direction, Engine, HostFlags, HostKind, Mode};
+}
+
+/// What a row measured: lane, host memory, flags, engine, direction and mode.
+type Kind = (Lane, Option<HostKind>, HostFlags, Engine, Direction, Mode);
+
+fn kind() -> impl Strategy<Value = Kind> {
     let mut hosts: Vec<Option<HostKind>> = HostKind::ALL.into_iter().map(Some).collect();
     hosts.push(None);
     let flags = (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(p, m, w)| HostFlags {
@@ -314,14 +314,77 @@ fn row() -> impl Strategy<Value = Row> {
         mapped: m,
         write_combined: w,
     });
-    let kind = (
+    (
         prop::sample::select(vec![Lane::H2d, Lane::D2h, Lane::Sum, Lane::Device]),
         prop::sample::select(hosts),
         flags,
         prop::sample::select(Engine::ALL.to_vec()),
         prop::sample::select(Direction::ALL.to_vec()),
         prop::sample::select(Mode::ALL.to_vec()),
+    )
+}
+
+/// A row's numbers: bandwidth, time and latency columns; set-up times with the bytes held;
+/// accounting deltas with the probe columns.
+type Numbers = (
+    Vec<Option<f64>>,
+    (Vec<Option<f64>>, u64, u64),
+    (Vec<Option<f64>>, Vec<Option<f64>>),
+);
+
+fn numbers() -> impl Strategy<Value = Numbers> {
+    // Bandwidth and time columns, then the latency percentiles (µs).
+    let bw = prop::collection::vec(opt_nonneg_f64(), 13);
+    let setup = (
+        prop::collection::vec(opt_nonneg_f64(), 4),
+        any::<u64>(),
+        any::<u64>(),
     );
+    let acct = (
+        prop::collection::vec(opt_f64(), 24),
+        prop::collection::vec(opt_f64(), 5),
+    );
+    (bw, setup, acct)
+}
+
+/// Puts `numbers` in their columns of `r`.
+fn set_numbers(r: &mut Row, (bw, (times, pinned_bytes, device_bytes), (acct, probes)): Numbers) {
+    let mut it = acct.into_iter();
+    for (p, m) in pinscope::accounting::columns() {
+        if let Some(Some(v)) = it.next() {
+            r.accounting.push((p, m, v));
+        }
+    }
+    [
+        r.bw_median_gbs,
+        r.bw_min_gbs,
+        r.bw_max_gbs,
+        r.bw_spread_pct,
+        r.time_median_ms,
+        r.time_min_ms,
+        r.time_max_ms,
+        r.wall_median_ms,
+        r.lat_min_us,
+        r.lat_p50_us,
+        r.lat_p90_us,
+        r.lat_p99_us,
+        r.lat_event_p50_us,
+    ] = bw[..].try_into().expect("13 columns");
+    [r.alloc_ms, r.register_ms, r.unregister_ms, r.free_ms] =
+        times[..].try_into().expect("4 times");
+    [
+        r.max_alloc_held_mib,
+        r.max_alloc_free_mib,
+        r.pinned_ceiling_mib,
+        r.max_alloc_host_mib,
+        r.pinned_ceiling_cap_mib,
+    ] = probes[..].try_into().expect("5 probes");
+    r.pinned_bytes = pinned_bytes;
+    r.device_bytes = device_bytes;
+}
+
+fn row() -> impl Strategy<Value = Row> {
+    let ids = (field(), field(), field(), field(), any::<u32>(), field());
     let sizes = (
         any::<u64>(),
         any::<u64>(),
@@ -337,89 +400,46 @@ fn row() -> impl Strategy<Value = Row> {
         results::Verification::NotApplicable,
     ]);
     let outcome = (status(), any::<u32>(), any::<u32>(), field(), verified);
-    // Bandwidth and time columns, then the latency percentiles (µs).
-    let bw = prop::collection::vec(opt_nonneg_f64(), 13);
-    let setup = (
-        prop::collection::vec(opt_nonneg_f64(), 4),
-        any::<u64>(),
-        any::<u64>(),
-    );
-    let acct = (
-        prop::collection::vec(opt_f64(), 24),
-        prop::collection::vec(opt_f64(), 5),
-    );
-    (machine, ids, kind, sizes, outcome, bw, setup, acct).prop_map(
-        |(machine, ids, kind, sizes, outcome, bw, setup, acct)| {
-            let (run_id, started_at, scenario, case_label, case_index, case_key) = ids;
-            let (lane, host, flags, engine, direction, mode) = kind;
-            let (size_bytes, chunk_bytes, ring, streams, threads, batch) = sizes;
-            let (status, samples, outliers, axes, verified) = outcome;
-            let (times, pinned_bytes, device_bytes) = setup;
-            let (acct, probes) = acct;
-            let mut accounting = Vec::new();
-            let mut it = acct.into_iter();
-            for (p, m) in pinscope::accounting::columns() {
-                if let Some(Some(v)) = it.next() {
-                    accounting.push((p, m, v));
-                }
-            }
-            Row {
-                run_id,
-                started_at,
-                machine,
-                scenario,
-                case_label,
-                case_index: case_index as usize,
-                case_key,
-                lane,
-                host,
-                flags,
-                engine,
-                direction,
-                mode,
-                size_bytes,
-                chunk_bytes,
-                ring,
-                streams,
-                threads,
-                batch,
-                axes,
-                status,
-                samples,
-                outliers,
-                bw_median_gbs: bw[0],
-                bw_min_gbs: bw[1],
-                bw_max_gbs: bw[2],
-                bw_spread_pct: bw[3],
-                time_median_ms: bw[4],
-                time_min_ms: bw[5],
-                time_max_ms: bw[6],
-                wall_median_ms: bw[7],
-                verified,
-                alloc_ms: times[0],
-                register_ms: times[1],
-                unregister_ms: times[2],
-                free_ms: times[3],
-                pinned_bytes,
-                device_bytes,
-                accounting,
-                max_alloc_held_mib: probes[0],
-                max_alloc_free_mib: probes[1],
-                pinned_ceiling_mib: probes[2],
-                max_alloc_host_mib: probes[3],
-                pinned_ceiling_cap_mib: probes[4],
-                stopped_by: None,
-                device: Some(pinscope::results::Device::Gpu(0)),
-                gpus_at_once: 1,
-                lat_min_us: bw[8],
-                lat_p50_us: bw[9],
-                lat_p90_us: bw[10],
-                lat_p99_us: bw[11],
-                lat_event_p50_us: bw[12],
-                wait: None,
-            }
-        },
-    )
+    let parts = (machine_key(), ids, kind(), sizes, outcome, numbers());
+    parts.prop_map(|(machine, ids, kind, sizes, outcome, numbers)| {
+        let (run_id, started_at, scenario, case_label, case_index, case_key) = ids;
+        let (lane, host, flags, engine, direction, mode) = kind;
+        let (size_bytes, chunk_bytes, ring, streams, threads, batch) = sizes;
+        let (status, samples, outliers, axes, verified) = outcome;
+        let mut r = Row {
+            run_id,
+            started_at,
+            machine,
+            scenario,
+            case_label,
+            case_index: case_index as usize,
+            case_key,
+            lane,
+            host,
+            flags,
+            engine,
+            direction,
+            mode,
+            size_bytes,
+            chunk_bytes,
+            ring,
+            streams,
+            threads,
+            batch,
+            axes,
+            status,
+            samples,
+            outliers,
+            verified,
+            stopped_by: None,
+            device: Some(pinscope::results::Device::Gpu(0)),
+            gpus_at_once: 1,
+            wait: None,
+            ..Row::default()
+        };
+        set_numbers(&mut r, numbers);
+        r
+    })
 }
 
 /// The header and first data line of a real results file, and data lines built from it with one

@@ -1,8 +1,6 @@
 //! GitHub-flavoured Markdown: paste into an issue or a README.
 
-use super::{
-    Comparison, Exporter, LATENCY_TITLE, TableKind, closing_lists, header_lines, text_tables,
-};
+use super::{Comparison, Exporter, closing_lists, header_lines, text_tables};
 
 pub struct MarkdownExporter;
 
@@ -31,13 +29,8 @@ impl Exporter for MarkdownExporter {
         for l in header_lines(cmp) {
             out.push_str(&format!("- {}\n", cell(&l)));
         }
-        for t in text_tables(cmp) {
-            let title = match &t.kind {
-                TableKind::Bandwidth => "Bandwidth (median GB/s)",
-                TableKind::Latency => LATENCY_TITLE,
-                TableKind::Accounting(title) => title,
-            };
-            out.push_str(&format!("\n### {title}\n\n"));
+        for t in text_tables(cmp, "Bandwidth (median GB/s)") {
+            out.push_str(&format!("\n### {}\n\n", t.title));
             // A blank line between the parts: Markdown would join tables that touch.
             let parts: Vec<String> = t.parts.iter().map(|(h, r)| md_table(h, r)).collect();
             out.push_str(&parts.join("\n"));

@@ -350,38 +350,29 @@ pub(crate) fn accounting_grids(cmp: &Comparison) -> Vec<(String, Vec<String>, Ve
 /// A table of the text exporters: its title and its parts, each a header and rows, split so
 /// each part fits [`TABLE_WIDTH`].
 pub(crate) struct TextTable {
-    pub kind: TableKind,
+    pub title: String,
     pub parts: Vec<(Vec<String>, Vec<Vec<String>>)>,
 }
 
-/// Which table a [`TextTable`] is: each exporter titles them in its own words.
-pub(crate) enum TableKind {
-    Bandwidth,
-    /// Titled [`LATENCY_TITLE`].
-    Latency,
-    /// An accounting phase, with its title.
-    Accounting(String),
-}
-
 /// The tables the text exporters print after the header lines, in order: the bandwidth grid
-/// (not for a comparison of latency runs alone: no empty table), the latency grid when there
-/// are latency rows, then one accounting table per phase.
-pub(crate) fn text_tables(cmp: &Comparison) -> Vec<TextTable> {
-    let split = |kind, (h, r): (Vec<String>, Vec<Vec<String>>), keep| TextTable {
-        kind,
+/// titled `bandwidth_title` (not for a comparison of latency runs alone: no empty table), the
+/// latency grid when there are latency rows, then one accounting table per phase.
+pub(crate) fn text_tables(cmp: &Comparison, bandwidth_title: &str) -> Vec<TextTable> {
+    let split = |title: &str, (h, r): (Vec<String>, Vec<Vec<String>>), keep| TextTable {
+        title: title.to_string(),
         parts: split_to_width(&h, &r, keep, TABLE_WIDTH),
     };
     let bandwidth = bandwidth_grid(cmp);
     let latency = latency_grid(cmp);
     let mut out = Vec::new();
     if !bandwidth.1.is_empty() || latency.1.is_empty() {
-        out.push(split(TableKind::Bandwidth, bandwidth, 2));
+        out.push(split(bandwidth_title, bandwidth, 2));
     }
     if !latency.1.is_empty() {
-        out.push(split(TableKind::Latency, latency, 2));
+        out.push(split(LATENCY_TITLE, latency, 2));
     }
     for (title, h, r) in accounting_grids(cmp) {
-        out.push(split(TableKind::Accounting(title), (h, r), 3));
+        out.push(split(&title, (h, r), 3));
     }
     out
 }

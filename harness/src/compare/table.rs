@@ -1,9 +1,7 @@
 //! Aligned plain-text tables for a terminal; verdicts coloured only when asked (a TTY without
 //! `NO_COLOR`).
 
-use super::{
-    Comparison, Exporter, LATENCY_TITLE, TableKind, closing_lists, header_lines, text_tables,
-};
+use super::{Comparison, Exporter, closing_lists, header_lines, text_tables};
 
 const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
@@ -91,13 +89,8 @@ impl Exporter for TableExporter {
             out.push_str(&l);
             out.push('\n');
         }
-        for t in text_tables(cmp) {
-            let title = match &t.kind {
-                TableKind::Bandwidth => "Bandwidth (median GB/s, 1 GB = 1e9 bytes)",
-                TableKind::Latency => LATENCY_TITLE,
-                TableKind::Accounting(title) => title,
-            };
-            out.push_str(&format!("\n{title}\n"));
+        for t in text_tables(cmp, "Bandwidth (median GB/s, 1 GB = 1e9 bytes)") {
+            out.push_str(&format!("\n{}\n", t.title));
             let parts: Vec<String> = t.parts.iter().map(|(h, r)| align(h, r, &paint)).collect();
             out.push_str(&parts.join("\n"));
         }

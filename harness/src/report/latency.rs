@@ -318,7 +318,8 @@ struct Bar {
     whisker: Option<(f64, f64)>,
 }
 
-/// A one-series bar chart of `bars` (the first [`chart::MAX_CATEGORIES`]), with its caption.
+/// A one-series bar chart of `bars` (the first [`chart::MAX_CATEGORIES`]), with its caption;
+/// `None` without bars.
 fn bar_figure(
     title: String,
     x_desc: &str,
@@ -326,7 +327,10 @@ fn bar_figure(
     digits: usize,
     caption: &str,
     kind: &str,
-) -> Figure {
+) -> Option<Figure> {
+    if bars.is_empty() {
+        return None;
+    }
     let left_out = keep_drawable(&mut bars, "rows are in the parameter table.");
     let b = Bars {
         title,
@@ -338,7 +342,7 @@ fn bar_figure(
         digits,
         ..Bars::default()
     };
-    Figure::bars(&b, caption, left_out, chart::plot_kind(kind))
+    Some(Figure::bars(&b, caption, left_out, chart::plot_kind(kind)))
 }
 
 /// One bar of the waiting plot: its label, median µs and (min, p99) whisker.
@@ -364,17 +368,14 @@ pub fn waits(scenario: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Option<
         .filter(|(_, r)| r.engine == Engine::Empty && r.status.is_ok())
         .filter_map(|(set, r)| wait_bar(&labels[*set], r))
         .collect();
-    if bars.is_empty() {
-        return None;
-    }
-    Some(bar_figure(
+    bar_figure(
         format!("{scenario}: what does waiting for the GPU cost?"),
         "µs per empty kernel (host clock, p50)",
         bars,
         2,
         "One empty kernel per sample, launched and waited for as each bar says (SCHED_* contexts are created with that flag for the case); bar: median of the host clock, whisker: min to p99. The call-alone bar holds the stream with the spin gate, so the call never waits. Back-to-back launches: the batch's time divided by its launches.",
         "latency-waits",
-    ))
+    )
 }
 
 /// Bars: ns per dependent load of the pointer chase through mapped host memory, per footprint
@@ -400,17 +401,14 @@ pub fn chases(scenario: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Option
             })
         })
         .collect();
-    if bars.is_empty() {
-        return None;
-    }
-    Some(bar_figure(
+    bar_figure(
         format!("{scenario}: how long does one GPU read of mapped host memory take?"),
         "ns per dependent load (event time / loads, p50)",
         bars,
         0,
         "One GPU thread follows dependent 8-byte pointers through mapped host memory of each footprint (one node per 128-byte line, in order as nvbandwidth's host_device_latency_sm, or one random cycle); bar: median per-load time over the samples, whisker: min to p99.",
         "latency-chase",
-    ))
+    )
 }
 
 /// The latency figures of one scenario, those its rows can draw: the size curve, the waits and

@@ -179,3 +179,33 @@ pub fn quiet_run(allow_pinned: f64, case_timeout: Duration) -> RunOptions {
         allow_vram_overflow: false,
     }
 }
+
+/// The results CSVs published in `reports/<machine>/` (not their samples files), oldest first.
+pub fn published_runs(machine: &str) -> Vec<PathBuf> {
+    let dir = repo().join("reports").join(machine);
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            n.ends_with(".csv") && !n.ends_with(".samples.csv")
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The newest results CSV of `scenario` published in `reports/<machine>/`.
+pub fn published_run(machine: &str, scenario: &str) -> PathBuf {
+    published_runs(machine)
+        .into_iter()
+        .rfind(|p| published_scenario(p) == Some(scenario))
+        .unwrap_or_else(|| panic!("no {scenario} results in reports/{machine}"))
+}
+
+/// The scenario a published results file holds, from its name:
+/// `<yyyymmdd>-<hhmmss>-<scenario>-<host tag>.csv`.
+fn published_scenario(path: &Path) -> Option<&str> {
+    let stem = path.file_stem()?.to_str()?;
+    Some(stem.get("yyyymmdd-hhmmss-".len()..)?.rsplit_once('-')?.0)
+}

@@ -15,6 +15,13 @@ fn h200_rows() -> Vec<Row> {
     read_rows(&h200_csv()).expect("the recorded H200 latency run reads")
 }
 
+/// Asserts `text` holds every one of `parts`, showing the text when one is missing.
+fn says(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no `{part}` in:\n{text}");
+    }
+}
+
 fn find<'r>(rows: &'r [Row], label: &str, lane: Lane, size: u64) -> &'r Row {
     rows.iter()
         .find(|r| r.case_label == label && r.lane == lane && r.size_bytes == size)
@@ -64,10 +71,7 @@ fn the_console_summary_prints_times_for_latency_rows() {
         .lines()
         .find(|l| l.contains("pinned direction=h2d size=4 "))
         .expect("the 4-byte pinned row");
-    assert!(
-        line.contains("8.60 µs") && line.contains("p99 10.10 µs"),
-        "{line}"
-    );
+    says(line, &["8.60 µs", "p99 10.10 µs"]);
     assert!(
         !text.contains("0.00 GB/s") && !text.contains(" 0.00 "),
         "{text}"
@@ -76,10 +80,7 @@ fn the_console_summary_prints_times_for_latency_rows() {
         !text.contains("at 0 GB/s"),
         "no bandwidth sentence for the empty kernel: {text}"
     );
-    assert!(
-        text.contains("latency: H2D: a 4-byte pinned copy takes 8.60 µs"),
-        "{text}"
-    );
+    says(&text, &["latency: H2D: a 4-byte pinned copy takes 8.60 µs"]);
 }
 
 #[test]
@@ -102,13 +103,14 @@ fn sentences_say_only_what_was_measured() {
         .iter()
         .find(|l| l.starts_with("H2D: pinned copies cost a fixed"))
         .expect("the fit sentence");
-    assert!(
-        fit.contains("8.60 µs each (a)") && fit.contains("24.7 GB/s (b)"),
-        "{fit}"
-    );
-    assert!(
-        fit.contains("207 KiB (a·b)") && fit.contains("over 2 sizes"),
-        "{fit}"
+    says(
+        fit,
+        &[
+            "8.60 µs each (a)",
+            "24.7 GB/s (b)",
+            "207 KiB (a·b)",
+            "over 2 sizes",
+        ],
     );
 
     // Without the pageable, spin and enqueue rows, nothing is said about them.
@@ -156,14 +158,30 @@ fn the_report_draws_the_size_curve_the_waits_and_the_chase() {
     let figs = figures("latency", &case_rows, &[String::new()]);
     let html: Vec<String> = figs.iter().map(Figure::to_html).collect();
     assert_eq!(html.len(), 3, "{html:#?}");
-    assert!(html[0].contains("data-plot=\"latency-size-curve\""));
-    assert!(html[0].contains("data-measured-sizes=\"4 B|64 KiB\""));
-    assert!(html[0].contains("pinned, copy engine, H2D — a = 8.60 µs, b = 24.7 GB/s, half bandwidth at 207 KiB (fit over 2 sizes)"));
-    assert!(html[1].contains("data-plot=\"latency-waits\""));
-    assert!(html[1].contains("launch + cuStreamSynchronize, SCHED_BLOCKING_SYNC context"));
-    assert!(html[1].contains("25.78"));
-    assert!(html[2].contains("data-plot=\"latency-chase\""));
-    assert!(html[2].contains("256 MiB, random cycle") && html[2].contains("1270"));
+    says(
+        &html[0],
+        &[
+            "data-plot=\"latency-size-curve\"",
+            "data-measured-sizes=\"4 B|64 KiB\"",
+            "pinned, copy engine, H2D — a = 8.60 µs, b = 24.7 GB/s, half bandwidth at 207 KiB (fit over 2 sizes)",
+        ],
+    );
+    says(
+        &html[1],
+        &[
+            "data-plot=\"latency-waits\"",
+            "launch + cuStreamSynchronize, SCHED_BLOCKING_SYNC context",
+            "25.78",
+        ],
+    );
+    says(
+        &html[2],
+        &[
+            "data-plot=\"latency-chase\"",
+            "256 MiB, random cycle",
+            "1270",
+        ],
+    );
     // A run without latency rows draws none of them.
     let bulk: Vec<CaseRow<'_>> = case_rows
         .iter()
@@ -186,23 +204,17 @@ fn the_platform_table_puts_each_runs_latency_side_by_side() {
     let names = ["A linux".to_string(), "B other".to_string()];
     let (set_a, set_b) = (set.clone(), other.clone());
     let html = platform_section(&[set, other], &names);
-    assert!(html.contains("A linux p50 (p99)") && html.contains("B other p50 (p99)"));
-    assert!(
-        html.contains("<td>8.60 µs (p99 10.10 µs)</td><td>31.00 µs (p99 10.10 µs)</td>"),
-        "{html}"
-    );
-    assert!(
-        html.contains("<td>1225 ns (p99 1226 ns)</td><td>not measured</td>"),
-        "{html}"
-    );
-    assert!(html.contains("a = 8.60 µs, b = 24.7 GB/s"), "{html}");
-    assert!(
-        html.contains("<td>pinned · pinned, copy engine, H2D, 4 B, latency</td>"),
-        "{html}"
-    );
-    assert!(
-        html.contains("<td>launch-call · device memory, empty kernel, enqueue</td>"),
-        "{html}"
+    says(
+        &html,
+        &[
+            "A linux p50 (p99)",
+            "B other p50 (p99)",
+            "<td>8.60 µs (p99 10.10 µs)</td><td>31.00 µs (p99 10.10 µs)</td>",
+            "<td>1225 ns (p99 1226 ns)</td><td>not measured</td>",
+            "a = 8.60 µs, b = 24.7 GB/s",
+            "<td>pinned · pinned, copy engine, H2D, 4 B, latency</td>",
+            "<td>launch-call · device memory, empty kernel, enqueue</td>",
+        ],
     );
     let said = platform_sentences(&[set_a.clone(), set_b.clone()], &names);
     assert_eq!(said.len(), 1, "{said:?}");
@@ -237,6 +249,11 @@ fn the_report_of_a_latency_run_draws_no_bandwidth_of_tiny_copies() {
         !page.contains("fastest is"),
         "no bandwidth answer for 4-byte copies"
     );
-    assert!(page.contains("<strong>Latency:</strong> H2D: a 4-byte pinned copy takes 8.60 µs"));
-    assert!(page.contains("<td>8.60 µs</td><td>—</td><td>—</td><td>p99 10.10 µs</td>"));
+    says(
+        &page,
+        &[
+            "<strong>Latency:</strong> H2D: a 4-byte pinned copy takes 8.60 µs",
+            "<td>8.60 µs</td><td>—</td><td>—</td><td>p99 10.10 µs</td>",
+        ],
+    );
 }
