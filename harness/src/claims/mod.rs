@@ -129,7 +129,7 @@ fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (ClaimStatus, String) {
         if !c.op.holds(v, bound) {
             return (
                 ClaimStatus::NotHeld,
-                format!("{} = {v:.3}, needs {} {bound:.3}", c.metric, c.op.symbol()),
+                format!("{} = {v:.3}, needs {} {bound:.3}", c.metric, c.op.name()),
             );
         }
         worst = Some((v, bound));
@@ -137,7 +137,7 @@ fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (ClaimStatus, String) {
     let (v, bound) = worst.unwrap_or((0.0, 0.0));
     (
         ClaimStatus::Held,
-        format!("{} = {v:.3} {} {bound:.3}", c.metric, c.op.symbol()),
+        format!("{} = {v:.3} {} {bound:.3}", c.metric, c.op.name()),
     )
 }
 

@@ -854,6 +854,21 @@ mod tests {
         w.into_inner().unwrap()
     }
 
+    /// Fails naming `path` and its first differing line unless `again` is `bytes`.
+    fn assert_written_back(path: &Path, again: &[u8], bytes: &[u8]) {
+        assert!(
+            again == bytes,
+            "{} differs when written back:\n{}",
+            path.display(),
+            String::from_utf8_lossy(again)
+                .lines()
+                .zip(String::from_utf8_lossy(bytes).lines())
+                .find(|(a, b)| a != b)
+                .map(|(a, b)| format!("written {a}\n   file {b}"))
+                .unwrap_or_default()
+        );
+    }
+
     /// Every published samples file, read into typed rows (lane, series, index) and written
     /// back by the writer's own field function, gives the same bytes.
     #[test]
@@ -871,19 +886,7 @@ mod tests {
             for s in &samples {
                 w.write_record(sample_fields(s)).unwrap();
             }
-            let again = w.into_inner().unwrap();
-            let bytes = std::fs::read(&sp).unwrap();
-            assert!(
-                again == bytes,
-                "{} differs when written back:\n{}",
-                sp.display(),
-                String::from_utf8_lossy(&again)
-                    .lines()
-                    .zip(String::from_utf8_lossy(&bytes).lines())
-                    .find(|(a, b)| a != b)
-                    .map(|(a, b)| format!("written {a}\n   file {b}"))
-                    .unwrap_or_default()
-            );
+            assert_written_back(&sp, &w.into_inner().unwrap(), &std::fs::read(&sp).unwrap());
             checked += 1;
         }
         assert!(checked >= 20, "only {checked} samples files");
@@ -898,18 +901,7 @@ mod tests {
             let rows = read_rows_from(&p, &bytes).unwrap_or_else(|e| panic!("{e}"));
             let mut rdr = csv::Reader::from_reader(bytes.as_slice());
             let header = rdr.headers().unwrap().clone();
-            let again = rewritten(&header, &rows);
-            assert!(
-                again == bytes,
-                "{} differs when written back:\n{}",
-                p.display(),
-                String::from_utf8_lossy(&again)
-                    .lines()
-                    .zip(String::from_utf8_lossy(&bytes).lines())
-                    .find(|(a, b)| a != b)
-                    .map(|(a, b)| format!("written {a}\n   file {b}"))
-                    .unwrap_or_default()
-            );
+            assert_written_back(&p, &rewritten(&header, &rows), &bytes);
         }
     }
 }

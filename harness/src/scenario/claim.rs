@@ -3,32 +3,25 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Op {
-    #[serde(rename = ">=")]
-    Ge,
-    #[serde(rename = "<=")]
-    Le,
-    #[serde(rename = ">")]
-    Gt,
-    #[serde(rename = "<")]
-    Lt,
+use super::model::named_enum;
+
+named_enum! {
+    /// How a claim's value is compared with its bound (written as the symbol).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Op {
+        #[serde(rename = ">=")]
+        Ge,
+        #[serde(rename = "<=")]
+        Le,
+        #[serde(rename = ">")]
+        Gt,
+        #[serde(rename = "<")]
+        Lt,
+    }
+    names Ge = ">=", Le = "<=", Gt = ">", Lt = "<";
 }
 
 impl Op {
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Op::Ge => ">=",
-            Op::Le => "<=",
-            Op::Gt => ">",
-            Op::Lt => "<",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Op> {
-        [Op::Ge, Op::Le, Op::Gt, Op::Lt]
-            .into_iter()
-            .find(|o| o.symbol() == s)
-    }
     pub fn holds(self, lhs: f64, rhs: f64) -> bool {
         match self {
             Op::Ge => lhs >= rhs,

@@ -12,109 +12,138 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
 
-/// Where the host side of a transfer lives.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum HostKind {
-    /// Ordinary `malloc`-style memory (page-aligned, touched before timing).
-    Pageable,
-    /// `cuMemHostAlloc` / `cudaMallocHost`: page-locked by the driver.
-    #[default]
-    Alloc,
-    /// Pageable memory page-locked with `cuMemHostRegister`.
-    Register,
-    /// `cuMemAllocManaged`: unified memory, migrated on demand.
-    Managed,
+/// Declares a fieldless enum and, after `names`, the text scenarios, results files and the
+/// command line write each variant as; from these come `ALL` (in the order of `names`), `name`,
+/// `parse`, `FromStr` and `Display`. A variant without a name, or a name without its variant,
+/// does not compile.
+macro_rules! named_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $t:ident {
+            $($(#[$vmeta:meta])* $variant:ident,)+
+        }
+        names $($v:ident = $name:literal),+;
+    ) => {
+        $(#[$meta])*
+        $vis enum $t {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $t {
+            /// Every value, in the order of its names.
+            pub const ALL: [$t; [$($name),+].len()] = [$($t::$v),+];
+            /// The name it is written as.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($t::$v => $name,)+
+                }
+            }
+            /// The value written as `s`.
+            pub fn parse(s: &str) -> Option<$t> {
+                Self::ALL.into_iter().find(|v| v.name() == s)
+            }
+        }
+
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                $t::parse(s).ok_or_else(|| {
+                    let names: Vec<&str> = $t::ALL.iter().map(|v| v.name()).collect();
+                    format!("`{s}` is not one of {}", names.join(", "))
+                })
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.name())
+            }
+        }
+    };
+}
+pub(super) use named_enum;
+
+/// A case setting's values: a [`named_enum!`] with the derives every setting has, serialized
+/// by the same names (kebab-case).
+macro_rules! setting_enum {
+    ($(#[$meta:meta])* pub enum $t:ident { $($body:tt)* } $($names:tt)*) => {
+        named_enum! {
+            $(#[$meta])*
+            #[derive(
+                Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord,
+                Default,
+            )]
+            #[serde(rename_all = "kebab-case")]
+            pub enum $t { $($body)* }
+            $($names)*
+        }
+    };
+}
+
+setting_enum! {
+    /// Where the host side of a transfer lives.
+    pub enum HostKind {
+        /// Ordinary `malloc`-style memory (page-aligned, touched before timing).
+        Pageable,
+        /// `cuMemHostAlloc` / `cudaMallocHost`: page-locked by the driver.
+        #[default]
+        Alloc,
+        /// Pageable memory page-locked with `cuMemHostRegister`.
+        Register,
+        /// `cuMemAllocManaged`: unified memory, migrated on demand.
+        Managed,
+    }
+    names Pageable = "pageable", Alloc = "alloc", Register = "register", Managed = "managed";
 }
 
 impl HostKind {
-    pub const ALL: [HostKind; 4] = [Self::Pageable, Self::Alloc, Self::Register, Self::Managed];
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Pageable => "pageable",
-            Self::Alloc => "alloc",
-            Self::Register => "register",
-            Self::Managed => "managed",
-        }
-    }
     /// True when the memory is page-locked for the whole case.
     pub fn is_pinned(self) -> bool {
         matches!(self, Self::Alloc | Self::Register)
     }
 }
 
-/// What moves the bytes.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Engine {
-    /// The DMA copy engines (`cuMemcpyAsync`).
-    #[default]
-    Copy,
-    /// A copy kernel on the SMs; with mapped host memory this is zero-copy access.
-    Kernel,
-    /// A kernel that only reads host memory (zero-copy read bandwidth; direction h2d).
-    KernelRead,
-    /// A kernel that only writes host memory (zero-copy write bandwidth; direction d2h).
-    KernelWrite,
-    /// The CPU reads the host buffer (what write-combined memory costs the CPU; direction d2h).
-    CpuRead,
-    /// The CPU writes the host buffer (direction h2d).
-    CpuWrite,
-    /// A kernel reads device memory only (device memory bandwidth; no host buffer).
-    DeviceRead,
-    /// A kernel writes device memory only.
-    DeviceWrite,
-    /// A kernel copies one device buffer into another.
-    DeviceCopy,
-    /// The copy engines copy one device buffer into another (`cuMemcpyDtoDAsync`, what
-    /// nvbandwidth's `device_local_copy` times).
-    DeviceCopyEngine,
-    /// An empty kernel: nothing moves (launch and synchronisation cost; no host buffer).
-    Empty,
-    /// One thread chases a chain of pointers through mapped host memory at a 128-byte stride
-    /// (nvbandwidth's `host_device_latency_sm`): zero-copy read latency.
-    Chase,
-    /// The same over a random single-cycle chain (no stride a prefetcher could follow).
-    ChaseRandom,
+setting_enum! {
+    /// What moves the bytes.
+    pub enum Engine {
+        /// The DMA copy engines (`cuMemcpyAsync`).
+        #[default]
+        Copy,
+        /// A copy kernel on the SMs; with mapped host memory this is zero-copy access.
+        Kernel,
+        /// A kernel that only reads host memory (zero-copy read bandwidth; direction h2d).
+        KernelRead,
+        /// A kernel that only writes host memory (zero-copy write bandwidth; direction d2h).
+        KernelWrite,
+        /// The CPU reads the host buffer (what write-combined memory costs the CPU; direction d2h).
+        CpuRead,
+        /// The CPU writes the host buffer (direction h2d).
+        CpuWrite,
+        /// A kernel reads device memory only (device memory bandwidth; no host buffer).
+        DeviceRead,
+        /// A kernel writes device memory only.
+        DeviceWrite,
+        /// A kernel copies one device buffer into another.
+        DeviceCopy,
+        /// The copy engines copy one device buffer into another (`cuMemcpyDtoDAsync`, what
+        /// nvbandwidth's `device_local_copy` times).
+        DeviceCopyEngine,
+        /// An empty kernel: nothing moves (launch and synchronisation cost; no host buffer).
+        Empty,
+        /// One thread chases a chain of pointers through mapped host memory at a 128-byte stride
+        /// (nvbandwidth's `host_device_latency_sm`): zero-copy read latency.
+        Chase,
+        /// The same over a random single-cycle chain (no stride a prefetcher could follow).
+        ChaseRandom,
+    }
+    names Copy = "copy", Kernel = "kernel", KernelRead = "kernel-read",
+        KernelWrite = "kernel-write", CpuRead = "cpu-read", CpuWrite = "cpu-write",
+        DeviceRead = "device-read", DeviceWrite = "device-write", DeviceCopy = "device-copy",
+        DeviceCopyEngine = "device-copy-engine", Empty = "empty", Chase = "chase",
+        ChaseRandom = "chase-random";
 }
 
 impl Engine {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Copy => "copy",
-            Self::Kernel => "kernel",
-            Self::KernelRead => "kernel-read",
-            Self::KernelWrite => "kernel-write",
-            Self::CpuRead => "cpu-read",
-            Self::CpuWrite => "cpu-write",
-            Self::DeviceRead => "device-read",
-            Self::DeviceWrite => "device-write",
-            Self::DeviceCopy => "device-copy",
-            Self::DeviceCopyEngine => "device-copy-engine",
-            Self::Empty => "empty",
-            Self::Chase => "chase",
-            Self::ChaseRandom => "chase-random",
-        }
-    }
-    pub const ALL: [Engine; 13] = [
-        Self::Copy,
-        Self::Kernel,
-        Self::KernelRead,
-        Self::KernelWrite,
-        Self::CpuRead,
-        Self::CpuWrite,
-        Self::DeviceRead,
-        Self::DeviceWrite,
-        Self::DeviceCopy,
-        Self::DeviceCopyEngine,
-        Self::Empty,
-        Self::Chase,
-        Self::ChaseRandom,
-    ];
     /// True for engines that have no host buffer and move nothing over PCIe: the device memory
     /// engines and the empty kernel.
     pub fn is_device(self) -> bool {
@@ -144,156 +173,52 @@ impl Engine {
     }
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Direction {
-    #[default]
-    H2d,
-    D2h,
-    /// H2D and D2H at the same time on two streams.
-    Bidirectional,
-}
-
-impl Direction {
-    pub const ALL: [Direction; 3] = [Self::H2d, Self::D2h, Self::Bidirectional];
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::H2d => "h2d",
-            Self::D2h => "d2h",
-            Self::Bidirectional => "bidirectional",
-        }
+setting_enum! {
+    pub enum Direction {
+        #[default]
+        H2d,
+        D2h,
+        /// H2D and D2H at the same time on two streams.
+        Bidirectional,
     }
+    names H2d = "h2d", D2h = "d2h", Bidirectional = "bidirectional";
 }
 
-/// How the transfer is organised.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// One transfer straight from/to the host buffer.
-    #[default]
-    Direct,
-    /// Pageable data through a ring of small pinned staging buffers ("small buffers, reused often").
-    Staged,
-    /// Register a slice of pageable memory, copy it, unregister it — timed including registration.
-    RegisterPerCopy,
-    /// Pinned churn: each of `cycles` copies gets a freshly allocated (or registered) host
-    /// buffer, waits `pause`, copies, is verified, and the buffer is freed.
-    Churn,
-    /// Copy latency: one asynchronous copy, then the stream is synchronised; each sample is the
-    /// host clock from the call until the host sees the copy complete (plus its event time).
-    Latency,
-    /// Copy latency through the synchronous copy call (`cuMemcpyHtoD` / `cuMemcpyDtoH`): the
-    /// host clock around the one call.
-    LatencySync,
-    /// Enqueue cost: the host clock around the asynchronous copy call alone, with page-locked
-    /// memory's stream held by the spin gate so the call never waits for the copy.
-    Enqueue,
+setting_enum! {
+    /// How the transfer is organised.
+    pub enum Mode {
+        /// One transfer straight from/to the host buffer.
+        #[default]
+        Direct,
+        /// Pageable data through a ring of small pinned staging buffers ("small buffers, reused
+        /// often").
+        Staged,
+        /// Register a slice of pageable memory, copy it, unregister it — timed including
+        /// registration.
+        RegisterPerCopy,
+        /// Pinned churn: each of `cycles` copies gets a freshly allocated (or registered) host
+        /// buffer, waits `pause`, copies, is verified, and the buffer is freed.
+        Churn,
+        /// Copy latency: one asynchronous copy, then the stream is synchronised; each sample is the
+        /// host clock from the call until the host sees the copy complete (plus its event time).
+        Latency,
+        /// Copy latency through the synchronous copy call (`cuMemcpyHtoD` / `cuMemcpyDtoH`): the
+        /// host clock around the one call.
+        LatencySync,
+        /// Enqueue cost: the host clock around the asynchronous copy call alone, with page-locked
+        /// memory's stream held by the spin gate so the call never waits for the copy.
+        Enqueue,
+    }
+    names Direct = "direct", Staged = "staged", RegisterPerCopy = "register-per-copy",
+        Churn = "churn", Latency = "latency", LatencySync = "latency-sync", Enqueue = "enqueue";
 }
 
 impl Mode {
-    pub const ALL: [Mode; 7] = [
-        Self::Direct,
-        Self::Staged,
-        Self::RegisterPerCopy,
-        Self::Churn,
-        Self::Latency,
-        Self::LatencySync,
-        Self::Enqueue,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Direct => "direct",
-            Self::Staged => "staged",
-            Self::RegisterPerCopy => "register-per-copy",
-            Self::Churn => "churn",
-            Self::Latency => "latency",
-            Self::LatencySync => "latency-sync",
-            Self::Enqueue => "enqueue",
-        }
-    }
-
     /// The latency modes: one operation per sample, `measure.samples` samples, sizes from 4 B.
     pub fn is_latency(self) -> bool {
         matches!(self, Self::Latency | Self::LatencySync | Self::Enqueue)
     }
 }
-
-macro_rules! parse_by_name {
-    ($t:ty, [$($v:expr),*]) => {
-        impl std::str::FromStr for $t {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                [$($v),*].into_iter().find(|v: &$t| v.name() == s).ok_or_else(|| {
-                    let names: Vec<&str> = [$($v),*].iter().map(|v: &$t| v.name()).collect();
-                    format!("`{s}` is not one of {}", names.join(", "))
-                })
-            }
-        }
-        impl fmt::Display for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.pad(self.name())
-            }
-        }
-    };
-}
-parse_by_name!(
-    HostKind,
-    [
-        HostKind::Pageable,
-        HostKind::Alloc,
-        HostKind::Register,
-        HostKind::Managed
-    ]
-);
-parse_by_name!(
-    Engine,
-    [
-        Engine::Copy,
-        Engine::Kernel,
-        Engine::KernelRead,
-        Engine::KernelWrite,
-        Engine::CpuRead,
-        Engine::CpuWrite,
-        Engine::DeviceRead,
-        Engine::DeviceWrite,
-        Engine::DeviceCopy,
-        Engine::DeviceCopyEngine,
-        Engine::Empty,
-        Engine::Chase,
-        Engine::ChaseRandom
-    ]
-);
-parse_by_name!(
-    Direction,
-    [Direction::H2d, Direction::D2h, Direction::Bidirectional]
-);
-parse_by_name!(
-    Wait,
-    [
-        Wait::Stream,
-        Wait::Spin,
-        Wait::Yield,
-        Wait::Blocking,
-        Wait::EventBlocking,
-        Wait::Query
-    ]
-);
-parse_by_name!(
-    Mode,
-    [
-        Mode::Direct,
-        Mode::Staged,
-        Mode::RegisterPerCopy,
-        Mode::Churn,
-        Mode::Latency,
-        Mode::LatencySync,
-        Mode::Enqueue
-    ]
-);
 
 /// How long and how often a case is sampled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -322,47 +247,29 @@ pub const CHASE_STEPS: u64 = 1 << 16;
 /// Launches per sample of an empty-kernel case in `mode = "direct"` unless `measure.batch` says.
 pub const EMPTY_BATCH: u32 = 1000;
 
-/// How the host waits for the end of a latency sample (`wait`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, Default,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Wait {
-    /// `cuStreamSynchronize` in the run's context (the driver's default scheduling: spin while
-    /// there are fewer active contexts than cores, else yield).
-    #[default]
-    Stream,
-    /// `cuStreamSynchronize` in a context of the case's own created with `CU_CTX_SCHED_SPIN`.
-    Spin,
-    /// The same with `CU_CTX_SCHED_YIELD`.
-    Yield,
-    /// The same with `CU_CTX_SCHED_BLOCKING_SYNC` (the thread sleeps until woken).
-    Blocking,
-    /// `cuEventSynchronize` on an end event created with `CU_EVENT_BLOCKING_SYNC`.
-    EventBlocking,
-    /// Polling `cuStreamQuery` until the stream is done.
-    Query,
+setting_enum! {
+    /// How the host waits for the end of a latency sample (`wait`).
+    pub enum Wait {
+        /// `cuStreamSynchronize` in the run's context (the driver's default scheduling: spin while
+        /// there are fewer active contexts than cores, else yield).
+        #[default]
+        Stream,
+        /// `cuStreamSynchronize` in a context of the case's own created with `CU_CTX_SCHED_SPIN`.
+        Spin,
+        /// The same with `CU_CTX_SCHED_YIELD`.
+        Yield,
+        /// The same with `CU_CTX_SCHED_BLOCKING_SYNC` (the thread sleeps until woken).
+        Blocking,
+        /// `cuEventSynchronize` on an end event created with `CU_EVENT_BLOCKING_SYNC`.
+        EventBlocking,
+        /// Polling `cuStreamQuery` until the stream is done.
+        Query,
+    }
+    names Stream = "stream", Spin = "spin", Yield = "yield", Blocking = "blocking",
+        EventBlocking = "event-blocking", Query = "query";
 }
 
 impl Wait {
-    pub const ALL: [Wait; 6] = [
-        Self::Stream,
-        Self::Spin,
-        Self::Yield,
-        Self::Blocking,
-        Self::EventBlocking,
-        Self::Query,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Stream => "stream",
-            Self::Spin => "spin",
-            Self::Yield => "yield",
-            Self::Blocking => "blocking",
-            Self::EventBlocking => "event-blocking",
-            Self::Query => "query",
-        }
-    }
     /// True when the case runs in a context of its own, created with the scheduling flag.
     pub fn own_context(self) -> bool {
         matches!(self, Self::Spin | Self::Yield | Self::Blocking)
@@ -705,36 +612,22 @@ pub struct Scenario {
     pub devices: Option<crate::platform::DeviceSelection>,
 }
 
-/// Which way the bytes of one row went. A bidirectional case gives three rows: h2d, d2h, sum.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Lane {
-    #[default]
-    H2d,
-    D2h,
-    Sum,
-    /// Inside device memory (the `device-*` engines: nothing crosses PCIe).
-    Device,
+setting_enum! {
+    /// Which way the bytes of one row went. A bidirectional case gives three rows: h2d, d2h, sum.
+    pub enum Lane {
+        #[default]
+        H2d,
+        D2h,
+        Sum,
+        /// Inside device memory (the `device-*` engines: nothing crosses PCIe).
+        Device,
+    }
+    names H2d = "h2d", D2h = "d2h", Sum = "sum", Device = "device";
 }
 
 impl Lane {
     /// The lane of a one-way transfer: host-to-device when `h2d`, else device-to-host.
     pub fn one_way(h2d: bool) -> Lane {
         if h2d { Lane::H2d } else { Lane::D2h }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Lane::H2d => "h2d",
-            Lane::D2h => "d2h",
-            Lane::Sum => "sum",
-            Lane::Device => "device",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Lane> {
-        [Lane::H2d, Lane::D2h, Lane::Sum, Lane::Device]
-            .into_iter()
-            .find(|l| l.name() == s)
     }
 }
