@@ -200,7 +200,8 @@ pub fn is_unsafe_char(c: char) -> bool {
 /// [`is_unsafe_char`] written as a visible escape (`\n`, `\u{1b}`), so it prints as one line
 /// and changes nothing on a terminal.
 pub fn escape_text(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(is_unsafe_char) {
+    // Printable ASCII (every field of a results CSV pinscope writes) needs no char decoding.
+    if s.bytes().all(|b| (b' '..=b'~').contains(&b)) || !s.chars().any(is_unsafe_char) {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);

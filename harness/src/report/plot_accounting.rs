@@ -128,7 +128,8 @@ pub(super) fn first_row_per_case<'r, 'a>(
     rows: &'r [CaseRow<'a>],
     keep: impl Fn(&Row) -> bool,
 ) -> Vec<&'r CaseRow<'a>> {
-    let mut seen = HashSet::new();
+    // Sized once: growing it re-hashed every 170-byte key seen so far.
+    let mut seen = HashSet::with_capacity(rows.len());
     rows.iter()
         .filter(|(set, r)| keep(r) && seen.insert((*set, r.case_key.as_str())))
         .collect()

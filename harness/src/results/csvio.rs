@@ -531,6 +531,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
 
     let wait_col = TAIL.iter().position(|c| c.name == "wait").unwrap_or(0);
     let mut out = Vec::new();
+    let mut scratch = Vec::with_capacity(acct.len());
     for_each_record(path, &mut rdr, bytes, |rec, line| {
         // Text from a file anyone may have written: escaped before it reaches a terminal.
         let get = |i: usize| crate::input::escape_text(rec.get(i).unwrap_or("").trim());
@@ -544,30 +545,8 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
                 ),
             });
         }
-        let mut accounting = Vec::new();
-        for (p, m, i) in &acct {
-            if let Some(i) = i {
-                let s = get(*i);
-                let s = s.as_ref();
-                if !s.is_empty() {
-                    let v = s
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|v| v.is_finite())
-                        .ok_or_else(|| {
-                            bad(
-                                path,
-                                line(),
-                                format!(
-                                    "`{}` is `{s}`, not a finite number",
-                                    accounting::column(*p, *m)
-                                ),
-                            )
-                        })?;
-                    accounting.push((*p, *m, v));
-                }
-            }
-        }
+        let accounting =
+            read_accounting(&acct, &get, &mut scratch).map_err(|why| bad(path, line(), why))?;
         // A file without `gpus_at_once` was measured one GPU at a time.
         let mut row = Row {
             gpus_at_once: 1,
@@ -592,6 +571,37 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         Ok(())
     })?;
     Ok(out)
+}
+
+/// A row's accounting deltas: the family's columns the file has (`acct`), those not empty.
+/// Gathered in `scratch` and copied at its length: a growing Vec kept up to twice the room, the
+/// largest part of a row's memory.
+fn read_accounting<'s>(
+    acct: &[(accounting::Phase, accounting::Metric, Option<usize>)],
+    get: &impl Fn(usize) -> std::borrow::Cow<'s, str>,
+    scratch: &mut Vec<(accounting::Phase, accounting::Metric, f64)>,
+) -> Result<Vec<(accounting::Phase, accounting::Metric, f64)>, String> {
+    scratch.clear();
+    for (p, m, i) in acct {
+        let Some(i) = i else { continue };
+        let s = get(*i);
+        let s = s.as_ref();
+        if s.is_empty() {
+            continue;
+        }
+        let v = s
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| {
+                format!(
+                    "`{}` is `{s}`, not a finite number",
+                    accounting::column(*p, *m)
+                )
+            })?;
+        scratch.push((*p, *m, v));
+    }
+    Ok(scratch.to_vec())
 }
 
 /// The `wait` of a row from a file written before the `wait` column: latency rows waited as

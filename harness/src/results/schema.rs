@@ -18,7 +18,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// Rows of a multi-GPU case carry `@gpu<ordinal>` (alone), `@gpu<ordinal>/<n>` (one of n at
 /// once) or `@all/<n>` (their sum) after the case key, so that each placement keeps its own
 /// samples and compares with the same placement of another run.
-pub const MULTI_GPU_MARK: &str = "@";
+pub const MULTI_GPU_MARK: char = '@';
 
 /// What a case ended as.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
