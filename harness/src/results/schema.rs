@@ -139,33 +139,18 @@ impl Named for StopReason {
     }
 }
 
-impl Named for Engine {
-    const ALL: &'static [Self] = &Engine::ALL;
-    fn name(self) -> &'static str {
-        Engine::name(self)
-    }
+/// [`Named`] for the case settings' enums, from the names they are declared with.
+macro_rules! named_as_declared {
+    ($($t:ty),+) => {
+        $(impl Named for $t {
+            const ALL: &'static [Self] = &<$t>::ALL;
+            fn name(self) -> &'static str {
+                <$t>::name(self)
+            }
+        })+
+    };
 }
-
-impl Named for Direction {
-    const ALL: &'static [Self] = &Direction::ALL;
-    fn name(self) -> &'static str {
-        Direction::name(self)
-    }
-}
-
-impl Named for Mode {
-    const ALL: &'static [Self] = &Mode::ALL;
-    fn name(self) -> &'static str {
-        Mode::name(self)
-    }
-}
-
-impl Named for Wait {
-    const ALL: &'static [Self] = &Wait::ALL;
-    fn name(self) -> &'static str {
-        Wait::name(self)
-    }
-}
+named_as_declared!(Engine, Direction, Mode, Wait);
 
 impl fmt::Display for Verification {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
