@@ -545,3 +545,36 @@ impl From<String> for SampleIndex {
         SampleIndex::parse(&s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_and_indices_read_back_as_written() {
+        for text in [
+            "bw_gbs",
+            "event_ms",
+            "wall_ms",
+            "phase:cuda.used",
+            "timeline:procfs.vm_rss",
+            "setup:alloc",
+        ] {
+            let s = Series::parse(text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(s.to_string(), text);
+        }
+        assert_eq!(
+            Series::parse("timeline:dxgi.shared"),
+            Some(Series::Timeline("dxgi.shared".into()))
+        );
+        assert_eq!(Series::parse("bandwidth"), None);
+        assert_eq!(SampleIndex::parse("12"), SampleIndex::Number(12));
+        // Only the number text the writer writes is a number; anything else stays as written.
+        for text in ["before", "007", "-1", ""] {
+            let i = SampleIndex::parse(text);
+            assert!(!matches!(i, SampleIndex::Number(_)), "{text}");
+            assert_eq!(i.to_string(), text);
+        }
+        assert!(SampleIndex::parse("before").is_phase("before"));
+    }
+}
