@@ -105,12 +105,16 @@ fn bad_scenario_exits_2_with_path_line_col() {
         )));
 }
 
+/// Validation comes first: even without a driver a broken file is exit 2, not 3. After `--` a
+/// scenario still means `run` (refused here for what is in it, not for the `--`).
 #[test]
 fn bad_scenario_is_refused_before_the_gpu_is_needed() {
-    // Validation comes first: even without a driver a broken file is exit 2, not 3.
-    pinscope()
-        .arg(fixture("malformed/truncated.toml"))
-        .fails(2, "truncated.toml:6:11: TOML syntax error");
+    for before in [&[][..], &["--"][..]] {
+        pinscope()
+            .args(before)
+            .arg(fixture("malformed/truncated.toml"))
+            .fails(2, "truncated.toml:6:11: TOML syntax error");
+    }
 }
 
 #[test]
@@ -308,12 +312,11 @@ fn a_file_in_the_current_folder_is_used_before_a_shipped_scenario() {
     let mine = text.replacen("name = \"quick\"", "name = \"mine\"", 1);
     assert_ne!(mine, text, "quick.toml has a name line");
     std::fs::write(dir.path().join("quick.toml"), mine).expect("write");
-    pinscope()
+    let plan = pinscope()
         .current_dir(dir.path())
         .args(["plan", "-q", "quick.toml"])
-        .assert()
-        .success()
-        .stdout(predicate::str::starts_with("mine: "));
+        .stdout_ok();
+    assert!(plan.starts_with("mine: "), "{plan}");
 }
 
 #[test]
@@ -437,11 +440,13 @@ fn all_gpus_without_a_driver_is_the_no_gpu_sentence() {
 
 #[test]
 fn plan_says_a_multi_gpu_scenario_runs_each_case_several_times() {
-    pinscope()
+    let plan = pinscope()
         .args(["plan", "scenarios/multi-gpu.toml"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(
+        .stdout_ok();
+    assert_contains_all(
+        &plan,
+        &[
             "devices = \"all\": with N GPUs each case runs on each GPU alone, then on all at once (N + 1 runs",
-        ));
+        ],
+    );
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Refused, no_panic, pinscope, repo};
+use common::{Refused, Succeeds, assert_html_page, no_panic, pinscope, repo};
 use predicates::prelude::*;
 
 const QUICK_A: &str = "reports/h200/20261202-065928-quick-vm.csv";
@@ -18,11 +18,8 @@ fn stdout_of(args: &[&str]) -> String {
 
 #[test]
 fn help_of_help_and_the_usage_line_that_says_a_bare_scenario_runs() {
-    pinscope()
-        .args(["help", "--help"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("Usage: pinscope help [COMMAND]"));
+    let help = pinscope().args(["help", "--help"]).stdout_ok();
+    assert!(help.contains("Usage: pinscope help [COMMAND]"), "{help}");
     let help = stdout_of(&["--help"]);
     assert!(help.contains("pinscope <SCENARIO>..."), "{help}");
     assert!(help.contains("4 `compare --fail-on`"), "{help}");
@@ -46,11 +43,8 @@ fn quiet_is_offered_only_where_it_does_something_and_says_what() {
         assert!(!stdout_of(&[cmd, "--help"]).contains("--quiet"), "{cmd}");
     }
     // Before the command, as older command lines wrote it.
-    pinscope()
-        .args(["-q", "plan", "quick"])
-        .assert()
-        .success()
-        .stdout(predicate::str::starts_with("quick: "));
+    let plan = pinscope().args(["-q", "plan", "quick"]).stdout_ok();
+    assert!(plan.starts_with("quick: "), "{plan}");
 }
 
 #[test]
@@ -117,17 +111,12 @@ fn compare_writes_its_format_to_stdout_or_to_the_output_file() {
     assert!(md.contains('|'), "{md}");
     // The older --html still writes the page beside the table on stdout.
     let page = dir.path().join("c.html");
-    pinscope()
+    let compared = pinscope()
         .args(["compare", QUICK_A, QUICK_B, "--html"])
         .arg(&page)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("baseline"));
-    assert!(
-        std::fs::read_to_string(&page)
-            .expect("page")
-            .contains("<html")
-    );
+        .stdout_ok();
+    assert!(compared.contains("baseline"), "{compared}");
+    assert_html_page(&page);
 }
 
 #[test]

@@ -250,15 +250,22 @@ fn a_results_csv_over_its_bound_is_refused_before_reading() {
 
 // ---- companions of another run ---------------------------------------------------------------
 
-#[test]
-fn a_sidecar_of_another_run_is_refused() {
+/// The recorded h200-headline run copied into a fresh folder, its `ext` companion (`json`,
+/// `samples.csv`) replaced by the staging-tune run's; the folder and the CSV's path.
+fn headline_with_companion_of_another_run(ext: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let csv = copy_run(tmp.path(), "h200-headline");
     std::fs::copy(
-        run_fixture("h200-staging-tune.json"),
-        tmp.path().join("h200-headline.json"),
+        run_fixture(&format!("h200-staging-tune.{ext}")),
+        tmp.path().join(format!("h200-headline.{ext}")),
     )
     .expect("copy");
+    (tmp, csv)
+}
+
+#[test]
+fn a_sidecar_of_another_run_is_refused() {
+    let (_tmp, csv) = headline_with_companion_of_another_run("json");
     pinscope()
         .arg("compare")
         .arg(&csv)
@@ -268,13 +275,7 @@ fn a_sidecar_of_another_run_is_refused() {
 
 #[test]
 fn a_samples_file_of_another_run_is_refused() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let csv = copy_run(tmp.path(), "h200-headline");
-    std::fs::copy(
-        run_fixture("h200-staging-tune.samples.csv"),
-        tmp.path().join("h200-headline.samples.csv"),
-    )
-    .expect("copy");
+    let (tmp, csv) = headline_with_companion_of_another_run("samples.csv");
     pinscope()
         .arg("report")
         .arg(&csv)
@@ -366,23 +367,21 @@ fn a_negative_value_reaches_its_check() {
         .refused(2, "--noise -0.1 is outside 0..1");
 }
 
-/// `pinscope -- x.toml` runs x.toml (here it is refused for what is in it, not for the `--`).
-#[test]
-fn a_double_dash_before_a_scenario_means_run() {
-    pinscope()
-        .arg("--")
-        .arg(fixture("malformed/truncated.toml"))
-        .fails(2, "TOML syntax error");
-}
-
 #[test]
 fn a_mistyped_command_is_answered_with_the_command_meant() {
-    pinscope()
-        .args(["comapre", "a.csv", "b.csv"])
-        .refused(2, "did you mean `pinscope compare`?");
-    pinscope()
-        .args(["-q", "repotr", "a.csv"])
-        .refused(2, "did you mean `pinscope report`?");
+    all_refused(
+        2,
+        &[
+            (
+                &["comapre", "a.csv", "b.csv"],
+                "did you mean `pinscope compare`?",
+            ),
+            (
+                &["-q", "repotr", "a.csv"],
+                "did you mean `pinscope report`?",
+            ),
+        ],
+    );
     // A file of that name is a scenario, as before.
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::write(tmp.path().join("plna"), "name = [").expect("write");
@@ -395,12 +394,16 @@ fn a_mistyped_command_is_answered_with_the_command_meant() {
 
 #[test]
 fn info_device_is_read_as_run_reads_it() {
-    pinscope()
-        .args(["info", "--device", "all"])
-        .refused(2, "--device all: info describes one GPU at a time");
-    pinscope()
-        .args(["info", "--device", "x"])
-        .refused(2, "--device x: `x` is not a GPU");
+    all_refused(
+        2,
+        &[
+            (
+                &["info", "--device", "all"],
+                "--device all: info describes one GPU at a time",
+            ),
+            (&["info", "--device", "x"], "--device x: `x` is not a GPU"),
+        ],
+    );
 }
 
 /// `run --out` naming a file, or a place where nothing can be created, is refused before the

@@ -154,13 +154,8 @@ fn report_output_replaces_a_regular_file_atomically() {
         .arg(&csv)
         .arg("-o")
         .arg(&out)
-        .assert()
-        .success();
-    assert!(
-        std::fs::read_to_string(&out)
-            .expect("read")
-            .contains("<html")
-    );
+        .stdout_ok();
+    assert_html_page(&out);
 }
 
 #[test]

@@ -456,10 +456,7 @@ pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
     let synthetic: Vec<&str> = cmp
         .runs
         .iter()
-        .filter(|r| {
-            let m = |t: &str| t.to_ascii_uppercase().contains("SYNTHETIC");
-            m(&r.path) || m(&r.run_id)
-        })
+        .filter(|r| r.synthetic)
         .map(|r| r.label.as_str())
         .collect();
     if !synthetic.is_empty() {
@@ -468,7 +465,7 @@ pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
             synthetic.join(", ")
         ));
     }
-    for r in &cmp.runs {
+    for (i, r) in cmp.runs.iter().enumerate() {
         let mut l = format!("{}  {}", r.label, r.path);
         if !r.run_id.is_empty() {
             l.push_str(&format!("  (run {}", r.run_id));
@@ -480,7 +477,8 @@ pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
         if r.partial {
             l.push_str("  [partial]");
         }
-        if r.label == "A" {
+        // The first run is the baseline.
+        if i == 0 {
             l.push_str("  baseline");
         }
         out.push(l);

@@ -20,6 +20,9 @@ pub struct RunInfo {
     pub started_at: String,
     /// The run was interrupted or ended early: it holds only the cases that finished.
     pub partial: bool,
+    /// Made up for tests or demonstrations ([`ResultSet::is_synthetic`]), not a measurement.
+    #[serde(skip)]
+    pub synthetic: bool,
 }
 
 /// A machine field whose value is not the same in every run.
@@ -199,6 +202,7 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
             run_id: run_field(s, |c| &c.run_id, |r| &r.run_id),
             started_at: run_field(s, |c| &c.started_at, |r| &r.started_at),
             partial: s.is_partial(),
+            synthetic: s.is_synthetic(),
         })
         .collect();
     let with_settings = sets.iter().all(|s| settings_of(s).is_some());

@@ -6,7 +6,7 @@ use crate::Error;
 use crate::compare::{
     Comparison, accounting_grids, bandwidth_grid, closing_lists, fmt_ci, header_lines, lane_cell,
 };
-use crate::results::ResultSet;
+use crate::results::{ResultSet, Status};
 use crate::stats::Verdict;
 use std::fmt::Write;
 
@@ -136,15 +136,24 @@ fn verdicts(body: &mut String, cmp: &Comparison) {
     let (h, rows) = bandwidth_grid(cmp);
     let head: Vec<&str> = h.iter().map(String::as_str).collect();
     body.push_str("<h3>Bandwidth (median GB/s), ratios and verdicts</h3>\n");
-    body.push_str(&table(&head, &rows, &|i| {
-        if rows[i].iter().any(|c| c == "failed") {
-            "failed"
-        } else if rows[i].iter().any(|c| c == "skipped") {
-            "skipped"
-        } else {
-            ""
-        }
-    }));
+    // The grid has one row per bandwidth entry, in order: a row is marked by how its cells ended.
+    let classes: Vec<&str> = cmp
+        .entries
+        .iter()
+        .filter(|e| !e.measures_time)
+        .map(|e| {
+            let statuses = || e.cells.iter().flatten().map(|c| &c.status);
+            if statuses().any(|s| matches!(s, Status::Failed(_))) {
+                "failed"
+            } else if statuses().any(|s| matches!(s, Status::Skipped(_))) {
+                "skipped"
+            } else {
+                ""
+            }
+        })
+        .collect();
+    debug_assert_eq!(classes.len(), rows.len());
+    body.push_str(&table(&head, &rows, &|i| classes[i]));
     body.push_str(&super::latency::compare_table(cmp));
     body.push_str("</section>\n");
 }

@@ -490,12 +490,18 @@ pub fn platform_section(sets: &[ResultSet], names: &[String]) -> String {
             "pinned copy, {}: fixed cost a, bandwidth b, half-bandwidth size a·b",
             direction_lane(lane)
         )];
-        row.extend(sets.iter().map(|s| {
-            let all: Vec<&Row> = s.rows.iter().collect();
-            fit_rows(copies(&all, Mode::Latency, HostKind::Alloc, lane))
-                .map_or_else(|| "not measured".into(), |f| fit_words(&f))
-        }));
-        if row.iter().skip(1).any(|c| c != "not measured") {
+        let fits: Vec<Option<SizeFit>> = sets
+            .iter()
+            .map(|s| {
+                let all: Vec<&Row> = s.rows.iter().collect();
+                fit_rows(copies(&all, Mode::Latency, HostKind::Alloc, lane))
+            })
+            .collect();
+        if fits.iter().any(Option::is_some) {
+            row.extend(
+                fits.iter()
+                    .map(|f| f.as_ref().map_or_else(|| "not measured".into(), fit_words)),
+            );
             rows.push(row);
         }
     }

@@ -45,23 +45,11 @@ pub fn platforms_differ(sets: &[ResultSet]) -> bool {
     p.iter().any(|x| *x != p[0])
 }
 
-/// A run made up for tests or demonstrations says so in its host name, run id or file name.
-pub fn is_synthetic(s: &ResultSet) -> bool {
-    let marked = |t: &str| t.to_ascii_uppercase().contains("SYNTHETIC");
-    marked(&s.path.display().to_string())
-        || s.rows
-            .first()
-            .is_some_and(|r| marked(&r.run_id) || marked(&r.machine.host_name))
-        || s.sidecar
-            .as_ref()
-            .is_some_and(|c| marked(&c.run_id) || marked(&c.machine.host_name))
-}
-
 /// A banner naming the synthetic runs, if any.
 pub fn synthetic_banner(sets: &[ResultSet]) -> Option<String> {
     let names: Vec<String> = sets
         .iter()
-        .filter(|s| is_synthetic(s))
+        .filter(|s| s.is_synthetic())
         .map(|s| s.path.display().to_string())
         .collect();
     (!names.is_empty()).then(|| {

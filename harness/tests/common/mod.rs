@@ -101,6 +101,33 @@ impl Refused for Command {
     }
 }
 
+/// Asserts that `pinscope` with each of the `cases`' arguments exits with `code` and one error
+/// line containing the case's words.
+pub fn all_refused(code: i32, cases: &[(&[&str], &str)]) {
+    for (args, words) in cases {
+        pinscope().args(*args).refused(code, *words);
+    }
+}
+
+/// A command that must succeed.
+pub trait Succeeds {
+    /// Runs it, asserts it exits 0 without a panic, and returns its standard output.
+    fn stdout_ok(&mut self) -> String;
+}
+
+impl Succeeds for Command {
+    fn stdout_ok(&mut self) -> String {
+        let out = self.assert().success().stderr(no_panic());
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    }
+}
+
+/// Asserts `path` holds an HTML page.
+pub fn assert_html_page(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(text.contains("<html"), "{}: not a page", path.display());
+}
+
 /// A small case for the GPU tests: sampled briefly, observed with a short hold; chunks of at
 /// most 16 MiB for the modes that take one.
 pub fn gpu_case(
