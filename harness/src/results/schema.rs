@@ -12,6 +12,7 @@ pub use crate::platform::MachineKey;
 pub use crate::scenario::Lane;
 use crate::scenario::{Direction, Engine, HostFlags, HostKind, Mode, Wait};
 use std::fmt;
+use std::sync::Arc;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -192,13 +193,14 @@ pub fn host_name(host: Option<HostKind>) -> &'static str {
 /// The largest default cap of the pinned-ceiling probe (MiB): min(50% of RAM, 16 GiB).
 pub const DEFAULT_CEILING_CAP_MAX_MIB: f64 = 16.0 * 1024.0;
 
-/// One row of the results CSV.
+/// One row of the results CSV. The run, its start, the machine and the scenario are the same on
+/// most rows of a file: they are shared (`Arc`), one copy per file instead of one per row.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Row {
-    pub run_id: String,
-    pub started_at: String,
-    pub machine: MachineKey,
-    pub scenario: String,
+    pub run_id: Arc<str>,
+    pub started_at: Arc<str>,
+    pub machine: Arc<MachineKey>,
+    pub scenario: Arc<str>,
     pub case_label: String,
     pub case_index: usize,
     /// [`crate::scenario::Case::key`]: the identity used to match runs.
