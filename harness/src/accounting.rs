@@ -6,22 +6,6 @@
 
 use std::fmt;
 
-/// An accounting metric (a column family of the results CSV, MiB deltas against `before`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    CudaUsed,
-    NvmlUsed,
-    ProcRss,
-    MemAvailable,
-    Committed,
-    Dedicated,
-    Shared,
-    LedgerPinned,
-}
-
 /// Whether a metric can be read on a platform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Availability {
@@ -55,96 +39,53 @@ pub struct Declaration {
 
 use Availability::{No, Unverified, Yes};
 
-/// Every metric, in the CSV's column order. [`Metric::READER_ORDER`] is the order a
-/// Windows-vs-WSL2 reader asks about them in.
-pub const METRICS: [Declaration; 8] = [
-    Declaration {
-        metric: Metric::CudaUsed,
-        name: "cuda_used",
-        header: "CUDA used",
-        label: "CUDA used (cuMemGetInfo)",
-        words: "CUDA used",
-        sources: &["cuda.used"],
-        platforms: [Yes, Yes, Yes, Yes],
-    },
-    Declaration {
-        metric: Metric::NvmlUsed,
-        name: "nvml_used",
-        header: "NVML used",
-        label: "NVML device used",
-        words: "NVML used",
-        sources: &["nvml.used"],
-        platforms: [Yes, Unverified, Yes, Yes],
-    },
-    Declaration {
-        metric: Metric::ProcRss,
-        name: "proc_rss",
-        header: "RSS/WS",
-        label: "host RSS / working set",
-        words: "host RSS",
-        sources: &["procfs.vm_rss", "process.working_set"],
-        platforms: [Yes, Yes, Yes, Yes],
-    },
-    Declaration {
-        metric: Metric::MemAvailable,
-        name: "mem_available",
-        header: "MemAvail",
-        label: "MemAvailable",
-        words: "MemAvailable",
-        sources: &["procfs.mem_available"],
-        platforms: [Yes, Yes, No, No],
-    },
-    Declaration {
-        metric: Metric::Committed,
-        name: "committed",
-        header: "committed",
-        label: "committed / private bytes",
-        words: "committed memory",
-        sources: &["procfs.committed_as", "process.private_usage"],
-        platforms: [Yes, Yes, Yes, Yes],
-    },
-    Declaration {
-        metric: Metric::Dedicated,
-        name: "dedicated",
-        header: "dedicated",
-        label: "dedicated GPU memory (DXGI local)",
-        words: "dedicated GPU memory",
-        sources: &["dxgi.local_usage", "pdh.process_dedicated"],
-        platforms: [No, No, Yes, Unverified],
-    },
-    Declaration {
-        metric: Metric::Shared,
-        name: "shared",
-        header: "shared",
-        label: "shared GPU memory (Task Manager; DXGI non-local)",
-        words: "shared GPU memory",
-        sources: &["dxgi.nonlocal_usage", "pdh.process_shared"],
-        platforms: [No, No, Yes, Unverified],
-    },
-    Declaration {
-        metric: Metric::LedgerPinned,
-        name: "ledger_pinned",
-        header: "ledger",
-        label: "pinscope ledger: page-locked bytes",
-        words: "pinscope's ledger",
-        sources: &["ledger.pinned"],
-        platforms: [Yes, Yes, Yes, Yes],
-    },
-];
+/// Declares [`Metric`], [`Metric::ALL`] and [`METRICS`] from one table, a metric a line:
+/// variant, name, header, label, words, sources and platforms (see [`Declaration`]).
+macro_rules! metrics {
+    ($($m:ident: $name:literal, $header:literal, $label:literal, $words:literal, [$($src:literal),+], [$($p:ident),+];)+) => {
+        /// An accounting metric (a column family of the results CSV, MiB deltas against
+        /// `before`).
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize,
+            serde::Deserialize,
+        )]
+        #[serde(rename_all = "snake_case")]
+        pub enum Metric {
+            $($m,)+
+        }
+
+        impl Metric {
+            /// Every metric, in the CSV's column order.
+            pub const ALL: [Metric; [$($name),+].len()] = [$(Metric::$m),+];
+        }
+
+        /// Every metric, in the CSV's column order. [`Metric::READER_ORDER`] is the order a
+        /// Windows-vs-WSL2 reader asks about them in.
+        pub const METRICS: [Declaration; [$($name),+].len()] = [$(Declaration {
+            metric: Metric::$m,
+            name: $name,
+            header: $header,
+            label: $label,
+            words: $words,
+            sources: &[$($src),+],
+            platforms: [$($p),+],
+        }),+];
+    };
+}
+
+#[rustfmt::skip]
+metrics! {
+    CudaUsed: "cuda_used", "CUDA used", "CUDA used (cuMemGetInfo)", "CUDA used", ["cuda.used"], [Yes, Yes, Yes, Yes];
+    NvmlUsed: "nvml_used", "NVML used", "NVML device used", "NVML used", ["nvml.used"], [Yes, Unverified, Yes, Yes];
+    ProcRss: "proc_rss", "RSS/WS", "host RSS / working set", "host RSS", ["procfs.vm_rss", "process.working_set"], [Yes, Yes, Yes, Yes];
+    MemAvailable: "mem_available", "MemAvail", "MemAvailable", "MemAvailable", ["procfs.mem_available"], [Yes, Yes, No, No];
+    Committed: "committed", "committed", "committed / private bytes", "committed memory", ["procfs.committed_as", "process.private_usage"], [Yes, Yes, Yes, Yes];
+    Dedicated: "dedicated", "dedicated", "dedicated GPU memory (DXGI local)", "dedicated GPU memory", ["dxgi.local_usage", "pdh.process_dedicated"], [No, No, Yes, Unverified];
+    Shared: "shared", "shared", "shared GPU memory (Task Manager; DXGI non-local)", "shared GPU memory", ["dxgi.nonlocal_usage", "pdh.process_shared"], [No, No, Yes, Unverified];
+    LedgerPinned: "ledger_pinned", "ledger", "pinscope ledger: page-locked bytes", "pinscope's ledger", ["ledger.pinned"], [Yes, Yes, Yes, Yes];
+}
 
 impl Metric {
-    /// Every metric, in the CSV's column order.
-    pub const ALL: [Metric; 8] = [
-        Metric::CudaUsed,
-        Metric::NvmlUsed,
-        Metric::ProcRss,
-        Metric::MemAvailable,
-        Metric::Committed,
-        Metric::Dedicated,
-        Metric::Shared,
-        Metric::LedgerPinned,
-    ];
-
     /// The order plots and the platform page list them in: what a Windows-vs-WSL2 reader asks
     /// about first (shared and dedicated GPU memory) first.
     pub const READER_ORDER: [Metric; 8] = [

@@ -37,8 +37,9 @@ impl InputKind {
 /// Scenario files (the shipped ones are under 20 KiB; the largest sweep allowed is ~3.7 MB).
 pub const SCENARIO_FILE: InputKind = InputKind::new("a scenario file", 4 * MIB, None);
 
-/// Results CSVs: about 850 bytes a row, so 100 000 cases with two lanes fit.
-pub const RESULTS_CSV: InputKind = InputKind::new("a results CSV", 256 * MIB, Some(64 * KIB));
+/// Results CSVs: about 680 bytes a row, so 1.5 M rows fit. Memory while one is read: the file's
+/// bytes plus about 1.3 KB per row held (about 3 times the file: 2.2 GiB for 1 GiB).
+pub const RESULTS_CSV: InputKind = InputKind::new("a results CSV", 1024 * MIB, Some(64 * KIB));
 
 /// Samples CSVs (about 200 bytes a sample; the published ones are under 2 MiB).
 pub const SAMPLES_CSV: InputKind = InputKind::new("a samples CSV", 1024 * MIB, Some(64 * KIB));
@@ -278,6 +279,33 @@ mod tests {
         assert!(e.to_string().contains("line 3 is 65537 bytes long"), "{e}");
         std::fs::write(&p, b"a,b\n1,2\n").expect("write");
         assert_eq!(read_input(&p, &RESULTS_CSV).expect("fine"), b"a,b\n1,2\n");
+    }
+
+    /// A results CSV of 1 GiB (1.5 M rows) is read; one byte more is refused from its metadata,
+    /// before anything is read or held.
+    #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "set_len allocates the whole GiB on Windows (not sparse)"
+    )]
+    fn a_results_csv_over_its_bound_is_refused_before_it_is_read() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = d.path().join("big.csv");
+        let f = std::fs::File::create(&p).expect("create");
+        // Sparse: no disk used.
+        f.set_len(RESULTS_CSV.max_bytes).expect("set_len");
+        assert_eq!(
+            check_input(&p, &RESULTS_CSV).expect("at the bound"),
+            1 << 30
+        );
+        f.set_len(RESULTS_CSV.max_bytes + 1).expect("set_len");
+        let e = read_input(&p, &RESULTS_CSV).expect_err("over the bound");
+        assert!(
+            e.to_string()
+                .contains("pinscope reads results CSVs of at most 1 GiB (1073741824 bytes)"),
+            "{e}"
+        );
+        assert_eq!(e.exit_code(), 2);
     }
 
     #[cfg(target_os = "linux")]

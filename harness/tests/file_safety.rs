@@ -245,7 +245,7 @@ fn a_results_csv_over_its_bound_is_refused_before_reading() {
         .arg("-o")
         .arg(tmp.path().join("o.html"))
         .timeout(HANG)
-        .refused(2, "pinscope reads results CSVs of at most 256 MiB");
+        .refused(2, "pinscope reads results CSVs of at most 1 GiB");
 }
 
 // ---- companions of another run ---------------------------------------------------------------

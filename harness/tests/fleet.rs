@@ -22,7 +22,7 @@ fn fleet(n: usize, slow: usize, factor: f64) -> Vec<ResultSet> {
             let mut s = base.clone();
             s.path = PathBuf::from(format!("node-{i:03}/run.csv"));
             for r in &mut s.rows {
-                r.machine.host_name = format!("node-{i:03}");
+                std::sync::Arc::make_mut(&mut r.machine).host_name = format!("node-{i:03}");
                 // A little spread between machines, as real fleets have (±0.5%).
                 let jitter = 1.0 + ((i * 7919) % 11) as f64 * 0.001 - 0.005;
                 let f = if i == slow { factor } else { jitter };
@@ -110,8 +110,8 @@ fn write_node(fleet: &Path, node: &str, factor: f64, check: i32) {
     std::fs::create_dir_all(&dir).expect("node folder");
     let mut rows = pinscope::results::read_rows(&src).expect("rows");
     for r in &mut rows {
-        r.machine.host_name = node.to_string();
-        r.run_id = format!("synthetic-{node}");
+        std::sync::Arc::make_mut(&mut r.machine).host_name = node.to_string();
+        r.run_id = format!("synthetic-{node}").into();
         for v in [&mut r.bw_median_gbs, &mut r.bw_min_gbs, &mut r.bw_max_gbs] {
             *v = v.map(|v| v * factor);
         }

@@ -407,10 +407,10 @@ fn row() -> impl Strategy<Value = Row> {
         let (size_bytes, chunk_bytes, ring, streams, threads, batch) = sizes;
         let (status, samples, outliers, axes, verified) = outcome;
         let mut r = Row {
-            run_id,
-            started_at,
-            machine,
-            scenario,
+            run_id: run_id.into(),
+            started_at: started_at.into(),
+            machine: machine.into(),
+            scenario: scenario.into(),
             case_label,
             case_index: case_index as usize,
             case_key,
@@ -890,10 +890,10 @@ fn escaped_text_reads_back_as_visible_escapes() {
     let row = Row {
         case_label: "\u{1b}[31mRED\u{1b}]0;pwned\u{7}".into(),
         case_key: "two\nlines".into(),
-        machine: MachineKey {
+        machine: std::sync::Arc::new(MachineKey {
             gpu: "\u{202e}lmth.exe".into(),
             ..MachineKey::default()
-        },
+        }),
         ..Row::default()
     };
     w.write_case(std::slice::from_ref(&row), &[])

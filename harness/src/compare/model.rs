@@ -146,7 +146,7 @@ fn base_machine_fields(set: &ResultSet) -> Vec<(&'static str, String)> {
     let k = set
         .rows
         .first()
-        .map(|r| r.machine.clone())
+        .map(|r| (*r.machine).clone())
         .unwrap_or_else(|| {
             set.sidecar
                 .as_ref()
@@ -182,15 +182,15 @@ fn base_machine_fields(set: &ResultSet) -> Vec<(&'static str, String)> {
 /// A field every row of a run repeats: from the sidecar, else from the first row, else empty.
 fn run_field(
     set: &ResultSet,
-    in_sidecar: impl Fn(&Sidecar) -> &String,
-    in_row: impl Fn(&Row) -> &String,
+    in_sidecar: impl Fn(&Sidecar) -> &str,
+    in_row: impl Fn(&Row) -> &str,
 ) -> String {
     set.sidecar
         .as_ref()
         .map(in_sidecar)
         .or_else(|| set.rows.first().map(in_row))
-        .cloned()
         .unwrap_or_default()
+        .to_string()
 }
 
 /// Builds the comparison of `sets` (the first is the baseline). Pure: no I/O.
@@ -361,7 +361,7 @@ impl<'a> EntryBuilder<'a> {
         Entry {
             case_key: first.case_key.clone(),
             case_label: first.title(),
-            scenario: first.scenario.clone(),
+            scenario: first.scenario.to_string(),
             lane: first.lane,
             direction: first.direction,
             size_bytes: first.size_bytes,

@@ -169,7 +169,7 @@ fn machines(out: &mut String, sets: &[ResultSet], labels: &[String]) {
                     let k = s
                         .rows
                         .first()
-                        .map(|r| r.machine.clone())
+                        .map(|r| (*r.machine).clone())
                         .unwrap_or_default();
                     vec![
                         l.trim().to_string(),
@@ -283,8 +283,10 @@ fn scenario_names(sets: &[ResultSet]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for s in sets {
         for r in &s.rows {
-            if names.last() != Some(&r.scenario) && !names.contains(&r.scenario) {
-                names.push(r.scenario.clone());
+            if names.last().map(String::as_str) != Some(&*r.scenario)
+                && !names.iter().any(|n| **n == *r.scenario)
+            {
+                names.push(r.scenario.to_string());
             }
         }
         for sc in s.sidecar.iter().flat_map(|c| &c.scenarios) {
@@ -541,7 +543,7 @@ fn failures(out: &mut String, all: &[CaseRow<'_>], labels: &[String]) {
             let cells = vec![
                 format!("{}{}", labels[*set], r.case_label),
                 r.lane.name().into(),
-                r.scenario.clone(),
+                r.scenario.to_string(),
                 kind.into(),
                 why,
             ];
@@ -795,10 +797,7 @@ pub fn render_fleet_report(
         .collect();
     let mut by_scenario: HashMap<&str, Vec<CaseRow<'_>>> = HashMap::new();
     for cr in &all {
-        by_scenario
-            .entry(cr.1.scenario.as_str())
-            .or_default()
-            .push(*cr);
+        by_scenario.entry(&*cr.1.scenario).or_default().push(*cr);
     }
     let names = scenario_names(sets);
 

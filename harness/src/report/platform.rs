@@ -128,7 +128,7 @@ fn machine_table(out: &mut String, sets: &[ResultSet], names: &[String]) {
     let key = |s: &ResultSet| {
         s.rows
             .first()
-            .map(|r| r.machine.clone())
+            .map(|r| (*r.machine).clone())
             .unwrap_or_default()
     };
     let rows = vec![

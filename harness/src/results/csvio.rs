@@ -12,10 +12,13 @@ use crate::scenario::{HostFlags, HostKind};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A field of a [`Row`], as a column reads and writes it.
 enum Field<'a> {
     Text(&'a mut String),
+    /// Text most rows of a file share: a row read with the previous row's value keeps it.
+    Shared(&'a mut Arc<str>),
     /// A whole number of bytes or an index.
     Whole(&'a mut u64),
     Index(&'a mut usize),
@@ -124,6 +127,13 @@ pub struct Column {
 /// `col!(name, unit, Kind, field)`: the column `name` (values in `unit`, empty when it has none)
 /// holding `Field::Kind` of the [`Row`] field `field` (a path such as `machine.os`).
 macro_rules! col {
+    ($name:literal, $unit:literal, machine.$field:ident) => {
+        Column {
+            name: $name,
+            unit: $unit,
+            field: |r| Field::Text(&mut Arc::make_mut(&mut r.machine).$field),
+        }
+    };
     ($name:literal, $unit:literal, $kind:ident, $($field:ident).+) => {
         Column {
             name: $name,
@@ -136,16 +146,16 @@ macro_rules! col {
 /// The leading columns, in order (after `schema_version`, which every file starts with and which
 /// is checked on its own). Every file has them.
 const HEAD: &[Column] = &[
-    col!("run_id", "", Text, run_id),
-    col!("started_at", "", Text, started_at),
-    col!("host_name", "", Text, machine.host_name),
-    col!("platform", "", Text, machine.platform),
-    col!("os", "", Text, machine.os),
-    col!("driver_model", "", Text, machine.driver_model),
-    col!("gpu", "", Text, machine.gpu),
-    col!("driver_version", "", Text, machine.driver_version),
-    col!("pcie_link", "", Text, machine.pcie_link),
-    col!("scenario", "", Text, scenario),
+    col!("run_id", "", Shared, run_id),
+    col!("started_at", "", Shared, started_at),
+    col!("host_name", "", machine.host_name),
+    col!("platform", "", machine.platform),
+    col!("os", "", machine.os),
+    col!("driver_model", "", machine.driver_model),
+    col!("gpu", "", machine.gpu),
+    col!("driver_version", "", machine.driver_version),
+    col!("pcie_link", "", machine.pcie_link),
+    col!("scenario", "", Shared, scenario),
     col!("case_label", "", Text, case_label),
     col!("case_index", "", Index, case_index),
     col!("case_key", "", Text, case_key),
@@ -238,7 +248,11 @@ impl Column {
             Field::Whole(v) => Some(*v as f64),
             Field::Small(v) => Some(f64::from(*v)),
             Field::Index(v) => Some(*v as f64),
-            Field::Text(_) | Field::Lane(_) | Field::Status(_) | Field::Cell(_) => None,
+            Field::Text(_)
+            | Field::Shared(_)
+            | Field::Lane(_)
+            | Field::Status(_)
+            | Field::Cell(_) => None,
         }
     }
 
@@ -246,6 +260,7 @@ impl Column {
     fn write(&self, row: &mut Row) -> String {
         match (self.field)(row) {
             Field::Text(s) => s.clone(),
+            Field::Shared(s) => s.to_string(),
             Field::Whole(v) => v.to_string(),
             Field::Index(v) => v.to_string(),
             Field::Small(v) => v.to_string(),
@@ -265,6 +280,11 @@ impl Column {
         };
         match (self.field)(row) {
             Field::Text(t) => *t = s.into(),
+            Field::Shared(t) => {
+                if **t != *s {
+                    *t = s.into();
+                }
+            }
             Field::Whole(v) => *v = whole()?,
             Field::Index(v) => *v = whole()? as usize,
             Field::Small(v) => {
@@ -530,7 +550,7 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         .collect();
 
     let wait_col = TAIL.iter().position(|c| c.name == "wait").unwrap_or(0);
-    let mut out = Vec::new();
+    let mut out: Vec<Row> = Vec::new();
     let mut scratch = Vec::with_capacity(acct.len());
     for_each_record(path, &mut rdr, bytes, |rec, line| {
         // Text from a file anyone may have written: escaped before it reaches a terminal.
@@ -553,6 +573,12 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
             accounting,
             ..Row::default()
         };
+        // The shared texts start as the previous row's: read as the same, they stay shared.
+        if let Some(prev) = out.last() {
+            row.run_id = Arc::clone(&prev.run_id);
+            row.started_at = Arc::clone(&prev.started_at);
+            row.scenario = Arc::clone(&prev.scenario);
+        }
         let cells = HEAD.iter().zip(head.iter().map(|&i| Some(i)));
         let late = TAIL.iter().zip(tail.iter().copied());
         for (c, i) in cells.chain(late) {
@@ -566,6 +592,11 @@ pub fn read_rows_from(path: &Path, bytes: &[u8]) -> Result<Vec<Row>, Error> {
         }
         if tail[wait_col].is_none() {
             row.wait = wait_before_its_column(&row);
+        }
+        if let Some(prev) = out.last()
+            && prev.machine == row.machine
+        {
+            row.machine = Arc::clone(&prev.machine);
         }
         out.push(row);
         Ok(())
@@ -615,7 +646,7 @@ fn wait_before_its_column(row: &Row) -> Option<crate::scenario::Wait> {
     let named = row
         .case_key
         .rsplit_once(",wait=")
-        .and_then(|(_, w)| Wait::ALL.iter().copied().find(|v| v.name() == w));
+        .and_then(|(_, w)| Wait::parse(w));
     Some(named.unwrap_or(Wait::Stream))
 }
 
@@ -775,7 +806,7 @@ fn check_sidecar_belongs(
 ) -> Result<(), Error> {
     let ids: std::collections::BTreeSet<&str> = rows
         .iter()
-        .map(|r| r.run_id.as_str())
+        .map(|r| &*r.run_id)
         .filter(|id| !id.is_empty())
         .collect();
     if ids.is_empty() || ids.contains(sidecar.run_id.as_str()) {
@@ -918,5 +949,34 @@ mod tests {
             let header = rdr.headers().unwrap().clone();
             assert_written_back(&p, &rewritten(&header, &rows), &bytes);
         }
+    }
+
+    /// The run, the machine and the scenario are held once for all the rows that repeat them.
+    #[test]
+    fn rows_share_the_texts_they_repeat() {
+        let p = published()
+            .into_iter()
+            .find(|p| p.to_string_lossy().contains("h200-headline"))
+            .expect("a published h200-headline run");
+        let rows = read_rows(&p).unwrap_or_else(|e| panic!("{e}"));
+        assert!(rows.len() > 2);
+        for r in &rows[1..] {
+            assert!(Arc::ptr_eq(&r.run_id, &rows[0].run_id));
+            assert!(Arc::ptr_eq(&r.started_at, &rows[0].started_at));
+            assert!(Arc::ptr_eq(&r.scenario, &rows[0].scenario));
+            assert!(Arc::ptr_eq(&r.machine, &rows[0].machine));
+        }
+        // A row that differs gets its own value; the next row shares it again.
+        let mut text = std::fs::read_to_string(&p).unwrap();
+        let second = text.match_indices('\n').nth(1).unwrap().0 + 1;
+        let host = &rows[1].machine.host_name;
+        let at = second + text[second..].find(host.as_str()).unwrap();
+        text.replace_range(at..at + host.len(), "other-host");
+        let rows = read_rows_from(&p, text.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rows[1].machine.host_name, "other-host");
+        assert_eq!(rows[2].machine.host_name, *host);
+        assert!(!Arc::ptr_eq(&rows[1].machine, &rows[0].machine));
+        assert!(!Arc::ptr_eq(&rows[2].machine, &rows[0].machine));
+        assert!(Arc::ptr_eq(&rows[3].machine, &rows[2].machine));
     }
 }

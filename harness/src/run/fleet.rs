@@ -211,7 +211,7 @@ pub fn multi_gpu_rows(
             row.case_key.push_str(&mark);
             row.device = Some(Device::Gpu(gpu.index));
             row.gpus_at_once = at_once;
-            row.machine.gpu = gpu.name.clone();
+            std::sync::Arc::make_mut(&mut row.machine).gpu = gpu.name.clone();
         }
         for sr in &mut s {
             sr.case_key.push_str(&mark);

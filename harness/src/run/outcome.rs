@@ -192,8 +192,8 @@ fn case_row(outcome: &CaseOutcome, ctx: &RowContext, case: &Case) -> Row {
     Row {
         run_id: ctx.run_id.into(),
         started_at: ctx.started_at.into(),
-        machine: ctx.machine.key(),
-        scenario: case.scenario.clone(),
+        machine: ctx.machine.key().into(),
+        scenario: case.scenario.as_str().into(),
         case_label: case.label.clone(),
         case_index: case.index,
         case_key: case.key(),

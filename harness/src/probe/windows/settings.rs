@@ -12,7 +12,7 @@ use windows::Wdk::Graphics::Direct3D::{
 use windows::Win32::Foundation::{HLOCAL, LUID, LocalFree, WIN32_ERROR};
 use windows::Win32::System::Power::{PowerGetActiveScheme, PowerReadFriendlyName};
 use windows::Win32::System::Registry::{
-    HKEY, HKEY_LOCAL_MACHINE, RRF_RT_REG_DWORD, RRF_RT_REG_SZ, RegGetValueW,
+    HKEY, HKEY_LOCAL_MACHINE, REG_ROUTINE_FLAGS, RRF_RT_REG_DWORD, RRF_RT_REG_SZ, RegGetValueW,
 };
 use windows::core::{GUID, HSTRING};
 
@@ -164,62 +164,54 @@ fn power_plan() -> Setting<PowerPlan> {
     }
 }
 
+/// `RegGetValueW` of `value` under `root\path`, refusing any type `flags` does not admit: into
+/// `data` when given, else only the size; `size` is the bytes `data` holds, then the bytes the
+/// value needs.
+///
+/// # Safety
+/// `data`, when given, must point to `*size` writable bytes.
+unsafe fn ffi_reg_get(
+    root: HKEY,
+    (path, value): (&HSTRING, &HSTRING),
+    flags: REG_ROUTINE_FLAGS,
+    data: Option<*mut std::ffi::c_void>,
+    size: &mut u32,
+) -> Result<(), WIN32_ERROR> {
+    // SAFETY: `path` and `value` are NUL-terminated UTF-16 that outlive the call; `size` is a
+    // writable u32; the caller gives `data` with `*size` writable bytes, or none.
+    let r = unsafe { RegGetValueW(root, path, value, flags, None, data, Some(size)) };
+    if r.is_ok() { Ok(()) } else { Err(r) }
+}
+
 fn ffi_reg_dword(root: HKEY, path: &str, value: &str) -> Result<u32, WIN32_ERROR> {
-    let (path, value) = (HSTRING::from(path), HSTRING::from(value));
+    let names = (&HSTRING::from(path), &HSTRING::from(value));
     let mut data = 0u32;
     let mut size = std::mem::size_of::<u32>() as u32;
-    // SAFETY: `path` and `value` are NUL-terminated UTF-16 that outlive the call; `data` is a
-    // writable u32 and `size` says so; RRF_RT_REG_DWORD makes the call refuse any other type.
-    let r = unsafe {
-        RegGetValueW(
-            root,
-            &path,
-            &value,
-            RRF_RT_REG_DWORD,
-            None,
-            Some((&mut data as *mut u32).cast()),
-            Some(&mut size),
-        )
-    };
-    if r.is_ok() { Ok(data) } else { Err(r) }
+    let out = Some((&mut data as *mut u32).cast());
+    // SAFETY: `data` is a writable u32 and `size` says so; RRF_RT_REG_DWORD makes the call
+    // refuse any other type.
+    unsafe { ffi_reg_get(root, names, RRF_RT_REG_DWORD, out, &mut size) }?;
+    Ok(data)
 }
 
 fn ffi_reg_string(root: HKEY, path: &str, value: &str) -> Result<String, WIN32_ERROR> {
-    let (path, value) = (HSTRING::from(path), HSTRING::from(value));
+    let names = (&HSTRING::from(path), &HSTRING::from(value));
     let mut size = 0u32;
-    // SAFETY: as in `ffi_reg_dword`; without a buffer the call only writes the size in bytes.
-    let r = unsafe {
-        RegGetValueW(
-            root,
-            &path,
-            &value,
-            RRF_RT_REG_SZ,
-            None,
-            None,
-            Some(&mut size),
-        )
-    };
-    if r.is_err() {
-        return Err(r);
-    }
+    // SAFETY: without a buffer the call only writes the size in bytes.
+    unsafe { ffi_reg_get(root, names, RRF_RT_REG_SZ, None, &mut size) }?;
     let mut buf = vec![0u16; (size as usize).div_ceil(2).max(1)];
     let mut bytes = (buf.len() * 2) as u32;
     // SAFETY: `buf` holds `bytes` writable bytes; the call writes at most that many and
     // NUL-terminates the string.
-    let r = unsafe {
-        RegGetValueW(
+    unsafe {
+        ffi_reg_get(
             root,
-            &path,
-            &value,
+            names,
             RRF_RT_REG_SZ,
-            None,
             Some(buf.as_mut_ptr().cast()),
-            Some(&mut bytes),
+            &mut bytes,
         )
-    };
-    if r.is_err() {
-        return Err(r);
-    }
+    }?;
     let end = buf.iter().position(|c| *c == 0).unwrap_or(buf.len());
     Ok(String::from_utf16_lossy(&buf[..end]))
 }
