@@ -606,14 +606,17 @@ fn probe_cells(p: &ProbeRecord, rows: &[Row]) -> Vec<String> {
     let max_alloc = rows
         .iter()
         .find(|r| r.case_key == p.case_key)
-        .filter(|_| p.name.starts_with(MAX_ALLOC_PROBE))
+        .filter(|_| p.name.starts_with(ProbeRecord::MAX_ALLOC))
         .and_then(|r| {
             let held = if r.max_alloc_host_only_mib().is_some() {
                 "only host memory held"
             } else {
                 "host and device memory held"
             };
-            Some((format!("{MAX_ALLOC_PROBE}, {held}"), max_alloc_detail(r)?))
+            Some((
+                format!("{}, {held}", ProbeRecord::MAX_ALLOC),
+                max_alloc_detail(r)?,
+            ))
         });
     let (name, detail) = max_alloc.unwrap_or_else(|| (p.name.clone(), p.detail.clone()));
     vec![
@@ -624,9 +627,6 @@ fn probe_cells(p: &ProbeRecord, rows: &[Row]) -> Vec<String> {
         detail,
     ]
 }
-
-/// The name the max-alloc probe's records start with.
-pub const MAX_ALLOC_PROBE: &str = "max allocatable device memory";
 
 /// A derived result's table cells after the run: its name and value.
 fn derived_cells((name, value): &(String, String)) -> ClassedRow {
