@@ -10,7 +10,8 @@ pinscope is "within" when each of its medians lies inside that range widened by 
 (the target of the GPU check), and the table also shows the distance to the nearest probe run.
 For a copy timed with `latency` the last column is the probe's `async-evt` range: the same copy
 in pinscope's sample shape (each host-timed copy follows one bracketed by timing events), to
-show what that shape costs. Rows without a probe line (the pointer chase: its reference is nvbandwidth's
+show what that shape costs; then the probe's `async-settle` range (a plain copy after the
+event-bracketed one, pinscope's shape now). Rows without a probe line (the pointer chase: its reference is nvbandwidth's
 host_device_latency_sm) are left out. Exit status 0 always: this is a table.
 """
 import csv
@@ -69,7 +70,7 @@ def main():
     cut = args.index("--")
     runs = [{key_of(r): p50_us(r) for r in csv.DictReader(open(f))} for f in args[:cut]]
     probes = [probe_lines(f) for f in args[cut + 1 :]]
-    print(f"{'key':34} {'pinscope p50':>16} {'probe p50 range':>17} {'nearest':>8}  within  {'async-evt range':>17}")
+    print(f"{'key':34} {'pinscope p50':>16} {'probe p50 range':>17} {'nearest':>8}  within  {'async-evt range':>17}  {'async-settle':>17}")
     met = total = 0
     for k in runs[0]:
         refs = [p[k]["p50"] for p in probes if k in p]
@@ -83,8 +84,10 @@ def main():
         met += ok
         total += 1
         ps = "/".join(f"{m:.2f}" for m in mine)
-        evt = [p[k + "-evt"]["p50"] for p in probes if k.endswith("/async") and k + "-evt" in p]
-        shape = f"{min(evt):8.2f}-{max(evt):<8.2f}" if evt else ""
+        def shape_range(suffix):
+            v = [p[k + suffix]["p50"] for p in probes if k.endswith("/async") and k + suffix in p]
+            return f"{min(v):8.2f}-{max(v):<8.2f}" if v else ""
+        shape = shape_range("-evt") + "  " + shape_range("-settle")
         print(f"{k:34} {ps:>16} {lo:8.2f}-{hi:<8.2f} {nearest:8.2f}  {'yes' if ok else 'NO ':3}  {shape}")
     print(
         f"{met} of {total} keys: every pinscope median within the driver-API probe's range "

@@ -12,7 +12,7 @@
 // One line per measurement, host clock (std::chrono::steady_clock), µs, with a key that
 // scripts/latency-compare.py joins to pinscope's rows:
 //   key=<key>  min <x>  p50 <x>  p90 <x>  p99 <x> us  n=<n>  data=<ok|WRONG|n/a>
-// Keys: copy/<pinned|registered|mapped|pageable|pageable-malloc>/<h2d|d2h>/<bytes>/<async|async-evt|sync|enqueue>,
+// Keys: copy/<pinned|registered|mapped|pageable|pageable-malloc>/<h2d|d2h>/<bytes>/<async|async-evt|async-settle|sync|enqueue>,
 // sync/<stream|spin|yield|blocking|event-blocking|query>, launch-call, launch-rate.
 #include <cuda.h>
 #include <algorithm>
@@ -98,7 +98,9 @@ enum class Kind { Pinned, Registered, Mapped, Pageable, PageableMalloc };
 // `async-evt` is `async` in pinscope's sample shape: the host-timed copy and wait, then an
 // identical copy bracketed by a timing event pair and waited for (the device's view), so each
 // timed copy follows an event-bracketed one. Kept apart from `async` to show what that shape costs.
-enum class Call { Async, Sync, Enqueue, AsyncEvt };
+// `async-settle` is pinscope's shape since: a plain copy and wait after the event-bracketed one, so
+// the next timed copy follows a plain copy again.
+enum class Call { Async, Sync, Enqueue, AsyncEvt, AsyncSettle };
 static const char *kind_name(Kind k) {
   switch (k) {
     case Kind::Pinned: return "pinned";
@@ -113,6 +115,7 @@ static const char *call_name(Call c) {
     case Call::Async: return "async";
     case Call::Sync: return "sync";
     case Call::AsyncEvt: return "async-evt";
+    case Call::AsyncSettle: return "async-settle";
     default: return "enqueue";
   }
 }
@@ -161,15 +164,19 @@ static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) 
   std::vector<double> v;
   for (int i = 0; i < warmup() + g_samples; ++i) {
     double t = 0;
-    if (call == Call::Async || call == Call::AsyncEvt) {
+    if (call == Call::Async || call == Call::AsyncEvt || call == Call::AsyncSettle) {
       auto t0 = Clock::now();
       async_copy();
       CK(cuStreamSynchronize(s));
       t = us_since(t0);
-      if (call == Call::AsyncEvt) {
+      if (call != Call::Async) {
         CK(cuEventRecord(ev0, s));
         async_copy();
         CK(cuEventRecord(ev1, s));
+        CK(cuStreamSynchronize(s));
+      }
+      if (call == Call::AsyncSettle) {
+        async_copy();
         CK(cuStreamSynchronize(s));
       }
     } else if (call == Call::Sync) {
@@ -304,7 +311,7 @@ int main(int argc, char **argv) {
   for (size_t bytes : {(size_t)4, (size_t)65536})
     for (Kind k : {Kind::Pinned, Kind::Registered, Kind::Mapped, Kind::Pageable, Kind::PageableMalloc})
       for (bool h2d : {true, false})
-        for (Call c : {Call::Async, Call::AsyncEvt, Call::Sync, Call::Enqueue})
+        for (Call c : {Call::Async, Call::AsyncEvt, Call::AsyncSettle, Call::Sync, Call::Enqueue})
           copy_case(gate, k, h2d, bytes, c);
   return 0;
 }
