@@ -646,7 +646,7 @@ fn wait_before_its_column(row: &Row) -> Option<crate::scenario::Wait> {
     let named = row
         .case_key
         .rsplit_once(",wait=")
-        .and_then(|(_, w)| Wait::ALL.iter().copied().find(|v| v.name() == w));
+        .and_then(|(_, w)| Wait::parse(w));
     Some(named.unwrap_or(Wait::Stream))
 }
 

@@ -140,33 +140,18 @@ impl Named for StopReason {
     }
 }
 
-impl Named for Engine {
-    const ALL: &'static [Self] = &Engine::ALL;
-    fn name(self) -> &'static str {
-        Engine::name(self)
-    }
+/// [`Named`] for the case settings' enums, from the names they are declared with.
+macro_rules! named_as_declared {
+    ($($t:ty),+) => {
+        $(impl Named for $t {
+            const ALL: &'static [Self] = &<$t>::ALL;
+            fn name(self) -> &'static str {
+                <$t>::name(self)
+            }
+        })+
+    };
 }
-
-impl Named for Direction {
-    const ALL: &'static [Self] = &Direction::ALL;
-    fn name(self) -> &'static str {
-        Direction::name(self)
-    }
-}
-
-impl Named for Mode {
-    const ALL: &'static [Self] = &Mode::ALL;
-    fn name(self) -> &'static str {
-        Mode::name(self)
-    }
-}
-
-impl Named for Wait {
-    const ALL: &'static [Self] = &Wait::ALL;
-    fn name(self) -> &'static str {
-        Wait::name(self)
-    }
-}
+named_as_declared!(Engine, Direction, Mode, Wait);
 
 impl fmt::Display for Verification {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -560,5 +545,38 @@ impl From<SampleIndex> for String {
 impl From<String> for SampleIndex {
     fn from(s: String) -> SampleIndex {
         SampleIndex::parse(&s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_and_indices_read_back_as_written() {
+        for text in [
+            "bw_gbs",
+            "event_ms",
+            "wall_ms",
+            "phase:cuda.used",
+            "timeline:procfs.vm_rss",
+            "setup:alloc",
+        ] {
+            let s = Series::parse(text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(s.to_string(), text);
+        }
+        assert_eq!(
+            Series::parse("timeline:dxgi.shared"),
+            Some(Series::Timeline("dxgi.shared".into()))
+        );
+        assert_eq!(Series::parse("bandwidth"), None);
+        assert_eq!(SampleIndex::parse("12"), SampleIndex::Number(12));
+        // Only the number text the writer writes is a number; anything else stays as written.
+        for text in ["before", "007", "-1", ""] {
+            let i = SampleIndex::parse(text);
+            assert!(!matches!(i, SampleIndex::Number(_)), "{text}");
+            assert_eq!(i.to_string(), text);
+        }
+        assert!(SampleIndex::parse("before").is_phase("before"));
     }
 }
