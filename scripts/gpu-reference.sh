@@ -72,9 +72,10 @@ for f in sys.argv[1:]:
     for r in csv.DictReader(open(f)):
         print(f"  {r['case_label'][:22]:22} {r['lane']:4} {r['bw_median_gbs'][:6]:>7} GB/s  host phase: CUDA used {r.get('d_host_cuda_used_mib','-')[:7]:>7} MiB, ledger {r.get('d_host_ledger_pinned_mib','-')[:7]:>7} MiB; host+device: CUDA used {r.get('d_alloc_cuda_used_mib','-')[:7]:>7} MiB  {r['verified']} {r['status'][:30]}")
 PY
+left "nvbandwidth round 2" && nvb 2
 left latency && log "latency: pinscope's latency scenario beside the C++ probe" && LATENCY_SAMPLES=${LATENCY_SAMPLES:-300} PINSCOPE=$P bash scripts/latency-check.sh "$W/latency-check" 2>&1 | tee "$W/latency-check.log" | tail -80
 [ -x /tmp/device_copy ] && left device-copy && { log "device-copy probe"; /tmp/device_copy 2>&1 | tee "$W/device_copy.txt"; }
-left "nvbandwidth round 2" && nvb 2
+left "nvbandwidth round 3" && nvb 3
 
 log "done; packing"
 tar czf "$OUT/reference.tar.gz" -C "$OUT" work
