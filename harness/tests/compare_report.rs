@@ -164,9 +164,27 @@ fn compare_formats() {
     let mut rdr = csv::Reader::from_reader(csv.as_bytes());
     assert_eq!(rdr.records().count(), c.entries.len() * 2);
     let table = compare::TableExporter { color: true }.render(&c);
+    // Each coloured cell, its padding trimmed: green says faster, red says slower or failed.
+    let painted = |colour: &str| -> Vec<String> {
+        table
+            .split(colour)
+            .skip(1)
+            .filter_map(|t| {
+                t.split_once("\x1b[0m")
+                    .map(|(cell, _)| cell.trim().to_string())
+            })
+            .collect()
+    };
+    let green = painted("\x1b[32m");
     assert!(
-        table.contains("\x1b[32m"),
-        "faster is green when colour is on"
+        !green.is_empty() && green.iter().all(|c| c == "faster"),
+        "{green:?}"
+    );
+    let red = painted("\x1b[31m");
+    assert!(red.iter().any(|c| c == "failed"), "{red:?}");
+    assert!(
+        red.iter().all(|c| c == "failed" || c == "slower"),
+        "{red:?}"
     );
     assert!(table.contains("A mapped 64 MiB (h2d): failed: CUDA_ERROR_OUT_OF_MEMORY"));
 }

@@ -32,7 +32,7 @@ impl Exporter for MarkdownExporter {
         for t in text_tables(cmp, "Bandwidth (median GB/s)") {
             out.push_str(&format!("\n### {}\n\n", t.title));
             // A blank line between the parts: Markdown would join tables that touch.
-            let parts: Vec<String> = t.parts.iter().map(|(h, r)| md_table(h, r)).collect();
+            let parts: Vec<String> = t.parts.iter().map(|g| md_table(&g.head, &g.rows)).collect();
             out.push_str(&parts.join("\n"));
         }
         for (title, lines) in closing_lists(cmp) {

@@ -18,9 +18,10 @@ pub use model::*;
 pub use table::TableExporter;
 
 use crate::Error;
-use crate::accounting::{self, Metric, Phase};
+use crate::accounting::{Metric, Phase};
 use crate::results::{ResultSet, Status};
 use crate::scenario::Direction;
+use crate::stats::Verdict;
 
 /// The text formats `compare` prints (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -170,7 +171,8 @@ pub(crate) fn unfinished_lines(cmp: &Comparison) -> Vec<String> {
 /// The bandwidth table as a header and rows of plain strings (table, markdown and HTML use it).
 /// The last column of each non-baseline run is its verdict.
 pub(crate) fn bandwidth_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
-    grid(cmp, &BANDWIDTH)
+    let g = grid(cmp, &BANDWIDTH);
+    (g.head, g.rows)
 }
 
 /// The title of [`latency_grid`]'s table.
@@ -181,7 +183,64 @@ pub const LATENCY_TITLE: &str = "Latency (median µs per operation, the chase's 
 /// time), its interval and the verdict (`faster` when the time went down). Empty rows when no
 /// entry is a time.
 pub fn latency_grid(cmp: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
-    grid(cmp, &LATENCY)
+    let g = grid(cmp, &LATENCY);
+    (g.head, g.rows)
+}
+
+/// What a cell says to a reader scanning a terminal table: nothing special, good news (a
+/// faster verdict) or bad news (a slower verdict, a failed case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tone {
+    Plain,
+    Good,
+    Bad,
+}
+
+/// A table as plain strings with the [`Tone`] of each cell.
+pub(crate) struct Grid {
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// `[row][column]`, as `rows`.
+    pub tones: Vec<Vec<Tone>>,
+}
+
+impl Grid {
+    /// A grid whose cells are all plain.
+    fn plain(head: Vec<String>, rows: Vec<Vec<String>>) -> Grid {
+        let tones = rows.iter().map(|r| vec![Tone::Plain; r.len()]).collect();
+        Grid { head, rows, tones }
+    }
+
+    /// The grid of the columns `cols`, in that order.
+    fn columns(&self, cols: &[usize]) -> Grid {
+        let pick = |r: &Vec<String>| cols.iter().map(|j| r[*j].clone()).collect();
+        Grid {
+            head: pick(&self.head),
+            rows: self.rows.iter().map(pick).collect(),
+            tones: self
+                .tones
+                .iter()
+                .map(|t| cols.iter().map(|j| t[*j]).collect())
+                .collect(),
+        }
+    }
+}
+
+/// The tone of a run's number cell: bad when the case failed.
+fn status_tone(c: Option<&Cell>) -> Tone {
+    match c.map(|c| &c.status) {
+        Some(Status::Failed(_)) => Tone::Bad,
+        _ => Tone::Plain,
+    }
+}
+
+/// The tone of a verdict cell.
+fn verdict_tone(v: Verdict) -> Tone {
+    match v {
+        Verdict::Faster => Tone::Good,
+        Verdict::Slower => Tone::Bad,
+        Verdict::NoChange | Verdict::Undecided => Tone::Plain,
+    }
 }
 
 /// What one comparison grid holds: the entries whose number is a time or those whose number is
@@ -228,7 +287,7 @@ const LATENCY: GridKind = GridKind {
 
 /// The grid of `kind`: case and lane, each run's number, then per later run its ratio to the
 /// baseline, the interval and the verdict (`—` where there is no change).
-fn grid(cmp: &Comparison, kind: &GridKind) -> (Vec<String>, Vec<Vec<String>>) {
+fn grid(cmp: &Comparison, kind: &GridKind) -> Grid {
     let base = cmp
         .runs
         .first()
@@ -242,26 +301,32 @@ fn grid(cmp: &Comparison, kind: &GridKind) -> (Vec<String>, Vec<Vec<String>>) {
         head.push(format!("{} 95% CI", r.label));
         head.push(format!("{} verdict", r.label));
     }
-    let rows = cmp
+    let (rows, tones) = cmp
         .entries
         .iter()
         .filter(|e| e.measures_time == kind.measures_time)
         .map(|e| {
             let mut row = vec![e.case_label.clone(), lane_cell(e)];
+            let mut tones = vec![Tone::Plain; 2];
             row.extend(e.cells.iter().map(|c| (kind.value)(c.as_ref())));
+            tones.extend(e.cells.iter().map(|c| status_tone(c.as_ref())));
             for c in e.cells.iter().skip(1) {
                 match c.as_ref().and_then(|c| c.change.as_ref()) {
                     Some(ch) => {
                         row.extend((kind.change)(ch));
                         row.push(ch.verdict.name().to_string());
+                        tones.extend([Tone::Plain, Tone::Plain, verdict_tone(ch.verdict)]);
                     }
-                    None => row.extend(["—".to_string(), "—".to_string(), "—".to_string()]),
+                    None => {
+                        row.extend(["—".to_string(), "—".to_string(), "—".to_string()]);
+                        tones.extend([Tone::Plain; 3]);
+                    }
                 }
             }
-            row
+            (row, tones)
         })
-        .collect();
-    (head, rows)
+        .unzip();
+    Grid { head, rows, tones }
 }
 
 /// The lane column of an accounting row: a case's memory belongs to the case, so one-way cases
@@ -301,14 +366,11 @@ pub(crate) fn accounting_grids(cmp: &Comparison) -> Vec<(String, Vec<String>, Ve
         (Phase::Free, "after free and the hold"),
     ] {
         let cols: Vec<(usize, Metric)> = cmp
-            .accounting_columns
+            .accounting_keys
             .iter()
             .enumerate()
-            .filter_map(|(j, c)| {
-                accounting::parse_column(c)
-                    .filter(|(p, _)| *p == phase)
-                    .map(|(_, m)| (j, m))
-            })
+            .filter(|(_, (p, _))| *p == phase)
+            .map(|(j, (_, m))| (j, *m))
             .collect();
         if cols.is_empty() {
             continue;
@@ -351,40 +413,43 @@ pub(crate) fn accounting_grids(cmp: &Comparison) -> Vec<(String, Vec<String>, Ve
 /// each part fits [`TABLE_WIDTH`].
 pub(crate) struct TextTable {
     pub title: String,
-    pub parts: Vec<(Vec<String>, Vec<Vec<String>>)>,
+    pub parts: Vec<Grid>,
 }
 
 /// The tables the text exporters print after the header lines, in order: the bandwidth grid
 /// titled `bandwidth_title` (not for a comparison of latency runs alone: no empty table), the
 /// latency grid when there are latency rows, then one accounting table per phase.
 pub(crate) fn text_tables(cmp: &Comparison, bandwidth_title: &str) -> Vec<TextTable> {
-    let split = |title: &str, (h, r): (Vec<String>, Vec<Vec<String>>), keep| TextTable {
+    let split = |title: &str, g: Grid, keep| TextTable {
         title: title.to_string(),
-        parts: split_to_width(&h, &r, keep, TABLE_WIDTH),
+        parts: column_groups(&g.head, &g.rows, keep, TABLE_WIDTH)
+            .iter()
+            .map(|cols| g.columns(cols))
+            .collect(),
     };
-    let bandwidth = bandwidth_grid(cmp);
-    let latency = latency_grid(cmp);
+    let bandwidth = grid(cmp, &BANDWIDTH);
+    let latency = grid(cmp, &LATENCY);
     let mut out = Vec::new();
-    if !bandwidth.1.is_empty() || latency.1.is_empty() {
+    if !bandwidth.rows.is_empty() || latency.rows.is_empty() {
         out.push(split(bandwidth_title, bandwidth, 2));
     }
-    if !latency.1.is_empty() {
+    if !latency.rows.is_empty() {
         out.push(split(LATENCY_TITLE, latency, 2));
     }
     for (title, h, r) in accounting_grids(cmp) {
-        out.push(split(&title, (h, r), 3));
+        out.push(split(&title, Grid::plain(h, r), 3));
     }
     out
 }
 
-/// Splits a table into several with the first `keep` columns repeated, so each fits `max`
-/// characters as [`table::align`] prints it (two spaces between columns).
-pub(crate) fn split_to_width(
+/// The columns of each table a wide table is split into: the first `keep` columns repeated, so
+/// each fits `max` characters as [`table::align`] prints it (two spaces between columns).
+fn column_groups(
     head: &[String],
     rows: &[Vec<String>],
     keep: usize,
     max: usize,
-) -> Vec<(Vec<String>, Vec<Vec<String>>)> {
+) -> Vec<Vec<usize>> {
     let width = |j: usize| table::width(head, rows, j);
     let keep = keep.min(head.len());
     let base: usize = (0..keep).map(|j| width(j) + 2).sum();
@@ -404,19 +469,11 @@ pub(crate) fn split_to_width(
         }
     }
     if groups.is_empty() {
-        return vec![(head.to_vec(), rows.to_vec())];
+        return vec![(0..head.len()).collect()];
     }
     groups
         .into_iter()
-        .map(|g| {
-            let cols: Vec<usize> = (0..keep).chain(g).collect();
-            (
-                cols.iter().map(|j| head[*j].clone()).collect(),
-                rows.iter()
-                    .map(|r| cols.iter().map(|j| r[*j].clone()).collect())
-                    .collect(),
-            )
-        })
+        .map(|g| (0..keep).chain(g).collect())
         .collect()
 }
 

@@ -101,6 +101,9 @@ pub struct Comparison {
     pub rule: VerdictRule,
     /// `d_<phase>_<metric>_mib` columns that at least one run has a value for.
     pub accounting_columns: Vec<String>,
+    /// The phase and metric of each of [`Self::accounting_columns`].
+    #[serde(skip)]
+    pub accounting_keys: Vec<(accounting::Phase, accounting::Metric)>,
     /// In first-seen order: baseline cases first, then cases only later runs have.
     pub entries: Vec<Entry>,
 }
@@ -219,12 +222,14 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
         .map(|(p, m)| accounting::column(*p, *m))
         .collect();
     let entries = EntryBuilder::new(sets, &rule, &acct_keys).entries();
+    let accounting_keys = acct_keys;
     Comparison {
         runs,
         machine_diffs,
         notes,
         rule,
         accounting_columns,
+        accounting_keys,
         entries,
     }
 }

@@ -1,7 +1,7 @@
 //! Aligned plain-text tables for a terminal; verdicts coloured only when asked (a TTY without
 //! `NO_COLOR`).
 
-use super::{Comparison, Exporter, closing_lists, header_lines, text_tables};
+use super::{Comparison, Exporter, Grid, Tone, closing_lists, header_lines, text_tables};
 
 const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
@@ -21,12 +21,10 @@ pub(crate) fn width(head: &[String], rows: &[Vec<String>], j: usize) -> usize {
         .unwrap_or(0)
 }
 
-/// Left-aligns text columns and right-aligns numeric ones; `paint` may wrap a padded cell.
-pub(crate) fn align(
-    head: &[String],
-    rows: &[Vec<String>],
-    paint: &dyn Fn(usize, &str, String) -> String,
-) -> String {
+/// Left-aligns text columns and right-aligns numeric ones; `paint` may wrap a padded cell, given
+/// its tone (`None` for the head).
+pub(crate) fn align(grid: &Grid, paint: &dyn Fn(Option<Tone>, String) -> String) -> String {
+    let (head, rows) = (&grid.head, &grid.rows);
     let ncol = head.len();
     let width = |j: usize| width(head, rows, j);
     let widths: Vec<usize> = (0..ncol).map(width).collect();
@@ -39,7 +37,7 @@ pub(crate) fn align(
         })
         .collect();
     let mut out = String::new();
-    let line = |cells: &[String], is_head: bool, out: &mut String| {
+    let line = |cells: &[String], tones: Option<&[Tone]>, out: &mut String| {
         let mut parts = Vec::with_capacity(ncol);
         for j in 0..ncol {
             let pad = widths[j] - cells[j].chars().count();
@@ -48,21 +46,17 @@ pub(crate) fn align(
             } else {
                 format!("{}{}", cells[j], " ".repeat(pad))
             };
-            parts.push(if is_head {
-                paint(usize::MAX, "", padded)
-            } else {
-                paint(j, &cells[j], padded)
-            });
+            parts.push(paint(tones.map(|t| t[j]), padded));
         }
         out.push_str(parts.join("  ").trim_end());
         out.push('\n');
     };
-    line(head, true, &mut out);
+    line(head, None, &mut out);
     let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
     out.push_str(&rule.join("  "));
     out.push('\n');
-    for r in rows {
-        line(r, false, &mut out);
+    for (r, t) in rows.iter().zip(&grid.tones) {
+        line(r, Some(t), &mut out);
     }
     out
 }
@@ -70,18 +64,15 @@ pub(crate) fn align(
 impl Exporter for TableExporter {
     fn render(&self, cmp: &Comparison) -> String {
         let color = self.color;
-        let paint = |j: usize, raw: &str, padded: String| -> String {
+        let paint = |tone: Option<Tone>, padded: String| -> String {
             if !color {
                 return padded;
             }
-            if j == usize::MAX {
-                return format!("{BOLD}{padded}{RESET}");
-            }
-            match raw {
-                "faster" => format!("{GREEN}{padded}{RESET}"),
-                "slower" => format!("{RED}{padded}{RESET}"),
-                "failed" => format!("{RED}{padded}{RESET}"),
-                _ => padded,
+            match tone {
+                None => format!("{BOLD}{padded}{RESET}"),
+                Some(Tone::Good) => format!("{GREEN}{padded}{RESET}"),
+                Some(Tone::Bad) => format!("{RED}{padded}{RESET}"),
+                Some(Tone::Plain) => padded,
             }
         };
         let mut out = String::new();
@@ -91,7 +82,7 @@ impl Exporter for TableExporter {
         }
         for t in text_tables(cmp, "Bandwidth (median GB/s, 1 GB = 1e9 bytes)") {
             out.push_str(&format!("\n{}\n", t.title));
-            let parts: Vec<String> = t.parts.iter().map(|(h, r)| align(h, r, &paint)).collect();
+            let parts: Vec<String> = t.parts.iter().map(|g| align(g, &paint)).collect();
             out.push_str(&parts.join("\n"));
         }
         for (title, lines) in closing_lists(cmp) {

@@ -447,12 +447,11 @@ fn aggregated_summary(out: &mut String, rows: &[CaseRow<'_>], labels: &[String],
 
 fn summary(
     out: &mut String,
-    names: &[String],
-    by_scenario: &HashMap<&str, Vec<CaseRow<'_>>>,
-    labels: &[String],
+    scenarios: &ScenarioRows<'_, '_>,
     nvb: &[NvbandwidthSeries],
     paths: &[&Path],
 ) {
+    let labels = scenarios.labels;
     section(out, "summary", "Parameters and numbers");
     let head = [
         "case",
@@ -471,10 +470,8 @@ fn summary(
         "host/flags/engine/mode",
         "sweep axes",
     ];
-    for name in names {
-        let rows = by_scenario
-            .get(name.as_str())
-            .map_or(&[][..], |v| v.as_slice());
+    for name in scenarios.names {
+        let rows = scenarios.of(name);
         let _ = writeln!(out, "<h3>{}</h3>", escape(name));
         if rows.is_empty() {
             para(out, "No cases of this scenario were recorded.");
@@ -606,14 +603,17 @@ fn probe_cells(p: &ProbeRecord, rows: &[Row]) -> Vec<String> {
     let max_alloc = rows
         .iter()
         .find(|r| r.case_key == p.case_key)
-        .filter(|_| p.name.starts_with(MAX_ALLOC_PROBE))
+        .filter(|_| p.name.starts_with(ProbeRecord::MAX_ALLOC))
         .and_then(|r| {
             let held = if r.max_alloc_host_only_mib().is_some() {
                 "only host memory held"
             } else {
                 "host and device memory held"
             };
-            Some((format!("{MAX_ALLOC_PROBE}, {held}"), max_alloc_detail(r)?))
+            Some((
+                format!("{}, {held}", ProbeRecord::MAX_ALLOC),
+                max_alloc_detail(r)?,
+            ))
         });
     let (name, detail) = max_alloc.unwrap_or_else(|| (p.name.clone(), p.detail.clone()));
     vec![
@@ -624,9 +624,6 @@ fn probe_cells(p: &ProbeRecord, rows: &[Row]) -> Vec<String> {
         detail,
     ]
 }
-
-/// The name the max-alloc probe's records start with.
-pub const MAX_ALLOC_PROBE: &str = "max allocatable device memory";
 
 /// A derived result's table cells after the run: its name and value.
 fn derived_cells((name, value): &(String, String)) -> ClassedRow {
@@ -702,18 +699,11 @@ fn headline_attrs(rows: &[&Row]) -> String {
 
 /// "The answer, in plain words": per scenario (and run), the question and the sentences of
 /// [`answer::answer`].
-fn answer_section(
-    out: &mut String,
-    sets: &[ResultSet],
-    names: &[String],
-    by_scenario: &HashMap<&str, Vec<CaseRow<'_>>>,
-    labels: &[String],
-) {
+fn answer_section(out: &mut String, sets: &[ResultSet], scenarios: &ScenarioRows<'_, '_>) {
+    let labels = scenarios.labels;
     section(out, "answer", "The answer, in plain words");
-    for name in names {
-        let rows = by_scenario
-            .get(name.as_str())
-            .map_or(&[][..], |v| v.as_slice());
+    for name in scenarios.names {
+        let rows = scenarios.of(name);
         let _ = writeln!(out, "<h3>{}</h3>", escape(name));
         if let Some(r) = sets
             .iter()
@@ -800,6 +790,11 @@ pub fn render_fleet_report(
         by_scenario.entry(&*cr.1.scenario).or_default().push(*cr);
     }
     let names = scenario_names(sets);
+    let scenario_rows = ScenarioRows {
+        names: &names,
+        by_scenario: &by_scenario,
+        labels: &labels,
+    };
 
     let mut body = String::with_capacity(64 * 1024 + all.len() * 400);
     let _ = writeln!(body, "<h1>{}</h1>", escape(title));
@@ -812,25 +807,13 @@ pub fn render_fleet_report(
     }
     let several_platforms = platform::platforms_differ(sets);
     nav(&mut body, several_platforms);
-    answer_section(&mut body, sets, &names, &by_scenario, &labels);
+    answer_section(&mut body, sets, &scenario_rows);
     if several_platforms {
         body.push_str(&platform::platform_sections(sets, &labels));
     }
-    let scenarios_rows = ScenarioRows {
-        names: &names,
-        by_scenario: &by_scenario,
-        labels: &labels,
-    };
-    plots(&mut body, sets, &all, &scenarios_rows, nvbandwidth);
+    plots(&mut body, sets, &all, &scenario_rows, nvbandwidth);
     let paths: Vec<&Path> = sets.iter().map(|s| s.path.as_path()).collect();
-    summary(
-        &mut body,
-        &names,
-        &by_scenario,
-        &labels,
-        nvbandwidth,
-        &paths,
-    );
+    summary(&mut body, &scenario_rows, nvbandwidth, &paths);
     machines(&mut body, sets, &labels);
     observers(&mut body, sets, &labels);
     scenarios(&mut body, sets, &names);

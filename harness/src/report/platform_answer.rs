@@ -10,7 +10,7 @@ use super::html::escape;
 use super::labels::case_words;
 use super::memory_cost::{NAMED, host_alone, host_cost_known};
 use crate::accounting::{Metric, Phase};
-use crate::results::{ClaimStatus, ResultSet, Row};
+use crate::results::{ClaimStatus, ProbeRecord, ResultSet, Row};
 use crate::units::format_size;
 use std::fmt::Write;
 
@@ -153,7 +153,7 @@ pub(super) fn ceiling(s: &ResultSet) -> Option<f64> {
         s.sidecar.as_ref().and_then(|c| {
             c.probes
                 .iter()
-                .find(|p| p.name.contains("ceiling"))
+                .find(|p| p.name == ProbeRecord::PINNED_CEILING)
                 .map(|p| p.value)
         })
     })

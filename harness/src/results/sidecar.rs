@@ -70,6 +70,13 @@ pub struct ProbeRecord {
     pub detail: String,
 }
 
+impl ProbeRecord {
+    /// The name of the pinned-ceiling probe's record.
+    pub const PINNED_CEILING: &'static str = "pinned ceiling";
+    /// The name the max-alloc probe's records start with (what was held follows).
+    pub const MAX_ALLOC: &'static str = "max allocatable device memory";
+}
+
 /// Everything about a run that is not a per-case number.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sidecar {

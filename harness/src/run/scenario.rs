@@ -295,7 +295,7 @@ fn outcome_probes(case: &Case, outcome: &CaseOutcome, rows: &[Row]) -> Vec<Probe
         crate::report::max_alloc_detail(r),
     ) {
         v.push(rec(
-            &format!("{}, only host memory held", crate::report::MAX_ALLOC_PROBE),
+            &format!("{}, only host memory held", ProbeRecord::MAX_ALLOC),
             h,
             detail,
         ));
@@ -309,7 +309,7 @@ fn outcome_probes(case: &Case, outcome: &CaseOutcome, rows: &[Row]) -> Vec<Probe
             ),
         };
         v.push(rec(
-            "pinned ceiling",
+            ProbeRecord::PINNED_CEILING,
             c.bytes as f64 / MIB as f64,
             format!(
                 "{}: {} pinned in {} chunks in {:.1} s; {why}",
