@@ -37,14 +37,7 @@ impl BidirectionalHost {
         let size = case.size as usize;
         let up_host = host_buffer(case, size)?;
         let down_host = host_buffer(case, size)?;
-        let setup = SetupTimes {
-            alloc_ms: Some(up_host.alloc_ms + down_host.alloc_ms),
-            register_ms: match (up_host.register_ms, down_host.register_ms) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            },
-            ..Default::default()
-        };
+        let setup = SetupTimes::of_all(&[&up_host, &down_host]);
         Ok(Self {
             up_host,
             down_host,

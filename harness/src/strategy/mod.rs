@@ -92,9 +92,15 @@ pub struct SetupTimes {
 impl SetupTimes {
     /// The allocation (and registration) time of one host buffer.
     pub(crate) fn of(host: &HostBuffer) -> SetupTimes {
+        Self::of_all(&[host])
+    }
+
+    /// The allocation and registration times of host buffers added up (registration only when
+    /// every buffer was registered).
+    pub(crate) fn of_all(hosts: &[&HostBuffer]) -> SetupTimes {
         SetupTimes {
-            alloc_ms: Some(host.alloc_ms),
-            register_ms: host.register_ms,
+            alloc_ms: Some(hosts.iter().map(|h| h.alloc_ms).sum()),
+            register_ms: hosts.iter().map(|h| h.register_ms).sum(),
             ..Default::default()
         }
     }
