@@ -159,3 +159,12 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+impl Error {
+    /// Asserts that this error refuses bad input (exit status 2) and that its message says `says`.
+    pub(crate) fn assert_bad_input(&self, says: &str) {
+        assert!(self.to_string().contains(says), "{self}");
+        assert_eq!(self.exit_code(), 2, "{self}");
+    }
+}

@@ -234,13 +234,21 @@ mod tests {
         ));
     }
     use super::*;
+    use crate::test_files::temp_path;
+
+    /// A sparse file of `len` bytes (no disk used) in a fresh folder, and its path.
+    fn sparse_file(name: &str, len: u64) -> (tempfile::TempDir, std::path::PathBuf, std::fs::File) {
+        let (d, p) = temp_path(name);
+        let f = std::fs::File::create(&p).expect("create");
+        f.set_len(len).expect("set_len");
+        (d, p, f)
+    }
 
     #[test]
     fn a_folder_is_refused_as_a_folder() {
         let d = tempfile::tempdir().expect("tempdir");
         let e = read_input(d.path(), &RESULTS_CSV).expect_err("folder");
-        assert!(e.to_string().contains("is a folder"), "{e}");
-        assert_eq!(e.exit_code(), 2);
+        e.assert_bad_input("is a folder");
     }
 
     #[cfg(unix)]
@@ -248,30 +256,20 @@ mod tests {
     fn devices_are_refused_without_being_read() {
         for dev in ["/dev/zero", "/dev/urandom", "/dev/null"] {
             let e = read_input(Path::new(dev), &SCENARIO_FILE).expect_err(dev);
-            assert!(e.to_string().contains("it is a device"), "{e}");
-            assert_eq!(e.exit_code(), 2);
+            e.assert_bad_input("it is a device");
         }
     }
 
     #[test]
     fn a_file_over_its_bound_is_refused_before_reading() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let p = d.path().join("big.json");
-        let f = std::fs::File::create(&p).expect("create");
-        f.set_len(NVBANDWIDTH_JSON.max_bytes + 1).expect("sparse");
+        let (_d, p, _f) = sparse_file("big.json", NVBANDWIDTH_JSON.max_bytes + 1);
         let e = read_input(&p, &NVBANDWIDTH_JSON).expect_err("too big");
-        assert!(
-            e.to_string()
-                .contains("nvbandwidth JSON files of at most 16 MiB"),
-            "{e}"
-        );
-        assert_eq!(e.exit_code(), 2);
+        e.assert_bad_input("nvbandwidth JSON files of at most 16 MiB");
     }
 
     #[test]
     fn a_line_over_its_bound_is_refused_with_its_number() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let p = d.path().join("long.csv");
+        let (_d, p) = temp_path("long.csv");
         let mut text = b"a,b\n1,2\n".to_vec();
         text.extend(std::iter::repeat_n(b'x', 64 * 1024 + 1));
         std::fs::write(&p, &text).expect("write");
@@ -289,23 +287,14 @@ mod tests {
         ignore = "set_len allocates the whole GiB on Windows (not sparse)"
     )]
     fn a_results_csv_over_its_bound_is_refused_before_it_is_read() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let p = d.path().join("big.csv");
-        let f = std::fs::File::create(&p).expect("create");
-        // Sparse: no disk used.
-        f.set_len(RESULTS_CSV.max_bytes).expect("set_len");
+        let (_d, p, f) = sparse_file("big.csv", RESULTS_CSV.max_bytes);
         assert_eq!(
             check_input(&p, &RESULTS_CSV).expect("at the bound"),
             1 << 30
         );
         f.set_len(RESULTS_CSV.max_bytes + 1).expect("set_len");
         let e = read_input(&p, &RESULTS_CSV).expect_err("over the bound");
-        assert!(
-            e.to_string()
-                .contains("pinscope reads results CSVs of at most 1 GiB (1073741824 bytes)"),
-            "{e}"
-        );
-        assert_eq!(e.exit_code(), 2);
+        e.assert_bad_input("pinscope reads results CSVs of at most 1 GiB (1073741824 bytes)");
     }
 
     #[cfg(target_os = "linux")]

@@ -23,4 +23,9 @@ pub mod stats;
 pub mod strategy;
 pub mod units;
 
+/// File helpers for the unit tests, the same file the integration tests use.
+#[cfg(test)]
+#[path = "../tests/common/files.rs"]
+pub(crate) mod test_files;
+
 pub use error::Error;

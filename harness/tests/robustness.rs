@@ -4,6 +4,10 @@
 //!
 //! Size: over 500 lines on purpose: the malformed-file corpus table and its expected messages.
 
+mod common;
+
+use common::files::entry_names;
+use common::fixture;
 use pinscope::Error;
 use pinscope::results::{
     self, Lane, MachineKey, ResultSet, ResultsWriter, Row, SampleRow, Sidecar, Status,
@@ -12,12 +16,6 @@ use pinscope::scenario::{self, Direction, Engine, HostFlags, HostKind, Mode};
 use pinscope::units::{self, GIB, KIB, MIB};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
-}
 
 fn malformed(name: &str) -> PathBuf {
     fixture("malformed").join(name)
@@ -822,14 +820,7 @@ fn every_malformed_file_has_a_test() {
     // A file added to the corpus without a regression test above is a mistake.
     let src = include_str!("robustness.rs");
     let dir = fixture("malformed");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
+    let names = entry_names(&dir);
     assert!(names.len() >= 15, "corpus is missing: {names:?}");
     for n in names {
         let quoted = format!("\"{n}\"");
@@ -914,13 +905,7 @@ fn sidecar_write_atomic_leaves_no_temporary_file_and_reads_back() {
     s.partial = true;
     s.run_id = "second".into();
     s.write_atomic(&path).unwrap_or_else(|e| panic!("{e}"));
-    let names: Vec<String> = std::fs::read_dir(dir.path())
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
+    let names = entry_names(dir.path());
     assert_eq!(
         names,
         vec!["run.json".to_string()],

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod files;
+
 use assert_cmd::Command;
 use assert_cmd::assert::Assert;
 use pinscope::run::RunOptions;

@@ -1,21 +1,9 @@
 use super::*;
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
+use crate::test_files::{entry_names as names, temp_path};
 
 #[test]
 fn regular_files_are_replaced_and_no_temp_file_is_left() {
-    let d = tempfile::tempdir().expect("tempdir");
-    let p = d.path().join("a.html");
+    let (d, p) = temp_path("a.html");
     std::fs::write(&p, "old").expect("write");
     write_atomic(&p, b"new").expect("replaced");
     assert_eq!(std::fs::read_to_string(&p).expect("read"), "new");
@@ -26,8 +14,7 @@ fn regular_files_are_replaced_and_no_temp_file_is_left() {
 fn a_folder_is_refused_and_kept() {
     let d = tempfile::tempdir().expect("tempdir");
     let e = write_atomic(d.path(), b"x").expect_err("a folder");
-    assert_eq!(e.exit_code(), 2);
-    assert!(e.to_string().contains("is a folder"), "{e}");
+    e.assert_bad_input("is a folder");
     assert!(d.path().is_dir());
 }
 
@@ -50,8 +37,7 @@ fn a_trailing_separator_names_a_folder() {
     ignore = "under Wine one of the spellings (a hard link or `.`) is not recognised as the input; not yet checked on real Windows"
 )]
 fn an_input_is_never_replaced_whatever_its_spelling() {
-    let d = tempfile::tempdir().expect("tempdir");
-    let csv = d.path().join("run.csv");
+    let (d, csv) = temp_path("run.csv");
     std::fs::write(&csv, "measured").expect("write");
     let mut inputs = Inputs::default();
     inputs.add_results(&csv);
@@ -187,12 +173,10 @@ fn concurrent_writers_of_one_path_each_leave_a_complete_file() {
 
 #[test]
 fn a_results_folder_that_is_a_file_is_refused_before_any_work() {
-    let d = tempfile::tempdir().expect("tempdir");
-    let f = d.path().join("file.csv");
+    let (d, f) = temp_path("file.csv");
     std::fs::write(&f, "x").expect("write");
     let e = check_output_folder(&f).expect_err("a file");
-    assert!(e.to_string().contains("is a file, not a folder"), "{e}");
-    assert_eq!(e.exit_code(), 2);
+    e.assert_bad_input("is a file, not a folder");
     let e = check_output_folder(&f.join("below")).expect_err("below a file");
     assert_eq!(e.exit_code(), 2);
     check_output_folder(&d.path().join("new/deeper")).expect("can be made");
