@@ -149,39 +149,26 @@ impl Samples {
                 ..
             } = run;
             if !before.is_empty() {
-                match self.before.get_mut(&*key) {
-                    Some(mine) => mine.extend(before),
-                    None => {
-                        self.before.insert(key.clone(), before);
-                    }
-                }
+                merge_into(&mut self.before, &*key, before, |mine, more| {
+                    mine.extend(more)
+                });
             }
             if !timelines.is_empty() {
-                match self.timelines.get_mut(&*key) {
-                    Some(mine) => {
-                        for (m, points) in timelines {
-                            mine.entry(m).or_default().extend(points);
-                        }
+                merge_into(&mut self.timelines, &*key, timelines, |mine, more| {
+                    for (m, points) in more {
+                        mine.entry(m).or_default().extend(points);
                     }
-                    None => {
-                        self.timelines.insert(key.clone(), timelines);
-                    }
-                }
+                });
             }
             if !bandwidth.is_empty() {
-                match self.bandwidth.get_mut(&*key) {
-                    Some(mine) => {
-                        for (lane, values) in bandwidth {
-                            match mine.iter_mut().find(|(l, _)| *l == lane) {
-                                Some((_, v)) => v.extend(values),
-                                None => mine.push((lane, values)),
-                            }
+                merge_into(&mut self.bandwidth, key, bandwidth, |mine, more| {
+                    for (lane, values) in more {
+                        match mine.iter_mut().find(|(l, _)| *l == lane) {
+                            Some((_, v)) => v.extend(values),
+                            None => mine.push((lane, values)),
                         }
                     }
-                    None => {
-                        self.bandwidth.insert(key, bandwidth);
-                    }
-                }
+                });
             }
         }
     }
@@ -242,6 +229,22 @@ impl Samples {
             }
             buf.copy_within(cut..end, 0);
             filled = end - cut;
+        }
+    }
+}
+
+/// Adds `more` to what `map` holds for `key`: merged into the entry there with `merge`, or
+/// inserted under `key` when there is none. `key` is a `&str` (copied only when inserted) or an
+/// owned `Box<str>` (moved in), so a look-up that finds its entry allocates nothing.
+#[inline]
+fn merge_into<K, V>(map: &mut HashMap<Box<str>, V>, key: K, more: V, merge: impl FnOnce(&mut V, V))
+where
+    K: std::borrow::Borrow<str> + Into<Box<str>>,
+{
+    match map.get_mut(key.borrow()) {
+        Some(mine) => merge(mine, more),
+        None => {
+            map.insert(key.into(), more);
         }
     }
 }
