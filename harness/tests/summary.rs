@@ -1,31 +1,35 @@
-//! The terminal summary's plain-words answer, on a recorded H200 run.
+//! The terminal summary's plain-words answer (the report page's, as `topic: text`), on a
+//! recorded H200 run.
 
-use pinscope::report::answer_lines;
+use pinscope::report::console_lines;
 use pinscope::results::read_rows;
 use std::path::Path;
 
 #[test]
 fn answer_names_the_fastest_and_the_frugal_choice_on_recorded_h200_data() {
     let rows = read_rows(Path::new("tests/fixtures/runs/h200-headline.csv")).unwrap();
-    let lines = answer_lines(&rows);
+    let lines = console_lines(&rows);
     for l in &lines {
         println!("{l}");
     }
+    // The console says what the report page says.
     assert!(
-        lines[0].starts_with("host->GPU: fastest is pinned copy-engine at 55.3 GB/s"),
+        lines[0].starts_with(
+            "Host → GPU: fastest is pinned copy-engine (pinned, copy engine, H2D, 512 MiB) at 55.3 GB/s"
+        ),
         "{}",
         lines[0]
     );
     // In this run the 512 MiB buffers were as fast as the 4 GiB ones for D2H.
     assert!(
-        lines.contains(&"GPU->host: pinned copy-engine reaches 100% of that (55.2 GB/s) with only 512 MiB page-locked.".to_string()),
+        lines.contains(&"GPU → host: least page-locked memory within 5% of the fastest: pinned copy-engine (pinned, copy engine, D2H, 512 MiB) at 55.2 GB/s (100%), holding only 512 MiB.".to_string()),
         "{lines:?}"
     );
     assert!(
         lines
             .iter()
-            .any(|l| l.starts_with("GPU->host: plain pageable copies")),
+            .any(|l| l.starts_with("GPU → host: plain pageable copies")),
         "{lines:?}"
     );
-    assert_eq!(lines.len(), 5, "no failed or skipped rows in this run");
+    assert_eq!(lines.len(), 7, "no failed or skipped rows in this run");
 }

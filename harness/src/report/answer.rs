@@ -89,8 +89,48 @@ pub fn headline(all_rows: &[&Row]) -> Option<Headline> {
     })
 }
 
-/// The answer for the rows of one scenario in one run.
+/// The answer for the rows of one scenario in one run, as the report page says it: the
+/// findings, the rows that did not finish (listed below the answer), the claims and the checks
+/// the recorded settings decide.
 pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> Vec<Sentence> {
+    let mut out = findings(all_rows);
+    let (failed, skipped) = super::summary::unfinished_counts(all_rows.iter().copied());
+    if failed + skipped > 0 {
+        out.push(sentence(
+            "Not finished",
+            format!("{failed} row(s) failed and {skipped} were skipped (reasons below)."),
+        ));
+    }
+    if let Some(c) = sidecar {
+        out.extend(claim_sentences(c, scenario));
+        if let Some(settings) = &c.machine.settings {
+            out.extend(settings_checks(settings));
+        }
+    }
+    out
+}
+
+/// The findings of the answer as the console says them after its table, `topic: text`: the
+/// page's findings, then how many rows did not finish (the table's status column says why).
+/// Claims are printed after them in their own list.
+pub fn console_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
+    let rows: Vec<&Row> = rows.iter().map(R::borrow).collect();
+    let mut out: Vec<String> = findings(&rows)
+        .into_iter()
+        .map(|s| format!("{}: {}", s.topic, s.text))
+        .collect();
+    let (failed, skipped) = super::summary::unfinished_counts(rows.iter().copied());
+    if failed + skipped > 0 {
+        out.push(format!(
+            "{failed} row(s) failed and {skipped} were skipped: see the status column."
+        ));
+    }
+    out
+}
+
+/// What the rows say: per direction the fastest way and its cost, every GPU at once, memory,
+/// device memory and latency.
+fn findings(all_rows: &[&Row]) -> Vec<Sentence> {
     // With several GPUs, "fastest" is about one GPU alone (the first); what running them all at
     // once changes gets its own sentences below.
     let one_gpu = Row::one_gpu_view(all_rows.iter().copied());
@@ -109,19 +149,6 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
     }
     for line in super::latency::sentences(rows) {
         out.push(sentence("Latency", line));
-    }
-    let (failed, skipped) = super::summary::unfinished_counts(all_rows.iter().copied());
-    if failed + skipped > 0 {
-        out.push(sentence(
-            "Not finished",
-            format!("{failed} row(s) failed and {skipped} were skipped (reasons below)."),
-        ));
-    }
-    if let Some(c) = sidecar {
-        out.extend(claim_sentences(c, scenario));
-        if let Some(settings) = &c.machine.settings {
-            out.extend(settings_checks(settings));
-        }
     }
     out
 }

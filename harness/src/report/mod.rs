@@ -30,6 +30,7 @@ mod plot_timeline;
 mod settings_table;
 pub mod summary;
 
+pub use answer::console_lines;
 pub use answer::{Sentence, answer};
 pub use chart::Figure;
 pub use compare_page::render_compare_html;
@@ -37,7 +38,7 @@ pub use memory_cost::max_alloc_detail;
 pub use nvbandwidth::{NvbandwidthSeries, load as load_nvbandwidth, parse as parse_nvbandwidth};
 pub use plot_runs::runs_side_by_side;
 pub use plot_timeline::NOISE_RULE as TIMELINE_NOISE_RULE;
-pub use summary::{answer_lines, summary_text};
+pub use summary::summary_text;
 
 use crate::Error;
 use crate::results::{

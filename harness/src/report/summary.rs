@@ -1,9 +1,8 @@
 //! The console summary `pinscope run` prints per scenario: the table, the answer in plain words,
 //! derived results and claims.
 
-use crate::results::{Device, Lane, Row, Sidecar, Status};
+use crate::results::{Device, Row, Sidecar, Status};
 use crate::scenario::Scenario;
-use crate::scenario::{Direction, HostKind, Mode};
 use crate::units::format_size;
 
 pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> String {
@@ -48,11 +47,7 @@ pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> Str
             r.status.to_field()
         ));
     }
-    // With several GPUs the plain-words answer is about one GPU alone (the first); the lines
-    // after it say what running them all at once changes.
-    let one_gpu: Vec<Row> = Row::one_gpu_view(rows).into_iter().cloned().collect();
-    let mut answer = answer_lines(&one_gpu);
-    answer.extend(multi_gpu_lines(rows));
+    let answer = super::answer::console_lines(rows);
     if !answer.is_empty() {
         s.push_str("\nin plain words:\n");
         for l in answer {
@@ -75,80 +70,6 @@ pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> Str
         s.push_str("\nthe run was interrupted: the files hold every case that finished\n");
     }
     s
-}
-
-fn row_title(r: &Row) -> String {
-    r.title()
-}
-
-/// The answer to "which way is fastest and what does it cost", per direction, in sentences.
-pub fn answer_lines(rows: &[Row]) -> Vec<String> {
-    let mut out = Vec::new();
-    for lane in [Lane::H2d, Lane::D2h] {
-        let ok: Vec<&Row> = rows
-            .iter()
-            .filter(|r| r.lane == lane && r.status.is_ok() && r.bw_median_gbs.is_some())
-            .filter(|r| !r.engine.is_cpu() && !r.measures_time())
-            .filter(|r| r.direction != Direction::Bidirectional)
-            .collect();
-        let bw = |r: &Row| r.bw_median_gbs.unwrap_or(0.0);
-        let Some(best) = ok.iter().copied().max_by(|a, b| bw(a).total_cmp(&bw(b))) else {
-            continue;
-        };
-        let dir = if lane == Lane::H2d {
-            "host->GPU"
-        } else {
-            "GPU->host"
-        };
-        out.push(format!(
-            "{dir}: fastest is {} at {:.1} GB/s, holding {} page-locked.",
-            row_title(best),
-            bw(best),
-            format_size(best.pinned_bytes)
-        ));
-        // The least pinned memory that stays within 5% of the fastest.
-        if let Some(frugal) = ok
-            .iter()
-            .copied()
-            .filter(|r| bw(r) >= 0.95 * bw(best) && r.pinned_bytes < best.pinned_bytes)
-            .min_by_key(|r| r.pinned_bytes)
-        {
-            out.push(format!(
-                "{dir}: {} reaches {:.0}% of that ({:.1} GB/s) with only {} page-locked.",
-                row_title(frugal),
-                100.0 * bw(frugal) / bw(best),
-                bw(frugal),
-                format_size(frugal.pinned_bytes)
-            ));
-        }
-        if let Some(pageable) = ok
-            .iter()
-            .copied()
-            .filter(|r| r.host == Some(HostKind::Pageable) && r.mode == Mode::Direct)
-            .max_by(|a, b| bw(a).total_cmp(&bw(b)))
-        {
-            out.push(format!(
-                "{dir}: plain pageable copies ({}) get {:.1} GB/s, {:.1}x slower than the fastest.",
-                row_title(pageable),
-                bw(pageable),
-                bw(best) / bw(pageable).max(1e-9)
-            ));
-        }
-    }
-    out.extend(super::device_memory::console_lines(rows));
-    let timed: Vec<&Row> = rows.iter().collect();
-    out.extend(
-        super::latency::sentences(&timed)
-            .into_iter()
-            .map(|l| format!("latency: {l}")),
-    );
-    let (failed, skipped) = unfinished_counts(rows);
-    if failed + skipped > 0 {
-        out.push(format!(
-            "{failed} row(s) failed and {skipped} were skipped: see the status column."
-        ));
-    }
-    out
 }
 
 /// How many of `rows` failed, and how many were skipped.

@@ -80,7 +80,7 @@ fn the_console_summary_prints_times_for_latency_rows() {
         !text.contains("at 0 GB/s"),
         "no bandwidth sentence for the empty kernel: {text}"
     );
-    says(&text, &["latency: H2D: a 4-byte pinned copy takes 8.60 µs"]);
+    says(&text, &["Latency: H2D: a 4-byte pinned copy takes 8.60 µs"]);
 }
 
 #[test]
