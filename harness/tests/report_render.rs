@@ -452,7 +452,9 @@ fn timelines_name_each_observer_and_draw_the_change_from_before() {
 
 #[test]
 fn a_run_where_nothing_moved_gets_one_sentence_and_no_timeline() {
-    let html = report::render_report(&[published("quick")], &[], "o").expect("renders");
+    // Which published run had every observer within its noise after the free depends on the
+    // machine that day: in the current H200 runs it is ollama-like's.
+    let html = report::render_report(&[published("ollama-like")], &[], "o").expect("renders");
     assert!(!html.contains("data-plot=\"timeline\""));
     assert_eq!(
         html.matches("no memory observer moved by more than its noise")
