@@ -24,7 +24,8 @@ if [ -z "${PINSCOPE:-}" ]; then
   cargo build --release --quiet
   PINSCOPE=target/release/pinscope
 fi
-A=reports/h200/20261202-065834-h200-headline-vm.csv
+# The published run, whichever it is (re-publishing changes its name).
+A=$(ls reports/h200/*-h200-headline-vm.csv | head -1)
 B=reports/h200-x2/20261130-082702-h200-headline-vm.csv
 gen="python3 scripts/fleet-inputs.py"
 mkdir -p "$data/logs" "$data/out"
