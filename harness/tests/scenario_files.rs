@@ -2,7 +2,7 @@
 //! plan table and `pinscope plan` itself.
 
 use pinscope::Error;
-use pinscope::scenario::{self, Direction, Engine, HostKind, Mode, Scenario};
+use pinscope::scenario::{self, Case, Direction, Engine, HostKind, Mode, Scenario};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -35,6 +35,16 @@ fn load_ok(path: &Path) -> Scenario {
         Ok(s) => s,
         Err(e) => panic!("{e}"),
     }
+}
+
+/// The cases of `s` that `keep` selects, in order.
+fn cases_where(s: &Scenario, keep: impl Fn(&Case) -> bool) -> Vec<&Case> {
+    s.cases.iter().filter(|c| keep(c)).collect()
+}
+
+/// The sizes (bytes) of the cases of `s` that `keep` selects, in order.
+fn sizes_where(s: &Scenario, keep: impl Fn(&Case) -> bool) -> Vec<u64> {
+    cases_where(s, keep).iter().map(|c| c.size).collect()
 }
 
 /// index, label, axes, key.
@@ -204,7 +214,7 @@ fn quick_scenario_is_valid_and_about_a_minute() {
         .collect();
     assert_eq!(labels.len(), 11);
     assert!(labels.contains(&("alloc-bidirectional", Direction::Bidirectional)));
-    let staged: Vec<_> = s.cases.iter().filter(|c| c.mode == Mode::Staged).collect();
+    let staged = cases_where(&s, |c| c.mode == Mode::Staged);
     assert_eq!(staged.len(), 2);
     assert!(staged.iter().all(|c| c.host == HostKind::Pageable
         && c.chunk == Some(16 << 20)
@@ -228,13 +238,7 @@ fn quick_scenario_is_valid_and_about_a_minute() {
 #[test]
 fn ollama_like_scenario_is_valid() {
     let s = load_ok(&shipped("ollama-like.toml"));
-    let size = |label: &str| -> Vec<u64> {
-        s.cases
-            .iter()
-            .filter(|c| c.label == label)
-            .map(|c| c.size)
-            .collect()
-    };
+    let size = |label: &str| sizes_where(&s, |c| c.label == label);
     let mib = |layers: u64| (layers * 135) << 20;
     for strategy in ["pageable", "staged", "pinned"] {
         for layers in [33, 25, 20] {
@@ -262,10 +266,8 @@ fn ollama_like_scenario_is_valid() {
     );
     // Pinned memory per case stays within ~5 GiB, so a consumer machine can run it.
     assert!(s.cases.iter().all(|c| c.pinned_bytes() <= 5 << 30));
-    let max_alloc: Vec<&str> = s
-        .cases
+    let max_alloc: Vec<&str> = cases_where(&s, |c| c.probes.max_alloc)
         .iter()
-        .filter(|c| c.probes.max_alloc)
         .map(|c| c.label.as_str())
         .collect();
     assert_eq!(max_alloc, vec!["load-pinned-33"]);
@@ -300,11 +302,7 @@ fn ollama_like_scenario_is_valid() {
 #[test]
 fn latency_scenario_asks_each_question_and_stays_short() {
     let s = load_ok(&shipped("latency.toml"));
-    let copies: Vec<_> = s
-        .cases
-        .iter()
-        .filter(|c| c.engine == Engine::Copy)
-        .collect();
+    let copies = cases_where(&s, |c| c.engine == Engine::Copy);
     assert!(copies.iter().all(|c| c.mode.is_latency()));
     // Every way of waiting, each once, on an empty kernel; a launch call and the launch rate.
     let waits: Vec<String> = s
@@ -336,12 +334,7 @@ fn latency_scenario_asks_each_question_and_stays_short() {
     );
     // The pointer chase, in order and at random, at nvbandwidth's 2 MiB and past the L2.
     for engine in [Engine::Chase, Engine::ChaseRandom] {
-        let sizes: Vec<u64> = s
-            .cases
-            .iter()
-            .filter(|c| c.engine == engine)
-            .map(|c| c.size)
-            .collect();
+        let sizes = sizes_where(&s, |c| c.engine == engine);
         assert_eq!(sizes, [2 << 20, 256 << 20], "{engine}");
     }
     for mode in [Mode::Latency, Mode::LatencySync, Mode::Enqueue] {
@@ -349,12 +342,9 @@ fn latency_scenario_asks_each_question_and_stays_short() {
     }
     for host in [HostKind::Alloc, HostKind::Register, HostKind::Pageable] {
         for dir in [Direction::H2d, Direction::D2h] {
-            let sizes: Vec<u64> = s
-                .cases
-                .iter()
-                .filter(|c| c.host == host && c.direction == dir && c.mode == Mode::Latency)
-                .map(|c| c.size)
-                .collect();
+            let sizes = sizes_where(&s, |c| {
+                c.host == host && c.direction == dir && c.mode == Mode::Latency
+            });
             assert!(
                 sizes.contains(&4) && sizes.contains(&(64 << 10)),
                 "{host} {dir}"

@@ -198,20 +198,39 @@ impl SettingValue for DriverModel {
     }
 }
 
-/// The NUMA node Linux gives a PCI device; sysfs writes -1 when the device has none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NumaNode {
-    Node(u32),
-    NoAffinity,
+/// Declares a setting read as a value or as its known absence (a fact, not a failure to read):
+/// the enum, serialized in snake case (`{"node": 1}`, `"no_affinity"`), and its rendering, the
+/// value through `$show` or the absence's fixed words.
+macro_rules! value_or_absence {
+    (
+        $(#[$meta:meta])*
+        $name:ident { $value:ident($v:ident: $ty:ty) => $show:expr, $absent:ident => $words:literal }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $value($ty),
+            $absent,
+        }
+
+        impl SettingValue for $name {
+            fn render(&self) -> String {
+                match self {
+                    $name::$value($v) => $show,
+                    $name::$absent => $words.into(),
+                }
+            }
+        }
+    };
 }
 
-impl SettingValue for NumaNode {
-    fn render(&self) -> String {
-        match self {
-            NumaNode::Node(n) => format!("node {n}"),
-            NumaNode::NoAffinity => "none (-1: no NUMA information for this device)".into(),
-        }
+value_or_absence! {
+    /// The NUMA node Linux gives a PCI device; sysfs writes -1 when the device has none.
+    #[derive(Copy)]
+    NumaNode {
+        Node(n: u32) => format!("node {n}"),
+        NoAffinity => "none (-1: no NUMA information for this device)"
     }
 }
 
@@ -259,20 +278,11 @@ impl SettingValue for CpuPlacement {
     }
 }
 
-/// An environment variable that changes CUDA's behaviour: its text, or not set.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EnvValue {
-    Set(String),
-    Unset,
-}
-
-impl SettingValue for EnvValue {
-    fn render(&self) -> String {
-        match self {
-            EnvValue::Set(v) => format!("`{v}`"),
-            EnvValue::Unset => "not set".into(),
-        }
+value_or_absence! {
+    /// An environment variable that changes CUDA's behaviour: its text, or not set.
+    EnvValue {
+        Set(v: String) => format!("`{v}`"),
+        Unset => "not set"
     }
 }
 

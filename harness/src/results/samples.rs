@@ -647,35 +647,33 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let e = read(&format!(
-            "{HEAD}1,k,h2d,bw_gbs,0,,1\n1,k,h2d,bw_gbs,1,,fast\n"
-        ))
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("line 3: value `fast` is not a number"), "{e}");
-        let e = read(&format!(
-            "{HEAD}1,k,h2d,bw_gbs,0,,1\n2,k,h2d,phase:x,a,,1\n"
-        ))
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("line 3: schema_version `2`"), "{e}");
-        let e = read(&format!("{HEAD}1,k,h2d,bw_gbs,0,1\n"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("line 2: it has 6 fields, the header has 7"),
-            "{e}"
-        );
-        let e = read(&format!("{HEAD}1,\"k\nx\",h2d,bw_gbs,0,,1\n"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("line 2: a quoted field"), "{e}");
-        let e = read(&format!("{HEAD}1,\"k\"x,h2d,bw_gbs,0,,1\n"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("line 2: it has text after a quoted"), "{e}");
-        let e = read("a,b\n").unwrap_err().to_string();
-        assert!(e.contains("no `schema_version` column"), "{e}");
+        let cases = [
+            (
+                format!("{HEAD}1,k,h2d,bw_gbs,0,,1\n1,k,h2d,bw_gbs,1,,fast\n"),
+                "line 3: value `fast` is not a number",
+            ),
+            (
+                format!("{HEAD}1,k,h2d,bw_gbs,0,,1\n2,k,h2d,phase:x,a,,1\n"),
+                "line 3: schema_version `2`",
+            ),
+            (
+                format!("{HEAD}1,k,h2d,bw_gbs,0,1\n"),
+                "line 2: it has 6 fields, the header has 7",
+            ),
+            (
+                format!("{HEAD}1,\"k\nx\",h2d,bw_gbs,0,,1\n"),
+                "line 2: a quoted field",
+            ),
+            (
+                format!("{HEAD}1,\"k\"x,h2d,bw_gbs,0,,1\n"),
+                "line 2: it has text after a quoted",
+            ),
+            ("a,b\n".to_string(), "no `schema_version` column"),
+        ];
+        for (text, says) in cases {
+            let e = read(&text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
     }
 
     #[test]
