@@ -4,7 +4,7 @@
 //! pinned case did to each memory observer; and the claims held and not held.
 
 use super::labels::strategy_words;
-use crate::results::{ClaimStatus, Lane, Row, Sidecar};
+use crate::results::{ClaimStatus, Device, Lane, Row, Sidecar, Status};
 use crate::scenario::{Direction, HostKind, Mode};
 use crate::units::format_size;
 
@@ -94,7 +94,7 @@ pub fn headline(all_rows: &[&Row]) -> Option<Headline> {
 /// the recorded settings decide.
 pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> Vec<Sentence> {
     let mut out = findings(all_rows);
-    let (failed, skipped) = super::summary::unfinished_counts(all_rows.iter().copied());
+    let (failed, skipped) = unfinished_counts(all_rows.iter().copied());
     if failed + skipped > 0 {
         out.push(sentence(
             "Not finished",
@@ -119,7 +119,7 @@ pub fn console_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
         .into_iter()
         .map(|s| format!("{}: {}", s.topic, s.text))
         .collect();
-    let (failed, skipped) = super::summary::unfinished_counts(rows.iter().copied());
+    let (failed, skipped) = unfinished_counts(rows.iter().copied());
     if failed + skipped > 0 {
         out.push(format!(
             "{failed} row(s) failed and {skipped} were skipped: see the status column."
@@ -137,7 +137,7 @@ fn findings(all_rows: &[&Row]) -> Vec<Sentence> {
     let rows = &one_gpu[..];
     let mut out = lane_sentences(rows, Lane::H2d);
     out.extend(lane_sentences(rows, Lane::D2h));
-    for line in super::summary::multi_gpu_lines(all_rows) {
+    for line in multi_gpu_lines(all_rows) {
         out.push(sentence("Every GPU at once", line));
     }
     if let Some(m) = super::memory_cost::memory_sentence(rows) {
@@ -277,4 +277,67 @@ fn settings_checks(settings: &crate::platform::Settings) -> Vec<Sentence> {
             sentence("Check", text)
         })
         .collect()
+}
+
+/// How many of `rows` failed, and how many were skipped.
+pub(crate) fn unfinished_counts<'r>(rows: impl IntoIterator<Item = &'r Row>) -> (usize, usize) {
+    rows.into_iter()
+        .fold((0, 0), |(failed, skipped), r| match r.status {
+            Status::Failed(_) => (failed + 1, skipped),
+            Status::Skipped(_) => (failed, skipped + 1),
+            Status::Ok => (failed, skipped),
+        })
+}
+
+/// What running every GPU at once did: per case and lane, each GPU's bandwidth together against
+/// alone, and the sum.
+pub fn multi_gpu_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
+    let rows: Vec<&Row> = rows.iter().map(R::borrow).collect();
+    let base = |r: &Row| r.base_key().to_string();
+    let mut out = Vec::new();
+    for all in rows
+        .iter()
+        .filter(|r| r.device == Some(Device::All) && r.placement().is_some())
+    {
+        let key = base(all);
+        let lane = all.lane;
+        let parts: Vec<String> = rows
+            .iter()
+            .filter(|r| {
+                base(r) == key
+                    && r.lane == lane
+                    && r.device != Some(Device::All)
+                    && r.gpus_at_once > 1
+            })
+            .filter_map(|t| {
+                let alone = rows.iter().find(|a| {
+                    base(a) == key && a.lane == lane && a.device == t.device && a.gpus_at_once <= 1
+                })?;
+                let (tb, ab) = (t.bw_median_gbs?, alone.bw_median_gbs?);
+                Some(format!(
+                    "GPU {} {:.1} of {:.1} GB/s alone ({:.0}%)",
+                    t.device.map(|d| d.to_string()).unwrap_or_default(),
+                    tb,
+                    ab,
+                    100.0 * tb / ab
+                ))
+            })
+            .collect();
+        let sum = all
+            .bw_median_gbs
+            .map_or_else(|| all.status.to_field(), |v| format!("{v:.1} GB/s in all"));
+        out.push(format!(
+            "{} GPUs at once, {} {}: {}; each keeps {}.",
+            all.gpus_at_once,
+            all.title().split(" [").next().unwrap_or(""),
+            lane.name(),
+            sum,
+            if parts.is_empty() {
+                "(no per-GPU figures)".to_string()
+            } else {
+                parts.join(", ")
+            }
+        ));
+    }
+    out
 }

@@ -1,7 +1,7 @@
 //! The console summary `pinscope run` prints per scenario: the table, the answer in plain words,
 //! derived results and claims.
 
-use crate::results::{Device, Row, Sidecar, Status};
+use crate::results::{Device, Row, Sidecar};
 use crate::scenario::Scenario;
 use crate::units::format_size;
 
@@ -72,16 +72,6 @@ pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> Str
     s
 }
 
-/// How many of `rows` failed, and how many were skipped.
-pub(crate) fn unfinished_counts<'r>(rows: impl IntoIterator<Item = &'r Row>) -> (usize, usize) {
-    rows.into_iter()
-        .fold((0, 0), |(failed, skipped), r| match r.status {
-            Status::Failed(_) => (failed + 1, skipped),
-            Status::Skipped(_) => (failed, skipped + 1),
-            Status::Ok => (failed, skipped),
-        })
-}
-
 fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -89,59 +79,6 @@ fn truncate(s: &str, n: usize) -> String {
         let t: String = s.chars().take(n - 1).collect();
         format!("{t}…")
     }
-}
-
-/// What running every GPU at once did: per case and lane, each GPU's bandwidth together against
-/// alone, and the sum.
-pub fn multi_gpu_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
-    let rows: Vec<&Row> = rows.iter().map(R::borrow).collect();
-    let base = |r: &Row| r.base_key().to_string();
-    let mut out = Vec::new();
-    for all in rows
-        .iter()
-        .filter(|r| r.device == Some(Device::All) && r.placement().is_some())
-    {
-        let key = base(all);
-        let lane = all.lane;
-        let parts: Vec<String> = rows
-            .iter()
-            .filter(|r| {
-                base(r) == key
-                    && r.lane == lane
-                    && r.device != Some(Device::All)
-                    && r.gpus_at_once > 1
-            })
-            .filter_map(|t| {
-                let alone = rows.iter().find(|a| {
-                    base(a) == key && a.lane == lane && a.device == t.device && a.gpus_at_once <= 1
-                })?;
-                let (tb, ab) = (t.bw_median_gbs?, alone.bw_median_gbs?);
-                Some(format!(
-                    "GPU {} {:.1} of {:.1} GB/s alone ({:.0}%)",
-                    t.device.map(|d| d.to_string()).unwrap_or_default(),
-                    tb,
-                    ab,
-                    100.0 * tb / ab
-                ))
-            })
-            .collect();
-        let sum = all
-            .bw_median_gbs
-            .map_or_else(|| all.status.to_field(), |v| format!("{v:.1} GB/s in all"));
-        out.push(format!(
-            "{} GPUs at once, {} {}: {}; each keeps {}.",
-            all.gpus_at_once,
-            all.title().split(" [").next().unwrap_or(""),
-            lane.name(),
-            sum,
-            if parts.is_empty() {
-                "(no per-GPU figures)".to_string()
-            } else {
-                parts.join(", ")
-            }
-        ));
-    }
-    out
 }
 
 #[cfg(test)]

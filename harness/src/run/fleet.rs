@@ -468,7 +468,7 @@ mod tests {
                 .count(),
             3
         );
-        let lines = crate::report::summary::multi_gpu_lines(&rows);
+        let lines = crate::report::answer::multi_gpu_lines(&rows);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].starts_with("2 GPUs at once, c h2d: 108.3 GB/s in all; each keeps GPU 0 54.8 of 55.2 GB/s alone (99%), GPU 1 53.5 of 55.3 GB/s alone (97%)"), "{}", lines[0]);
     }
