@@ -28,16 +28,24 @@ pub enum Source {
     Win32(String),
 }
 
+impl Source {
+    /// What kind of place the value was read from, and which one (its path, call or name).
+    fn kind_and_place(&self) -> (&'static str, &str) {
+        match self {
+            Source::File(p) => ("file", p),
+            Source::Nvml(c) => ("NVML", c),
+            Source::Cuda(c) => ("CUDA", c),
+            Source::Env(v) => ("environment", v),
+            Source::Registry(k) => ("registry", k),
+            Source::Win32(c) => ("Win32", c),
+        }
+    }
+}
+
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Source::File(p) => write!(f, "file {p}"),
-            Source::Nvml(c) => write!(f, "NVML {c}"),
-            Source::Cuda(c) => write!(f, "CUDA {c}"),
-            Source::Env(v) => write!(f, "environment {v}"),
-            Source::Registry(k) => write!(f, "registry {k}"),
-            Source::Win32(c) => write!(f, "Win32 {c}"),
-        }
+        let (kind, place) = self.kind_and_place();
+        write!(f, "{kind} {place}")
     }
 }
 

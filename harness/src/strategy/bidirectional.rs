@@ -50,8 +50,8 @@ impl BidirectionalHost {
 
 impl HostSide for BidirectionalHost {
     fn touch(&mut self) {
-        crate::cuda::fill_pattern(self.up_host.as_mut_slice(), 0, self.seed);
-        crate::cuda::fill_zero(self.down_host.as_mut_slice());
+        touch_host_end(&mut self.up_host, true, self.seed);
+        touch_host_end(&mut self.down_host, false, self.seed);
     }
 
     fn footprint(&self) -> Footprint {

@@ -296,6 +296,16 @@ pub(crate) fn host_buffer(case: &Case, len: usize) -> Result<HostBuffer, CudaErr
     }
 }
 
+/// First touch of a host end of a copy: the pattern of `seed` when it is the source, zeros when
+/// it is the destination.
+pub(crate) fn touch_host_end(host: &mut HostBuffer, source: bool, seed: u32) {
+    if source {
+        crate::cuda::fill_pattern(host.as_mut_slice(), 0, seed);
+    } else {
+        crate::cuda::fill_zero(host.as_mut_slice());
+    }
+}
+
 pub(crate) fn footprint_of(host: &HostBuffer, fp: &mut Footprint) {
     use crate::cuda::HostMem;
     let n = host.len() as u64;

@@ -39,11 +39,7 @@ impl OneWay {
     /// Puts the host buffer back as first touch left it: the pattern when it is the source,
     /// zeros when it is the destination (untimed; managed memory between samples).
     pub(crate) fn reset_host(&mut self) {
-        if self.h2d {
-            crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
-        } else {
-            crate::cuda::fill_zero(self.host.as_mut_slice());
-        }
+        touch_host_end(&mut self.host, self.h2d, self.seed);
     }
 
     /// First touch of the device buffer: zeros when it is the destination, the pattern when it
@@ -171,11 +167,7 @@ impl<E: Enqueue + 'static> HostSide for OneWayHost<E> {
     /// it is the destination.
     fn touch(&mut self) {
         self.how.touch();
-        if self.h2d {
-            crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
-        } else {
-            crate::cuda::fill_zero(self.host.as_mut_slice());
-        }
+        touch_host_end(&mut self.host, self.h2d, self.seed);
     }
 
     fn footprint(&self) -> Footprint {
