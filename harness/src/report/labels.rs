@@ -86,7 +86,7 @@ fn engine_words(engine: Engine) -> &'static str {
         Engine::DeviceRead => "GPU kernel reads",
         Engine::DeviceWrite => "GPU kernel writes",
         Engine::DeviceCopy => "GPU kernel copies",
-        Engine::DeviceCopyEngine => "copy engines copy device memory",
+        Engine::DeviceCopyEngine => "copy engine copies",
         Engine::Empty => "empty kernel",
         Engine::Chase => "GPU kernel chases pointers in host memory",
         Engine::ChaseRandom => "GPU kernel chases random pointers in host memory",

@@ -35,7 +35,9 @@ pub use answer::{Sentence, answer};
 pub use chart::Figure;
 pub use compare_page::render_compare_html;
 pub use memory_cost::max_alloc_detail;
-pub use nvbandwidth::{NvbandwidthSeries, load as load_nvbandwidth, parse as parse_nvbandwidth};
+pub use nvbandwidth::{
+    NvbandwidthMeasure, NvbandwidthSeries, load as load_nvbandwidth, parse as parse_nvbandwidth,
+};
 pub use plot_runs::runs_side_by_side;
 pub use plot_timeline::NOISE_RULE as TIMELINE_NOISE_RULE;
 pub use summary::summary_text;
@@ -483,11 +485,14 @@ fn summary(
             continue;
         }
         let mut cells = summary_rows(rows, labels);
-        for r in nvb {
+        for r in nvb
+            .iter()
+            .filter(|r| r.measure != NvbandwidthMeasure::LatencyNs)
+        {
             cells.push(vec![
                 format!("nvbandwidth {} (reference)", r.testname),
                 "NVIDIA's nvbandwidth, copy engine".into(),
-                "h2d".into(),
+                r.lane_words().into(),
                 r.buffer_size
                     .map(crate::units::format_size)
                     .unwrap_or_default(),
@@ -652,7 +657,7 @@ fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {
     const REFERENCE: TableText = TableText {
         id: "reference",
         title: "Reference: nvbandwidth",
-        head: &["test", "GB/s", "buffer", "status", "file"],
+        head: &["test", "result", "buffer", "status", "file"],
         empty: "No nvbandwidth output was given (--nvbandwidth FILE.json).",
     };
     let rows: Vec<ClassedRow> = nvb
@@ -660,7 +665,7 @@ fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {
         .map(|r| {
             let cells = vec![
                 r.testname.clone(),
-                format!("{:.2}", r.bandwidth_gbs),
+                r.value_text(),
                 r.buffer_size
                     .map(crate::units::format_size)
                     .unwrap_or_else(|| "not recorded".into()),
@@ -898,13 +903,7 @@ fn plots(
     for name in scenarios.names {
         let rows = scenarios.of(name);
         let _ = writeln!(body, "<h3>{}</h3>", escape(name));
-        let mut figs = vec![plot_strategy::strategy_bars(
-            name,
-            rows,
-            labels,
-            &samples,
-            nvbandwidth,
-        )];
+        let mut figs = plot_strategy::strategy_bars(name, rows, labels, &samples, nvbandwidth);
         figs.extend(plot_size::bandwidth_vs_size(
             name,
             rows,

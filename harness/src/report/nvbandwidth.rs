@@ -9,11 +9,38 @@ use crate::Error;
 use serde::Serialize;
 use std::path::Path;
 
+/// What an nvbandwidth test's number is, read from its name when the file is parsed: its
+/// `*_latency_*` tests report nanoseconds, every other test GB/s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum NvbandwidthMeasure {
+    /// GB/s over the host link (`host_to_device_*`, `device_to_host_*`, and the rest).
+    HostLink,
+    /// GB/s of a copy within one GPU's memory (`device_local_copy`).
+    DeviceLocal,
+    /// Nanoseconds per access (`host_device_latency_sm`, …): not a bandwidth.
+    LatencyNs,
+}
+
+impl NvbandwidthMeasure {
+    fn of(testname: &str) -> NvbandwidthMeasure {
+        if testname.contains("latency") {
+            NvbandwidthMeasure::LatencyNs
+        } else if testname.starts_with("device_local") {
+            NvbandwidthMeasure::DeviceLocal
+        } else {
+            NvbandwidthMeasure::HostLink
+        }
+    }
+}
+
 /// One nvbandwidth test case as a single reference number.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NvbandwidthSeries {
     /// nvbandwidth's test name, e.g. `host_to_device_memcpy_ce`.
     pub testname: String,
+    /// What `bandwidth_gbs` holds: GB/s, or nanoseconds for a latency test.
+    #[serde(skip)]
+    pub measure: NvbandwidthMeasure,
     /// GB/s (1e9 B/s). nvbandwidth's `sum` field when present — the total over the matrix, which
     /// for a host↔single-GPU test is the one cell — otherwise the sum of the numeric matrix cells.
     pub bandwidth_gbs: f64,
@@ -87,6 +114,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<NvbandwidthSeries>, Error> {
         };
         out.push(NvbandwidthSeries {
             testname: name.to_string(),
+            measure: NvbandwidthMeasure::of(name),
             bandwidth_gbs,
             matrix_gbs,
             buffer_size: c
@@ -99,6 +127,38 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<NvbandwidthSeries>, Error> {
         });
     }
     Ok(out)
+}
+
+impl NvbandwidthSeries {
+    /// The direction its copies take, in a results table's lane words (empty when not one).
+    pub fn lane_words(&self) -> &'static str {
+        match self.measure {
+            NvbandwidthMeasure::DeviceLocal => "device",
+            NvbandwidthMeasure::LatencyNs => "",
+            NvbandwidthMeasure::HostLink if self.testname.starts_with("host_to_device") => "h2d",
+            NvbandwidthMeasure::HostLink if self.testname.starts_with("device_to_host") => "d2h",
+            NvbandwidthMeasure::HostLink => "",
+        }
+    }
+
+    /// Its number with its unit: `55.31 GB/s` or `1192.7 ns`.
+    pub fn value_text(&self) -> String {
+        match self.measure {
+            NvbandwidthMeasure::LatencyNs => format!("{:.1} ns", self.bandwidth_gbs),
+            _ => format!("{:.2} GB/s", self.bandwidth_gbs),
+        }
+    }
+}
+
+/// The bandwidth references of `measure` as (label, GB/s) for a chart's dashed lines.
+pub fn reference_lines(
+    refs: &[NvbandwidthSeries],
+    measure: NvbandwidthMeasure,
+) -> Vec<(String, f64)> {
+    refs.iter()
+        .filter(|r| r.measure == measure)
+        .map(|r| (format!("nvbandwidth {}", r.testname), r.bandwidth_gbs))
+        .collect()
 }
 
 /// Reads and parses one nvbandwidth JSON file.
@@ -129,5 +189,30 @@ mod tests {
         let s = parse(Path::new("x.json"), t).expect("parses");
         assert_eq!(s[0].bandwidth_gbs, 7.0);
         assert_eq!(s[0].matrix_gbs, vec![1.5, 2.5, 3.0]);
+    }
+
+    #[test]
+    fn latency_tests_are_nanoseconds_and_never_a_bandwidth_line() {
+        let t = r#"{"nvbandwidth":{"testcases":[
+            {"name":"host_to_device_memcpy_ce","sum":55.4,"status":"Passed"},
+            {"name":"device_local_copy","sum":2080.4,"status":"Passed"},
+            {"name":"host_device_latency_sm","sum":1192.7,"status":"Passed"}]}}"#;
+        let s = parse(Path::new("x.json"), t).expect("parses");
+        let measures: Vec<_> = s.iter().map(|r| r.measure).collect();
+        assert_eq!(
+            measures,
+            [
+                NvbandwidthMeasure::HostLink,
+                NvbandwidthMeasure::DeviceLocal,
+                NvbandwidthMeasure::LatencyNs
+            ]
+        );
+        assert_eq!(s[2].value_text(), "1192.7 ns");
+        assert_eq!(s[0].value_text(), "55.40 GB/s");
+        let host = reference_lines(&s, NvbandwidthMeasure::HostLink);
+        assert_eq!(
+            host,
+            vec![("nvbandwidth host_to_device_memcpy_ce".to_string(), 55.4)]
+        );
     }
 }

@@ -73,6 +73,14 @@ pub fn bandwidth_vs_size(
     refs: &[NvbandwidthSeries],
 ) -> Option<Figure> {
     let title = format!("{scenario}: how does bandwidth change with transfer size?");
+    // Device-memory rows (thousands of GB/s) would flatten the host-link lines: when a scenario
+    // has both, this plot draws the host link only (the device rows have their bar chart).
+    let link: Vec<CaseRow<'_>> = rows
+        .iter()
+        .filter(|(_, r)| r.lane != crate::results::Lane::Device)
+        .copied()
+        .collect();
+    let rows = if link.is_empty() { rows } else { &link[..] };
     let mut series = size_series(rows, labels);
     if !series.iter().any(|(_, g)| g.by_size.len() >= 2) {
         return None;
@@ -83,10 +91,7 @@ pub fn bandwidth_vs_size(
     series.truncate(MAX_SERIES);
     let lines: Vec<Line> = series.iter().map(|(n, g)| g.line(n)).collect();
     let sizes = chart::sizes_of(series.iter().flat_map(|(_, g)| g.by_size.keys().copied()));
-    let refs: Vec<(String, f64)> = refs
-        .iter()
-        .map(|r| (format!("nvbandwidth {}", r.testname), r.bandwidth_gbs))
-        .collect();
+    let refs = super::nvbandwidth::reference_lines(refs, super::NvbandwidthMeasure::HostLink);
     let mut caption = String::from(
         "Median GB/s (1e9 B/s) per strategy, direction and lane; shaded band: min–max of the samples; ticks at the sizes measured; points more than a decade apart are not joined",
     );

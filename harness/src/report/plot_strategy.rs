@@ -4,25 +4,64 @@
 
 use super::chart::{self, Bars, ByCategory, Figure};
 use super::labels::{case_words, direction_key};
-use super::{CaseRow, NvbandwidthSeries, SampleIndex};
-use crate::results::Lane;
+use super::{CaseRow, NvbandwidthMeasure, NvbandwidthSeries, SampleIndex};
+use crate::results::{Lane, Row};
 use crate::stats::{Sample, bootstrap_median_ci};
 
 /// Resamples for the report's median CIs (fewer than `compare`'s 10 000: whiskers only).
 pub const REPORT_RESAMPLES: usize = 2_000;
 
+/// The "which way is fastest" bars, and, when a scenario also measures device memory (thousands
+/// of GB/s, which would flatten the host-link bars to slivers), those rows in a figure of their
+/// own with the device-local reference.
 pub fn strategy_bars(
     scenario: &str,
     rows: &[CaseRow<'_>],
     labels: &[String],
     samples: &SampleIndex<'_>,
     refs: &[NvbandwidthSeries],
-) -> Figure {
-    let title = format!("{scenario}: which way is fastest?");
-    let mut ok: Vec<&CaseRow<'_>> = rows
+) -> Vec<Figure> {
+    let drawn = |r: &Row| r.status.is_ok() && r.bw_median_gbs.is_some() && !r.measures_time();
+    let (device, link): (Vec<&CaseRow<'_>>, Vec<&CaseRow<'_>>) = rows
         .iter()
-        .filter(|(_, r)| r.status.is_ok() && r.bw_median_gbs.is_some() && !r.measures_time())
-        .collect();
+        .filter(|(_, r)| drawn(r))
+        .partition(|(_, r)| r.lane == Lane::Device);
+    if device.is_empty() || link.is_empty() {
+        let all = device.into_iter().chain(link).collect();
+        let title = format!("{scenario}: which way is fastest?");
+        return vec![bars_of(title, all, labels, samples, refs, None)];
+    }
+    let note = "Device-memory rows are in the next plot.";
+    vec![
+        bars_of(
+            format!("{scenario}: which way is fastest?"),
+            link,
+            labels,
+            samples,
+            refs,
+            Some(note),
+        ),
+        bars_of(
+            format!("{scenario}: how fast is device memory?"),
+            device,
+            labels,
+            samples,
+            refs,
+            None,
+        ),
+    ]
+}
+
+/// One bar chart of `ok` (rows with a bandwidth), with the nvbandwidth references of the lanes
+/// it draws.
+fn bars_of(
+    title: String,
+    mut ok: Vec<&CaseRow<'_>>,
+    labels: &[String],
+    samples: &SampleIndex<'_>,
+    refs: &[NvbandwidthSeries],
+    note: Option<&str>,
+) -> Figure {
     if ok.is_empty() {
         return Figure::omitted(
             &title,
@@ -41,7 +80,10 @@ pub fn strategy_bars(
             .then(b.1.bw_median_gbs.total_cmp_opt(a.1.bw_median_gbs))
     });
     let left_out = chart::keep_drawable(&mut ok, "are in the parameter table.");
-    let caption = "One bar per case and lane: strategy, direction, size and the case's name; fastest first within each direction. Whiskers need at least two raw samples.";
+    let mut caption = "One bar per case and lane: strategy, direction, size and the case's name; fastest first within each direction. Whiskers need at least two raw samples.".to_string();
+    if let Some(note) = note {
+        caption = format!("{caption} {note}");
+    }
     let mut categories = Vec::new();
     let mut values = Vec::new();
     let mut whiskers = Vec::new();
@@ -59,10 +101,12 @@ pub fn strategy_bars(
         values.push(vec![Some(median)]);
         whiskers.push(vec![ci]);
     }
-    let refs = refs
-        .iter()
-        .map(|r| (format!("nvbandwidth {}", r.testname), r.bandwidth_gbs))
-        .collect();
+    let measure = if ok.iter().all(|(_, r)| r.lane == Lane::Device) {
+        NvbandwidthMeasure::DeviceLocal
+    } else {
+        NvbandwidthMeasure::HostLink
+    };
+    let refs = super::nvbandwidth::reference_lines(refs, measure);
     let data = vec![
         ("plot", "bandwidth-bars".to_string()),
         (
@@ -86,7 +130,7 @@ pub fn strategy_bars(
         by_category: Some(direction_colours(ok.iter().map(|(_, r)| r.lane))),
         x_range: None,
     };
-    Figure::bars(&bars, caption, left_out, data)
+    Figure::bars(&bars, &caption, left_out, data)
 }
 
 /// The colour of each direction, the same on every plot, and its legend text.
