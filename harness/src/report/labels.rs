@@ -3,7 +3,7 @@
 //! bar never mixes the one-way copy with a lane of a bidirectional one.
 
 use crate::results::{Lane, Row};
-use crate::scenario::{Direction, Engine, HostKind, Mode};
+use crate::scenario::{Direction, HostKind, Mode};
 use crate::units::format_size;
 
 /// The direction and lane in words: `H2D`, `D2H`, `bidirectional, H2D lane`, `bidirectional, both
@@ -75,24 +75,6 @@ fn host_words(r: &Row) -> String {
     s
 }
 
-fn engine_words(engine: Engine) -> &'static str {
-    match engine {
-        Engine::Copy => "copy engine",
-        Engine::Kernel => "SM copy kernel",
-        Engine::KernelRead => "GPU kernel reads host",
-        Engine::KernelWrite => "GPU kernel writes host",
-        Engine::CpuRead => "CPU reads",
-        Engine::CpuWrite => "CPU writes",
-        Engine::DeviceRead => "GPU kernel reads",
-        Engine::DeviceWrite => "GPU kernel writes",
-        Engine::DeviceCopy => "GPU kernel copies",
-        Engine::DeviceCopyEngine => "copy engine copies",
-        Engine::Empty => "empty kernel",
-        Engine::Chase => "GPU kernel chases pointers in host memory",
-        Engine::ChaseRandom => "GPU kernel chases random pointers in host memory",
-    }
-}
-
 /// Sweep axes the strategy words do not already say (e.g. `measure.warmup=2` → `warmup 2`).
 fn extra_axes(r: &Row) -> Vec<String> {
     const SAID: &[&str] = &[
@@ -118,7 +100,7 @@ fn extra_axes(r: &Row) -> Vec<String> {
 /// "pinned, copy engine, H2D": the strategy, engine and direction/lane, plus any sweep axis that
 /// tells otherwise identical cases apart. The size is not part of it (a series spans sizes).
 pub fn strategy_words(r: &Row) -> String {
-    let mut parts = vec![host_words(r), engine_words(r.engine).to_string()];
+    let mut parts = vec![host_words(r), r.engine.words().to_string()];
     if r.streams > 1 {
         parts.push(format!("{} streams", r.streams));
     }
@@ -141,7 +123,7 @@ pub fn case_words(r: &Row) -> String {
 /// The case named for memory plots (memory belongs to the case, not the lane): name, size,
 /// strategy without the lane.
 pub fn case_memory_words(r: &Row) -> String {
-    let mut parts = vec![host_words(r), engine_words(r.engine).to_string()];
+    let mut parts = vec![host_words(r), r.engine.words().to_string()];
     parts.push(if r.direction == Direction::Bidirectional {
         "bidirectional".to_string()
     } else {

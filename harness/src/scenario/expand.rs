@@ -141,32 +141,6 @@ struct Violation {
 pub(super) const KERNEL_NEEDS_MAPPED: &str = "zero-copy kernel access needs mapped memory: add \"mapped\" to flags (host = \"alloc\" or \"register\") or use host = \"managed\"";
 pub(super) const MANAGED_UNGUARDED: &str = "guard = false with host = \"managed\" could oversubscribe device memory with managed memory, which can hang the GPU: keep guard = true for managed cases";
 
-/// The one direction an engine measures, and what it does, for engines that have one.
-pub(super) fn engine_direction(e: Engine) -> Option<(Direction, &'static str)> {
-    match e {
-        Engine::KernelRead => Some((Direction::H2d, "only reads host memory from a kernel")),
-        Engine::KernelWrite => Some((Direction::D2h, "only writes host memory from a kernel")),
-        Engine::CpuRead => Some((
-            Direction::D2h,
-            "times the CPU reading the host buffer, as after a device-to-host copy",
-        )),
-        Engine::CpuWrite => Some((
-            Direction::H2d,
-            "times the CPU writing the host buffer, as before a host-to-device copy",
-        )),
-        Engine::Chase | Engine::ChaseRandom => Some((
-            Direction::H2d,
-            "reads host memory from a kernel, one dependent load at a time",
-        )),
-        Engine::Copy | Engine::Kernel => None,
-        Engine::DeviceRead
-        | Engine::DeviceWrite
-        | Engine::DeviceCopy
-        | Engine::DeviceCopyEngine
-        | Engine::Empty => None,
-    }
-}
-
 /// The rules of the latency modes (one copy per sample from or to host memory, any multiple of
 /// 4 bytes; one direction, which the bidirectional rule already asks), and the 16-byte multiple every other mode's `size` needs; `size` as written.
 fn latency_rules(c: &Case, size: &str) -> Vec<Rule> {
@@ -352,7 +326,7 @@ fn transfer_rules(c: &Case, written: &dyn Fn(&str, u64) -> String) -> Vec<Rule> 
             ),
         ));
     }
-    let fixed = engine_direction(c.engine);
+    let fixed = c.engine.implied_direction();
     if let Some((need, what)) = fixed
         && c.direction != need
     {

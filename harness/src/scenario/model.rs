@@ -173,6 +173,54 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// The one direction this engine measures, and what it does, for engines that have one
+    /// (a case of it may give no other direction).
+    pub fn implied_direction(self) -> Option<(Direction, &'static str)> {
+        match self {
+            Self::KernelRead => Some((Direction::H2d, "only reads host memory from a kernel")),
+            Self::KernelWrite => Some((Direction::D2h, "only writes host memory from a kernel")),
+            Self::CpuRead => Some((
+                Direction::D2h,
+                "times the CPU reading the host buffer, as after a device-to-host copy",
+            )),
+            Self::CpuWrite => Some((
+                Direction::H2d,
+                "times the CPU writing the host buffer, as before a host-to-device copy",
+            )),
+            Self::Chase | Self::ChaseRandom => Some((
+                Direction::H2d,
+                "reads host memory from a kernel, one dependent load at a time",
+            )),
+            Self::Copy | Self::Kernel => None,
+            Self::DeviceRead
+            | Self::DeviceWrite
+            | Self::DeviceCopy
+            | Self::DeviceCopyEngine
+            | Self::Empty => None,
+        }
+    }
+
+    /// What it does, in a report's strategy words (`copy engine`, `GPU kernel copies`).
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Copy => "copy engine",
+            Self::Kernel => "SM copy kernel",
+            Self::KernelRead => "GPU kernel reads host",
+            Self::KernelWrite => "GPU kernel writes host",
+            Self::CpuRead => "CPU reads",
+            Self::CpuWrite => "CPU writes",
+            Self::DeviceRead => "GPU kernel reads",
+            Self::DeviceWrite => "GPU kernel writes",
+            Self::DeviceCopy => "GPU kernel copies",
+            Self::DeviceCopyEngine => "copy engine copies",
+            Self::Empty => "empty kernel",
+            Self::Chase => "GPU kernel chases pointers in host memory",
+            Self::ChaseRandom => "GPU kernel chases random pointers in host memory",
+        }
+    }
+}
+
 setting_enum! {
     pub enum Direction {
         #[default]
