@@ -178,3 +178,34 @@ fn the_index_shows_each_runs_headline_from_its_report() {
     assert!(index.contains(&want), "{want} not in the index");
     assert!(index.contains("staging ring 98% of it, holding 48 MiB"));
 }
+
+/// Published files name no folder of the machine that made them (a reader's machine has none):
+/// the GPU machine's output folders are written `$OUT`, a scenario copy by its file name.
+#[test]
+fn published_files_carry_no_machine_paths() {
+    // The README of reports/ names the folders that were replaced.
+    let readme = reports().join("README.md");
+    fn walk(dir: &std::path::Path, skip: &std::path::Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).expect("reports folder").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, skip, found);
+                continue;
+            }
+            if path == skip {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for needle in ["/root/", "/tmp/", "/home/", "$OUT/work"] {
+                if text.contains(needle) {
+                    found.push(format!("{} holds {needle}", path.display()));
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&reports(), &readme, &mut found);
+    assert!(found.is_empty(), "{found:#?}");
+}
