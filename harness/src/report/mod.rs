@@ -55,6 +55,19 @@ use std::path::Path;
 /// One row of one result set (index into the sets, row).
 pub(crate) type CaseRow<'a> = (usize, &'a Row);
 
+/// `rows` split into (device-memory rows, host-link rows). A plot that holds both draws them
+/// apart: device memory runs at thousands of GB/s and would flatten the host link's bars and
+/// lines to slivers.
+pub(crate) fn device_and_link<'r, 'a>(
+    rows: impl IntoIterator<Item = &'r CaseRow<'a>>,
+) -> (Vec<&'r CaseRow<'a>>, Vec<&'r CaseRow<'a>>)
+where
+    'a: 'r,
+{
+    rows.into_iter()
+        .partition(|(_, r)| r.lane == crate::results::Lane::Device)
+}
+
 /// The strategy a row measured: host memory kind / flags / engine / mode, plus the staging
 /// parameters when they are not the defaults.
 pub fn strategy_label(r: &Row) -> String {

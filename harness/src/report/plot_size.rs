@@ -73,13 +73,9 @@ pub fn bandwidth_vs_size(
     refs: &[NvbandwidthSeries],
 ) -> Option<Figure> {
     let title = format!("{scenario}: how does bandwidth change with transfer size?");
-    // Device-memory rows (thousands of GB/s) would flatten the host-link lines: when a scenario
-    // has both, this plot draws the host link only (the device rows have their bar chart).
-    let link: Vec<CaseRow<'_>> = rows
-        .iter()
-        .filter(|(_, r)| r.lane != crate::results::Lane::Device)
-        .copied()
-        .collect();
+    // With both, this plot draws the host link only (the device rows have their bar chart).
+    let (_, link) = super::device_and_link(rows);
+    let link: Vec<CaseRow<'_>> = link.into_iter().copied().collect();
     let rows = if link.is_empty() { rows } else { &link[..] };
     let mut series = size_series(rows, labels);
     if !series.iter().any(|(_, g)| g.by_size.len() >= 2) {

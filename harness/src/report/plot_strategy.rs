@@ -22,10 +22,7 @@ pub fn strategy_bars(
     refs: &[NvbandwidthSeries],
 ) -> Vec<Figure> {
     let drawn = |r: &Row| r.status.is_ok() && r.bw_median_gbs.is_some() && !r.measures_time();
-    let (device, link): (Vec<&CaseRow<'_>>, Vec<&CaseRow<'_>>) = rows
-        .iter()
-        .filter(|(_, r)| drawn(r))
-        .partition(|(_, r)| r.lane == Lane::Device);
+    let (device, link) = super::device_and_link(rows.iter().filter(|(_, r)| drawn(r)));
     if device.is_empty() || link.is_empty() {
         let all = device.into_iter().chain(link).collect();
         let title = format!("{scenario}: which way is fastest?");
