@@ -2,7 +2,7 @@
 """Fails (exit 1) on an import that goes the wrong way between modules of harness/src, or on an
 import cycle.
 
-Layers, top-down (docs/architecture.md draws them): cli → run → measure → strategy → the model
+Layers, top-down (docs/architecture.md draws them): cli → run → strategy → measure → the model
 (scenario) and the machine (cuda, probe, platform); results → claims / compare → report beside the
 runner; stats, units and error at the bottom. [`ALLOWED`] lists, for every top-level module, the
 modules it may import; an import outside that list fails, and so does a module the table does not
@@ -42,9 +42,11 @@ ALLOWED = {
     "probe": BOTTOM | {"platform", "cuda"},
     # The model of what to run (cases, routes, claims), read by every layer below the CLI.
     "scenario": BOTTOM | {"platform", "cuda"},
-    # How one transfer moves bytes, and how samples are taken of it.
-    "strategy": BOTTOM | {"scenario", "cuda", "stats"},
-    "measure": BOTTOM | {"scenario", "cuda", "stats", "strategy", "results"},
+    # How samples are taken and every clock they are timed with; it drives a trait of its own
+    # (`Measurable`), never a strategy. A sample's stop reason is a `results` value.
+    "measure": BOTTOM | {"scenario", "cuda", "stats", "results"},
+    # How one transfer moves bytes, timed with measure's clocks.
+    "strategy": BOTTOM | {"scenario", "cuda", "stats", "measure"},
     # Results files and what is computed from them, offline: no CUDA calls, no runner (a failure
     # keeps the driver's error code, a `cuda` type).
     "results": BOTTOM | {"platform", "scenario", "cuda", "probe", "stats"},

@@ -5,9 +5,9 @@
 //! round of its own with the other given more copies); the sum lane is the sum of the two
 //! rates. From pageable memory both run once together, timed by the wall clock.
 
-use super::timing::{Streams, Timer};
 use super::*;
 use crate::cuda::Event;
+use crate::measure::{Streams, Timer};
 
 pub struct Bidirectional {
     up_host: HostBuffer,
@@ -223,7 +223,7 @@ fn pad_bytes(size: usize, parts: usize) -> usize {
 /// for the whole span (both are released by the same spin gate), ms.
 const START_SKEW_MS: f64 = 0.05;
 
-impl Transfer for Bidirectional {
+impl Measurable for Bidirectional {
     fn moves(&self) -> Moves {
         Moves::BothWays(self.size as u64)
     }
@@ -256,6 +256,9 @@ impl Transfer for Bidirectional {
             unregister_ms: None,
         })
     }
+}
+
+impl Transfer for Bidirectional {
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
         let [up, down] = &self.streams;
         down.synchronize()?;

@@ -109,7 +109,7 @@ impl HostSide for Chase {
     }
 }
 
-impl Transfer for Chase {
+impl Measurable for Chase {
     fn moves(&self) -> Moves {
         // What one launch loads: `CHASE_STEPS` 8-byte pointers.
         Moves::OneWay(Lane::H2d, CHASE_STEPS * 8)
@@ -135,7 +135,9 @@ impl Transfer for Chase {
             unregister_ms: None,
         })
     }
+}
 
+impl Transfer for Chase {
     /// The last pointer of the last launch must be the slot the chain reaches after
     /// [`CHASE_STEPS`] hops from slot 0.
     fn verify(&mut self, _gpu: &Gpu) -> Result<Verified, CudaError> {

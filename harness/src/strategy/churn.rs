@@ -8,8 +8,8 @@
 //! The copy is timed with events around `cuMemcpyAsync` through [`Timer`] (not gated: one copy per
 //! sample, and the allocation before it is the point of the experiment).
 
-use super::timing::{Streams, Timer};
 use super::*;
+use crate::measure::{Streams, Timer};
 use std::time::{Duration, Instant};
 
 /// What one cycle gave.
@@ -163,7 +163,7 @@ impl Churn {
     }
 }
 
-impl Transfer for Churn {
+impl Measurable for Churn {
     fn moves(&self) -> Moves {
         Moves::OneWay(self.lane(), self.case.size)
     }
@@ -192,6 +192,9 @@ impl Transfer for Churn {
             unregister_ms: None,
         })
     }
+}
+
+impl Transfer for Churn {
     fn verify(&mut self, _gpu: &Gpu) -> Result<Verified, CudaError> {
         Ok(self.tally.verified(self.lane()))
     }

@@ -49,7 +49,7 @@ impl HostSide for CpuAccess {
     }
 }
 
-impl Transfer for CpuAccess {
+impl Measurable for CpuAccess {
     fn moves(&self) -> Moves {
         // Reading the buffer stands for the CPU's side of a device-to-host copy.
         Moves::one_way(!self.read, self.size)
@@ -72,7 +72,7 @@ impl Transfer for CpuAccess {
             }
         }
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let lane = self.lanes()[0];
+        let lane = self.moves().lanes()[0];
         Ok(SampleTimes {
             lanes: vec![(lane, wall_ms)],
             wall_ms,
@@ -81,7 +81,9 @@ impl Transfer for CpuAccess {
             unregister_ms: None,
         })
     }
+}
 
+impl Transfer for CpuAccess {
     fn verify(&mut self, _gpu: &Gpu) -> Result<Verified, CudaError> {
         let host = &self.host;
         let (bad, first) = if self.read {
@@ -89,7 +91,7 @@ impl Transfer for CpuAccess {
         } else {
             crate::cuda::check_pattern(host.as_slice(), 0, self.seed)
         };
-        Ok(Verified::of(self.lanes()[0], bad, first))
+        Ok(Verified::of(self.moves().lanes()[0], bad, first))
     }
 
     fn setup(&self) -> SetupTimes {

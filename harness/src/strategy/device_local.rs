@@ -6,8 +6,8 @@
 //! Bytes per transfer: `size` (a copy reads `size` and writes `size`, as nvbandwidth counts its
 //! `device_local_copy`).
 
-use super::timing::{Streams, Timer};
 use super::*;
+use crate::measure::{Streams, Timer};
 use std::time::Instant;
 
 /// The device buffers an engine works on (the engine decides which exist).
@@ -100,7 +100,7 @@ impl DeviceLocal {
     }
 }
 
-impl Transfer for DeviceLocal {
+impl Measurable for DeviceLocal {
     fn moves(&self) -> Moves {
         Moves::OneWay(Lane::Device, self.size as u64)
     }
@@ -134,7 +134,9 @@ impl Transfer for DeviceLocal {
         }
         timer.finish(streams)?.one_lane(Lane::Device, true)
     }
+}
 
+impl Transfer for DeviceLocal {
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
         self.stream.synchronize()?;
         match self.bufs.dst() {

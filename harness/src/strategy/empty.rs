@@ -50,7 +50,7 @@ impl EmptyKernel {
     }
 }
 
-impl Transfer for EmptyKernel {
+impl Measurable for EmptyKernel {
     fn moves(&self) -> Moves {
         Moves::OneWay(Lane::Device, 0)
     }
@@ -73,7 +73,9 @@ impl Transfer for EmptyKernel {
         };
         Ok(one_sample(Lane::Device, host, event))
     }
+}
 
+impl Transfer for EmptyKernel {
     /// Nothing lands anywhere: there is nothing to check.
     fn verify(&mut self, _gpu: &Gpu) -> Result<Verified, CudaError> {
         Ok(Verified::NotApplicable)
