@@ -284,7 +284,7 @@ fn ollama_like_scenario_is_valid() {
     let per_token: Vec<&str> = s
         .derived
         .iter()
-        .filter(|d| d.metric == "lat_p50_us")
+        .filter(|d| d.metric == scenario::ClaimMetric::Row(scenario::RowMetric::LatP50Us))
         .map(|d| d.unit.as_str())
         .collect();
     assert_eq!(per_token, vec!["µs", "µs"]);
@@ -498,7 +498,10 @@ fn shipped_scenarios_mirror_their_workloads() {
     let ceiling = load_ok(&shipped("pinned-ceiling.toml"));
     assert_eq!(ceiling.cases.len(), 1);
     assert!(ceiling.cases[0].probes.pinned_ceiling);
-    assert_eq!(ceiling.claims[0].platforms, vec!["wsl2".to_string()]);
+    assert_eq!(
+        ceiling.claims[0].platforms,
+        vec![pinscope::scenario::PlatformTag::Wsl2]
+    );
 
     // No shipped scenario runs managed memory larger than a small card holds.
     let vram = load_ok(&shipped("when-vram-runs-out.toml"));

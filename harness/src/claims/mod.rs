@@ -7,28 +7,44 @@
 mod status;
 
 use crate::platform::Machine;
-use crate::results::{self, ClaimStatus, ClaimVerdict, Row};
-use crate::scenario::{CLAIM_COLUMNS, Scenario};
-pub use crate::scenario::{Claim, Derived, Op};
+use crate::results::{ClaimStatus, ClaimVerdict, Row};
+use crate::scenario::Scenario;
+pub use crate::scenario::{
+    Claim, ClaimMetric, Derived, Op, PlatformTag, Reference, RowMetric, Unit,
+};
 
-/// The value of a named metric in a result row (`None` when not measured or not observable):
-/// the column of that name ([`CLAIM_COLUMNS`] lists those a claim may name), the accounting
-/// family `d_<phase>_<metric>_mib`, or `max_alloc_drop_mib` (free minus host memory only held).
-pub fn metric_value(row: &Row, metric: &str) -> Option<f64> {
-    if metric == "max_alloc_drop_mib" {
-        return Some(row.max_alloc_free_mib? - row.max_alloc_host_only_mib()?);
+/// The value of a metric in a result row (`None` when not measured or not observable).
+pub fn metric_value(row: &Row, metric: ClaimMetric) -> Option<f64> {
+    match metric {
+        ClaimMetric::Row(m) => row_value(row, m),
+        ClaimMetric::Accounting(phase, m) => row.accounting_value(phase, m),
     }
-    // Read from the row's status: a failure is the answer these metrics are about.
-    if matches!(metric, "out_of_memory" | "mismatched_copies") {
-        return status::status_metric(row, metric);
+}
+
+/// The value of a row metric: its column, or what it is made from.
+fn row_value(r: &Row, metric: RowMetric) -> Option<f64> {
+    use RowMetric::*;
+    match metric {
+        BwMedianGbs => r.bw_median_gbs,
+        TimeMedianMs => r.time_median_ms,
+        WallMedianMs => r.wall_median_ms,
+        AllocMs => r.alloc_ms,
+        RegisterMs => r.register_ms,
+        UnregisterMs => r.unregister_ms,
+        FreeMs => r.free_ms,
+        MaxAllocHeldMib => r.max_alloc_held_mib,
+        MaxAllocHostMib => r.max_alloc_host_mib,
+        MaxAllocFreeMib => r.max_alloc_free_mib,
+        MaxAllocDropMib => Some(r.max_alloc_free_mib? - r.max_alloc_host_only_mib()?),
+        PinnedCeilingMib => r.pinned_ceiling_mib,
+        LatMinUs => r.lat_min_us,
+        LatP50Us => r.lat_p50_us,
+        LatP90Us => r.lat_p90_us,
+        LatP99Us => r.lat_p99_us,
+        LatEventP50Us => r.lat_event_p50_us,
+        OutOfMemory => status::out_of_memory(r),
+        MismatchedCopies => status::mismatched_copies(r),
     }
-    if let Some((phase, m)) = crate::accounting::parse_column(metric) {
-        return row.accounting_value(phase, m);
-    }
-    if !CLAIM_COLUMNS.contains(&metric) {
-        return None;
-    }
-    results::column(metric)?.number(row)
 }
 
 /// The platform names a claim can be restricted to that describe this machine.
@@ -71,12 +87,18 @@ pub fn evaluate(scenario: &Scenario, rows: &[Row], machine: &Machine) -> Vec<Cla
 
 fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (ClaimStatus, String) {
     const NA: ClaimStatus = ClaimStatus::NotApplicable;
-    if !c.platforms.is_empty() && !c.platforms.iter().any(|p| tags.contains(p)) {
+    if !c.platforms.is_empty()
+        && !c
+            .platforms
+            .iter()
+            .any(|p| tags.iter().any(|t| t == p.name()))
+    {
+        let names: Vec<&str> = c.platforms.iter().map(|p| p.name()).collect();
         return (
             NA,
             format!(
                 "applies to {}; this machine is {}",
-                c.platforms.join(", "),
+                names.join(", "),
                 tags.join("/")
             ),
         );
@@ -87,38 +109,25 @@ fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (ClaimStatus, String) {
     }
     let mut worst: Option<(f64, f64)> = None;
     for r in &subject {
-        if !r.status.is_ok() && !status::judged_on_failure(&c.metric) {
+        if !r.status.is_ok() && !c.metric.reads_status() {
             return (NA, format!("case `{}` {}", c.case, r.status.to_field()));
         }
-        let Some(v) = metric_value(r, &c.metric) else {
+        let Some(v) = metric_value(r, c.metric) else {
             return (
                 NA,
                 format!("{} was not observable here for `{}`", c.metric, c.case),
             );
         };
-        let reference = match c.relative_to.as_deref() {
+        let reference = match &c.relative_to {
             None => 1.0,
-            Some("pinned_bytes") | Some("size") => {
-                let bytes = if c.relative_to.as_deref() == Some("size") {
-                    r.size_bytes
-                } else {
-                    r.pinned_bytes
-                } as f64;
-                if c.metric.ends_with("_mib") {
-                    bytes / (1u64 << 20) as f64
-                } else {
-                    bytes
-                }
-            }
-            Some(other) => {
-                let Some((label, metric)) = other.split_once('.') else {
-                    return (NA, format!("bad reference `{other}`"));
-                };
+            Some(Reference::PinnedBytes) => in_unit(r.pinned_bytes, c.metric),
+            Some(Reference::Size) => in_unit(r.size_bytes, c.metric),
+            Some(other @ Reference::Case { label, metric }) => {
                 let refs = rows_of(rows, label);
                 match refs
                     .first()
                     .filter(|r| r.status.is_ok())
-                    .and_then(|r| metric_value(r, metric))
+                    .and_then(|r| metric_value(r, *metric))
                 {
                     Some(v) => v,
                     None => return (NA, format!("reference `{other}` was not measured")),
@@ -139,6 +148,16 @@ fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (ClaimStatus, String) {
         ClaimStatus::Held,
         format!("{} = {v:.3} {} {bound:.3}", c.metric, c.op.name()),
     )
+}
+
+/// A number of bytes in the unit of `metric`: MiB for a metric in MiB, else bytes.
+fn in_unit(bytes: u64, metric: ClaimMetric) -> f64 {
+    let bytes = bytes as f64;
+    if metric.unit() == Unit::Mib {
+        bytes / (1u64 << 20) as f64
+    } else {
+        bytes
+    }
 }
 
 /// `v` to three significant digits: `1.23`, `12.3`, `123`, `12300`, `0.000123`.
@@ -196,7 +215,7 @@ fn derived_value(d: &Derived, rows: &[Row]) -> String {
                 return format!("not available: case `{label}` was skipped: {why}");
             }
         }
-        match metric_value(r, &d.metric) {
+        match metric_value(r, d.metric) {
             Some(v) => sum += v,
             None => {
                 return format!(
@@ -249,26 +268,63 @@ mod tests {
 #[cfg(test)]
 mod metric_tests {
     use super::*;
+    use crate::results;
 
+    /// Every row metric that names a column reads that column, in that column's unit.
     #[test]
-    fn every_claim_metric_is_a_numeric_column_or_derived() {
+    fn row_metrics_read_their_columns() {
         let row = Row {
-            max_alloc_held_mib: Some(1.0),
-            max_alloc_free_mib: Some(3.0),
+            bw_median_gbs: Some(1.0),
+            time_median_ms: Some(2.0),
+            wall_median_ms: Some(3.0),
+            alloc_ms: Some(4.0),
+            register_ms: Some(5.0),
+            unregister_ms: Some(6.0),
+            free_ms: Some(7.0),
+            max_alloc_held_mib: Some(8.0),
+            max_alloc_host_mib: Some(9.0),
+            max_alloc_free_mib: Some(10.0),
+            pinned_ceiling_mib: Some(11.0),
+            lat_min_us: Some(12.0),
+            lat_p50_us: Some(13.0),
+            lat_p90_us: Some(14.0),
+            lat_p99_us: Some(15.0),
+            lat_event_p50_us: Some(16.0),
             ..Row::default()
         };
-        for m in CLAIM_COLUMNS {
-            if *m == "max_alloc_drop_mib" {
-                assert_eq!(metric_value(&row, m), Some(2.0));
+        let mut seen = Vec::new();
+        for m in RowMetric::ALL {
+            let value = metric_value(&row, ClaimMetric::Row(m));
+            let Some(c) = results::column(m.name()) else {
+                assert!(
+                    matches!(
+                        m,
+                        RowMetric::MaxAllocDropMib
+                            | RowMetric::OutOfMemory
+                            | RowMetric::MismatchedCopies
+                    ),
+                    "`{m}` is not a column"
+                );
                 continue;
-            }
-            if matches!(*m, "out_of_memory" | "mismatched_copies") {
-                continue; // read from the status
-            }
-            let c = results::column(m).unwrap_or_else(|| panic!("`{m}` is not a column"));
-            assert!(!c.unit.is_empty(), "`{m}` has no unit");
+            };
+            assert_eq!(value, c.number(&row), "{m}");
+            assert!(value.is_some() && !seen.contains(&value), "{m}");
+            seen.push(value);
+            let unit = match m.unit() {
+                Unit::GbPerS => "GB/s",
+                Unit::Ms => "ms",
+                Unit::Us => "µs",
+                Unit::Mib => "MiB",
+                Unit::Count => "",
+            };
+            assert_eq!(c.unit, unit, "{m}");
         }
-        assert_eq!(metric_value(&row, "max_alloc_held_mib"), Some(1.0));
-        assert_eq!(metric_value(&row, "bw_min_gbs"), None, "not a claim metric");
+        let drop = ClaimMetric::parse("max_alloc_drop_mib").expect("a metric");
+        let (free, host) = (row.max_alloc_free_mib, row.max_alloc_host_mib);
+        assert_eq!(
+            metric_value(&row, drop),
+            Some(free.unwrap() - host.unwrap())
+        );
+        assert_eq!(ClaimMetric::parse("bw_min_gbs"), None, "not a claim metric");
     }
 }

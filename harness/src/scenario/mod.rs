@@ -49,7 +49,7 @@ mod validate_blocks;
 mod vram;
 
 pub use axes::{Axes, CaseKey};
-pub use claim::{Claim, Derived, Op};
+pub use claim::{Claim, ClaimMetric, Derived, Op, PlatformTag, Reference, RowMetric, Unit};
 pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;
 pub use plan::{
@@ -63,47 +63,6 @@ use crate::Error;
 use crate::error::{Problem, Problems};
 use raw::Pos;
 use std::path::Path;
-
-/// Metrics a `[[claim]]` may name (`metric`, and the metric part of `of = "<label>.<metric>"`)
-/// besides the accounting family `d_<phase>_<metric>_mib` ([`claim_metrics`] lists both).
-pub const CLAIM_COLUMNS: &[&str] = &[
-    "bw_median_gbs",
-    "time_median_ms",
-    "wall_median_ms",
-    "alloc_ms",
-    "register_ms",
-    "unregister_ms",
-    "free_ms",
-    "max_alloc_held_mib",
-    "max_alloc_host_mib",
-    "max_alloc_free_mib",
-    "max_alloc_drop_mib",
-    "pinned_ceiling_mib",
-    "lat_min_us",
-    "lat_p50_us",
-    "lat_p90_us",
-    "lat_p99_us",
-    "lat_event_p50_us",
-    "out_of_memory",
-    "mismatched_copies",
-];
-
-/// Every metric a `[[claim]]` may name: [`CLAIM_COLUMNS`], then every accounting column.
-pub fn claim_metrics() -> Vec<String> {
-    CLAIM_COLUMNS
-        .iter()
-        .map(|m| m.to_string())
-        .chain(crate::accounting::columns().map(|(p, m)| crate::accounting::column(p, m)))
-        .collect()
-}
-
-/// Whether a `[[claim]]` may name `metric`.
-pub fn is_claim_metric(metric: &str) -> bool {
-    CLAIM_COLUMNS.contains(&metric) || crate::accounting::parse_column(metric).is_some()
-}
-
-/// Platforms a claim may be limited to.
-pub const CLAIM_PLATFORMS: &[&str] = validate_blocks::PLATFORMS;
 
 /// Largest scenario file read, in bytes (the shipped ones are under 20 KiB; a file of
 /// [`CASE_LIMIT`] minimal cases is about 3.7 MB).

@@ -595,7 +595,7 @@ impl Case {
 }
 
 /// A validated scenario file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
     pub name: String,
     /// The question the scenario answers.

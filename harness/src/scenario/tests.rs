@@ -777,11 +777,14 @@ fn claims_are_validated() {
         vec![crate::claims::Claim {
             text: "pinned is 2x pageable".into(),
             case: "pinned".into(),
-            metric: "bw_median_gbs".into(),
+            metric: ClaimMetric::Row(RowMetric::BwMedianGbs),
             op: crate::claims::Op::Ge,
             factor: 2.0,
-            relative_to: Some("pageable.bw_median_gbs".into()),
-            platforms: vec!["linux".into(), "wsl2".into()],
+            relative_to: Some(Reference::Case {
+                label: "pageable".into(),
+                metric: ClaimMetric::Row(RowMetric::BwMedianGbs),
+            }),
+            platforms: vec![PlatformTag::Linux, PlatformTag::Wsl2],
         }]
     );
     // Line 8 is the [[claim]] header.
@@ -820,21 +823,57 @@ fn claims_are_validated() {
 
 #[test]
 fn claim_metrics_follow_the_accounting_metrics() {
-    let all = claim_metrics();
+    let all = validate_blocks::metric_names();
     for m in crate::accounting::Metric::ALL {
         for phase in crate::accounting::Phase::ALL {
             let name = crate::accounting::column(phase, m);
-            assert!(all.contains(&name) && is_claim_metric(&name), "{name}");
+            assert!(all.contains(&name), "{name}");
+            assert_eq!(
+                ClaimMetric::parse(&name),
+                Some(ClaimMetric::Accounting(phase, m))
+            );
         }
     }
-    assert!(is_claim_metric("d_host_shared_mib"));
-    assert!(!is_claim_metric("d_touch_shared_mib") && !is_claim_metric("shared_mib"));
+    for name in &all {
+        let m = ClaimMetric::parse(name).expect("each name reads back");
+        assert_eq!(&m.to_string(), name);
+    }
+    assert_eq!(
+        ClaimMetric::parse("d_host_shared_mib").map(ClaimMetric::unit),
+        Some(Unit::Mib)
+    );
+    assert_eq!(ClaimMetric::parse("d_touch_shared_mib"), None);
+    assert_eq!(ClaimMetric::parse("shared_mib"), None);
     assert_eq!(
         all.len(),
         // 12 row metrics, 5 latency metrics, 2 read from the status (out_of_memory,
         // mismatched_copies)
         19 + 3 * 8
     );
+}
+
+/// The "Metrics:" paragraph of scenarios/README.md names every row metric and the platform tags
+/// table row every tag.
+#[test]
+fn readme_names_every_claim_metric_and_platform() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/README.md"))
+            .expect("scenarios/README.md");
+    let metrics = readme
+        .split("\nMetrics: ")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .expect("a Metrics paragraph");
+    for m in RowMetric::ALL {
+        assert!(metrics.contains(&format!("`{m}`")), "{m}");
+    }
+    let platforms = readme
+        .lines()
+        .find(|l| l.starts_with("| `platforms` |"))
+        .expect("the platforms row");
+    for p in PlatformTag::ALL {
+        assert!(platforms.contains(&format!("\"{p}\"")), "{p}");
+    }
 }
 
 // ---- robustness -------------------------------------------------------------------------------
@@ -1088,7 +1127,7 @@ fn derived_blocks_are_read_with_defaults() {
             crate::claims::Derived {
                 text: "load time".into(),
                 cases: vec!["pinned".into(), "pageable".into()],
-                metric: "time_median_ms".into(),
+                metric: ClaimMetric::Row(RowMetric::TimeMedianMs),
                 scale: 1e-3,
                 invert: false,
                 unit: "s".into(),
@@ -1096,7 +1135,7 @@ fn derived_blocks_are_read_with_defaults() {
             crate::claims::Derived {
                 text: "tokens/s ceiling".into(),
                 cases: vec!["pinned".into()],
-                metric: "time_median_ms".into(),
+                metric: ClaimMetric::Row(RowMetric::TimeMedianMs),
                 scale: 1000.0,
                 invert: true,
                 unit: String::new(),

@@ -8,13 +8,17 @@ use super::validate::{
     CaseBlock, DerivedBlock, File, did_you_mean, did_you_mean_value, quoted_list, shown, string_of,
     tables_of, unknown_keys,
 };
-use super::{Claim, Derived, Op};
+use super::{Claim, ClaimMetric, Derived, Op, PlatformTag, Reference};
 use crate::error::Problem;
 use std::collections::HashSet;
 
 const CLAIM_KEYS: &[&str] = &["text", "case", "metric", "op", "value", "of", "platforms"];
 const DERIVED_KEYS: &[&str] = &["text", "cases", "metric", "scale", "invert", "unit"];
-pub(super) const PLATFORMS: &[&str] = &["linux", "wsl2", "windows", "windows-wddm", "windows-tcc"];
+
+/// The name of every metric a `[[claim]]` or `[[derived]]` may name, for suggestions.
+pub(super) fn metric_names() -> Vec<String> {
+    ClaimMetric::all().map(|m| m.to_string()).collect()
+}
 
 /// The case labels of a file, for claims and derived results: membership in O(1); suggestions
 /// from the first [`Labels::SUGGEST_FROM`] labels only, so a file of many bad names stays linear.
@@ -150,20 +154,74 @@ impl<'t, 'l> BlockReader<'t, 'l> {
     }
 
     /// The required `metric`, one of the claim metrics.
-    fn metric(&self, example: &str, problems: &mut Vec<Problem>) -> Option<String> {
+    fn metric(&self, example: &str, problems: &mut Vec<Problem>) -> Option<ClaimMetric> {
         let hint = format!("name the measured quantity, like \"{example}\"");
         let v = self.required("metric", &hint, problems)?;
         let s = string_of("metric", v, problems)?;
-        if super::is_claim_metric(s) {
-            return Some(s.to_string());
+        let metric = ClaimMetric::parse(s);
+        if metric.is_none() {
+            problems.push(v.pos.problem(format!(
+                "unknown metric `{s}` in {}{}",
+                self.here,
+                did_you_mean(s, metric_names().iter().map(String::as_str))
+            )));
         }
-        let known = super::claim_metrics();
-        problems.push(v.pos.problem(format!(
-            "unknown metric `{s}` in {}{}",
-            self.here,
-            did_you_mean(s, known.iter().map(String::as_str))
-        )));
-        None
+        metric
+    }
+
+    /// The optional `of`: what the bound is a factor of.
+    fn reference(&self, problems: &mut Vec<Problem>) -> Option<Reference> {
+        let v = self.optional("of")?;
+        let s = string_of("of", v, problems)?;
+        match s {
+            "pinned_bytes" => return Some(Reference::PinnedBytes),
+            "size" => return Some(Reference::Size),
+            _ => {}
+        }
+        let Some((label, m)) = s.rsplit_once('.') else {
+            problems.push(v.pos.problem(format!(
+                "`of` must be \"pinned_bytes\", \"size\" or \"<label>.<metric>\", not \"{s}\"{}",
+                did_you_mean_value(s, ["pinned_bytes", "size"])
+            )));
+            return None;
+        };
+        let here = &self.here;
+        let is_label = self.is_label(label, v, &format!("`of` in {here} names"), problems);
+        let metric = ClaimMetric::parse(m);
+        if metric.is_none() {
+            problems.push(v.pos.problem(format!(
+                "`of` in {here} names unknown metric `{m}`{}",
+                did_you_mean(m, metric_names().iter().map(String::as_str))
+            )));
+        }
+        Some(Reference::Case {
+            label: label.to_string(),
+            metric: metric?,
+        })
+        .filter(|_| is_label)
+    }
+
+    /// The optional `platforms`: empty when the block has none.
+    fn platforms(&self, problems: &mut Vec<Problem>) -> Vec<PlatformTag> {
+        let mut platforms = Vec::new();
+        let Some(v) = self.optional("platforms") else {
+            return platforms;
+        };
+        let names: Vec<&str> = PlatformTag::ALL.iter().map(|p| p.name()).collect();
+        let expected = format!("`platforms` must be an array of {}", quoted_list(&names));
+        each_string(
+            v,
+            |ty| format!("{expected}, not {ty}"),
+            problems,
+            |item, s, problems| match PlatformTag::parse(s) {
+                Some(p) => platforms.push(p),
+                None => problems.push(item.pos.problem(format!(
+                    "{expected}, not \"{s}\"{}",
+                    did_you_mean_value(s, names.iter().copied())
+                ))),
+            },
+        );
+        platforms
     }
 
     /// Whether `label` (written at `at`) is a case label of the file; a problem when not,
@@ -355,48 +413,8 @@ fn claim(b: &BlockReader<'_, '_>, problems: &mut Vec<Problem>) -> Option<Claim> 
         op
     });
     let factor = value.and_then(|v| number_of("value", v, true, problems));
-    let relative_to = b.optional("of").and_then(|v| {
-        let s = string_of("of", v, problems)?;
-        if s == "pinned_bytes" || s == "size" {
-            return Some(s.to_string());
-        }
-        let Some((label, m)) = s.rsplit_once('.') else {
-            problems.push(v.pos.problem(format!(
-                "`of` must be \"pinned_bytes\", \"size\" or \"<label>.<metric>\", not \"{s}\"{}",
-                did_you_mean_value(s, ["pinned_bytes", "size"])
-            )));
-            return None;
-        };
-        let mut ok = b.is_label(label, v, &format!("`of` in {here} names"), problems);
-        if !super::is_claim_metric(m) {
-            ok = false;
-            let known = super::claim_metrics();
-            problems.push(v.pos.problem(format!(
-                "`of` in {here} names unknown metric `{m}`{}",
-                did_you_mean(m, known.iter().map(String::as_str))
-            )));
-        }
-        ok.then(|| s.to_string())
-    });
-    let mut platforms = Vec::new();
-    if let Some(v) = b.optional("platforms") {
-        let expected = format!("`platforms` must be an array of {}", quoted_list(PLATFORMS));
-        each_string(
-            v,
-            |ty| format!("{expected}, not {ty}"),
-            problems,
-            |item, s, problems| {
-                if PLATFORMS.contains(&s.as_str()) {
-                    platforms.push(s.clone());
-                } else {
-                    problems.push(item.pos.problem(format!(
-                        "{expected}, not \"{s}\"{}",
-                        did_you_mean_value(s, PLATFORMS.iter().copied())
-                    )));
-                }
-            },
-        );
-    }
+    let relative_to = b.reference(problems);
+    let platforms = b.platforms(problems);
     Some(Claim {
         text: text?,
         case: case?,
