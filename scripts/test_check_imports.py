@@ -61,6 +61,28 @@ class CheckImports(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("stats -> scenario", out)
 
+    def test_measure_importing_a_strategy_fails(self):
+        # strategy -> measure: the sampling loop drives its own trait and owns the clocks, so
+        # measure importing strategy is wrong-way, and a cycle with strategy's imports of it.
+        self.plant("measure/mod.rs", "use crate::strategy::Transfer;")
+        rc, out = check(self.src)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("wrong-way import: measure -> strategy (measure/mod.rs)", out)
+        self.assertIn("import cycle: modules:", out)
+
+    def test_a_strategy_may_use_the_clocks_of_measure(self):
+        self.plant("strategy/staged.rs", "use crate::measure::{Stopwatch, Streams, Timer};")
+        rc, out = check(self.src)
+        self.assertEqual(rc, 0, out)
+
+    def test_a_strategy_reading_the_host_clock_fails(self):
+        self.plant("strategy/empty.rs",
+                   "fn f() -> f64 { std::time::Instant::now().elapsed().as_secs_f64() }",
+                   at_end=True)
+        rc, out = check(self.src)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("host clock read in strategy/empty.rs", out)
+
     def test_test_code_may_import_anything(self):
         self.plant("cuda/mod.rs", "#[cfg(test)]\nmod planted { use crate::run::Session; }",
                    at_end=True)

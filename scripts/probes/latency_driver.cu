@@ -7,7 +7,8 @@
 // adds its own cost per call.)
 //
 //   nvcc -O2 -o latency_driver scripts/probes/latency_driver.cu -lcuda
-//   ./latency_driver harness/kernels/pinscope.ptx [samples]
+//   ./latency_driver harness/kernels/pinscope.ptx [samples] [key-prefix]
+//   (a key prefix, e.g. copy/pageable/, runs only the measurements whose keys start with it)
 //
 // One line per measurement, host clock (std::chrono::steady_clock), µs, with a key that
 // scripts/latency-compare.py joins to pinscope's rows:
@@ -39,6 +40,12 @@ static double us_since(Clock::time_point t0) {
 }
 
 static int g_samples = 1000;
+static std::string g_only;  // run only the keys that start with this (empty: all)
+static bool wanted(const std::string &key) { return key.compare(0, g_only.size(), g_only) == 0; }
+// Whether a group of keys starting with `prefix` may hold a wanted one.
+static bool wanted_group(const std::string &prefix) {
+  return wanted(prefix) || g_only.compare(0, prefix.size(), prefix) == 0;
+}
 static CUdevice g_dev;
 static CUmodule g_module;
 static CUfunction g_empty, g_spin;
@@ -100,7 +107,9 @@ enum class Kind { Pinned, Registered, Mapped, Pageable, PageableMalloc };
 // timed copy follows an event-bracketed one. Kept apart from `async` to show what that shape costs.
 // `async-settle` is pinscope's shape since: a plain copy and wait after the event-bracketed one, so
 // the next timed copy follows a plain copy again.
-enum class Call { Async, Sync, Enqueue, AsyncEvt, AsyncSettle };
+// `async-elapsed` is `async-settle` with the event pair read (cuEventElapsedTime) before the plain
+// copy, as pinscope reads it: every driver call of pinscope's sample, in its order.
+enum class Call { Async, Sync, Enqueue, AsyncEvt, AsyncSettle, AsyncElapsed };
 static const char *kind_name(Kind k) {
   switch (k) {
     case Kind::Pinned: return "pinned";
@@ -116,6 +125,7 @@ static const char *call_name(Call c) {
     case Call::Sync: return "sync";
     case Call::AsyncEvt: return "async-evt";
     case Call::AsyncSettle: return "async-settle";
+    case Call::AsyncElapsed: return "async-elapsed";
     default: return "enqueue";
   }
 }
@@ -146,6 +156,10 @@ struct Host {
 };
 
 static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) {
+  char key[96];
+  std::snprintf(key, sizeof key, "copy/%s/%s/%zu/%s", kind_name(kind), h2d ? "h2d" : "d2h", bytes,
+                call_name(call));
+  if (!wanted(key)) return;
   Host host(kind, bytes);
   CUdeviceptr dev = 0;
   CK(cuMemAlloc(&dev, bytes));
@@ -164,7 +178,8 @@ static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) 
   std::vector<double> v;
   for (int i = 0; i < warmup() + g_samples; ++i) {
     double t = 0;
-    if (call == Call::Async || call == Call::AsyncEvt || call == Call::AsyncSettle) {
+    if (call == Call::Async || call == Call::AsyncEvt || call == Call::AsyncSettle ||
+        call == Call::AsyncElapsed) {
       auto t0 = Clock::now();
       async_copy();
       CK(cuStreamSynchronize(s));
@@ -175,7 +190,11 @@ static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) 
         CK(cuEventRecord(ev1, s));
         CK(cuStreamSynchronize(s));
       }
-      if (call == Call::AsyncSettle) {
+      if (call == Call::AsyncElapsed) {
+        float ms = 0;
+        CK(cuEventElapsedTime(&ms, ev0, ev1));
+      }
+      if (call == Call::AsyncSettle || call == Call::AsyncElapsed) {
         async_copy();
         CK(cuStreamSynchronize(s));
       }
@@ -200,9 +219,6 @@ static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) 
   else std::memcpy(back.data(), host.p, bytes);
   size_t bad = 0;
   for (size_t i = 0; i < bytes; ++i) bad += back[i] != (unsigned char)(i * 7 + 3);
-  char key[96];
-  std::snprintf(key, sizeof key, "copy/%s/%s/%zu/%s", kind_name(kind), h2d ? "h2d" : "d2h", bytes,
-                call_name(call));
   report(key, v, bad ? "WRONG" : "ok");
   CK(cuEventDestroy(ev0));
   CK(cuEventDestroy(ev1));
@@ -288,6 +304,7 @@ int main(int argc, char **argv) {
   if (argc < 2) { std::fprintf(stderr, "usage: latency_driver PTX [samples]\n"); return 2; }
   setenv("PTX_PATH", argv[1], 1);
   if (argc > 2) g_samples = std::max(10, std::atoi(argv[2]));
+  if (argc > 3) g_only = argv[3];
   CK(cuInit(0));
   CK(cuDeviceGet(&g_dev, 0));
   CUcontext primary;
@@ -301,17 +318,20 @@ int main(int argc, char **argv) {
               name, drv, g_samples, warmup());
   load_kernels(argv[1]);
   Gate gate;
-  report("sync/stream", empty_waits(WaitHow::Stream), "n/a");
-  own_context_sync("spin", CU_CTX_SCHED_SPIN);
-  own_context_sync("yield", CU_CTX_SCHED_YIELD);
-  own_context_sync("blocking", CU_CTX_SCHED_BLOCKING_SYNC);
-  report("sync/event-blocking", empty_waits(WaitHow::Event), "n/a");
-  report("sync/query", empty_waits(WaitHow::Query), "n/a");
-  launch_cases(gate);
+  if (wanted_group("sync/")) {
+    report("sync/stream", empty_waits(WaitHow::Stream), "n/a");
+    own_context_sync("spin", CU_CTX_SCHED_SPIN);
+    own_context_sync("yield", CU_CTX_SCHED_YIELD);
+    own_context_sync("blocking", CU_CTX_SCHED_BLOCKING_SYNC);
+    report("sync/event-blocking", empty_waits(WaitHow::Event), "n/a");
+    report("sync/query", empty_waits(WaitHow::Query), "n/a");
+  }
+  if (wanted_group("launch")) launch_cases(gate);
   for (size_t bytes : {(size_t)4, (size_t)65536})
     for (Kind k : {Kind::Pinned, Kind::Registered, Kind::Mapped, Kind::Pageable, Kind::PageableMalloc})
       for (bool h2d : {true, false})
-        for (Call c : {Call::Async, Call::AsyncEvt, Call::AsyncSettle, Call::Sync, Call::Enqueue})
+        for (Call c : {Call::Async, Call::AsyncEvt, Call::AsyncSettle, Call::AsyncElapsed, Call::Sync,
+                       Call::Enqueue})
           copy_case(gate, k, h2d, bytes, c);
   return 0;
 }

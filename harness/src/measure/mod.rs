@@ -1,14 +1,25 @@
-//! Sampling: warm-up, then samples until the spread target, the sample cap or the time limit.
-//! Every raw sample is kept; nothing is dropped.
+//! Sampling, and every clock a sample is timed with: warm-up, then samples until the spread
+//! target, the sample cap or the time limit. Every raw sample is kept; nothing is dropped.
+//!
+//! The sampling loop drives a [`Measurable`] (every transfer strategy is one) and the strategies
+//! time their work with the clocks declared here ([`Stopwatch`], [`Timer`] for a batch,
+//! [`WaitClock`] and [`call_alone`] for one operation), so the layer
+//! that decides how samples are taken also owns how they are timed, and imports no strategy.
 
+mod clock;
+mod latency;
 mod lockstep;
+mod sample;
+pub use clock::Stopwatch;
+pub(crate) use clock::{Streams, Timer};
+pub(crate) use latency::{WaitClock, call_alone};
 pub use lockstep::{Lockstep, Vote};
+pub use sample::{Gpu, Measurable, Moves, SampleTimes};
 
 use crate::cuda::CudaError;
 use crate::results::StopReason;
 use crate::scenario::Lane;
 use crate::scenario::Measure;
-use crate::strategy::{Gpu, SampleTimes, Transfer};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -62,7 +73,7 @@ impl Measured {
 /// Runs warm-up transfers, then samples `transfer` until the stopping rule says enough.
 /// On an error the samples so far are returned with it.
 pub fn run(
-    transfer: &mut dyn Transfer,
+    transfer: &mut dyn Measurable,
     gpu: &Gpu,
     m: &Measure,
     batch: u32,
@@ -77,8 +88,7 @@ pub fn run(
             return Err((e, out));
         }
     }
-    let lane = transfer.lanes()[0];
-    let bytes = transfer.bytes(lane);
+    let (lane, bytes) = watched(transfer);
     let started = Instant::now();
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -96,6 +106,14 @@ pub fn run(
         }
     }
     Ok(out)
+}
+
+/// The lane the stopping rule watches (the first one reported) and the bytes one transfer moves
+/// on it.
+fn watched(transfer: &dyn Measurable) -> (Lane, u64) {
+    let moves = transfer.moves();
+    let lane = moves.lanes()[0];
+    (lane, moves.bytes(lane))
 }
 
 /// The stopping rule after a sample: more samples below `min_samples`; stop at `max_samples`;
@@ -130,7 +148,7 @@ fn stopping_rule(
 /// stopping rule is satisfied, or as soon as one hits its sample cap, its time limit, an error or
 /// an interruption. On an error this GPU votes stop (so the others end too) and returns it.
 pub fn run_in_step(
-    transfer: &mut dyn Transfer,
+    transfer: &mut dyn Measurable,
     gpu: &Gpu,
     m: &Measure,
     batch: u32,
@@ -141,8 +159,7 @@ pub fn run_in_step(
         batch,
         ..Default::default()
     };
-    let lane = transfer.lanes()[0];
-    let bytes = transfer.bytes(lane);
+    let (lane, bytes) = watched(transfer);
     let mut warm = 0;
     let mut started: Option<Instant> = None;
     let mut vote = Vote::More;

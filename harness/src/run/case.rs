@@ -8,7 +8,7 @@ use super::CaseOutcome;
 use super::probes::{max_allocatable, pinned_ceiling};
 use super::session::Session;
 use crate::cuda::{CudaError, Gate, Gpu as CudaGpu, Kernels, OwnContext, Schedule};
-use crate::measure::Lockstep;
+use crate::measure::{self, Lockstep};
 use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
 use crate::results::{Cause, Failure, Phase, Status, StopReason, Verification};
 use crate::scenario::{Case, Measure, Route, Wait};
@@ -144,7 +144,7 @@ fn allocate_in_phases(
     ledger: &Ledger,
     cuda: &CudaGpu,
     case: &Case,
-    gpu: &strategy::Gpu,
+    gpu: &measure::Gpu,
     out: &mut CaseOutcome,
 ) -> Result<Box<dyn Transfer>, Status> {
     let mut host = strategy::allocate(case).map_err(|e| failed(&e, Phase::HostAllocation))?;
@@ -172,7 +172,7 @@ fn allocate_in_phases(
 /// given. What was measured is kept on an error.
 fn measure_case(
     transfer: &mut dyn Transfer,
-    gpu: &strategy::Gpu,
+    gpu: &measure::Gpu,
     case: &Case,
     stop: &AtomicBool,
     step: Option<&Lockstep>,
@@ -231,11 +231,11 @@ pub fn run_case_in_step(
         }
     };
     let gpu = match &own {
-        Some(o) => strategy::Gpu {
+        Some(o) => measure::Gpu {
             kernels: &o.kernels,
             gate: &o.gate,
         },
-        None => strategy::Gpu {
+        None => measure::Gpu {
             kernels: &session.kernels,
             gate: &session.gate,
         },
@@ -283,7 +283,7 @@ pub fn run_case_in_step(
 /// Checks the data the transfer moved: records whether it was right, and the failure when not.
 fn verify_transfer(
     transfer: &mut dyn Transfer,
-    gpu: &strategy::Gpu,
+    gpu: &measure::Gpu,
     case: &Case,
     out: &mut CaseOutcome,
 ) -> Option<Status> {

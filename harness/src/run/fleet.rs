@@ -369,9 +369,8 @@ fn summed_samples(per: &[&Row], samples: &[SampleRow], lane: Lane, key: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::Measured;
+    use crate::measure::{Measured, SampleTimes};
     use crate::scenario::{Direction, Lane};
-    use crate::strategy::SampleTimes;
 
     /// An outcome whose samples move `size` bytes at the given GB/s.
     fn outcome(case: &Case, gbs: &[f64]) -> CaseOutcome {

@@ -2,12 +2,13 @@
 //! [`Row::from_outcome`] gives the results row per lane and the long-form sample rows.
 
 use crate::accounting::{self, Phase};
+use crate::measure::SampleTimes;
 use crate::platform::Machine;
 use crate::probe::{self, Snapshot};
 use crate::results::{Device, Lane, Row, SampleIndex, SampleRow, Series, Status, Verification};
 use crate::scenario::{CHASE_STEPS, Case, Engine, Mode};
 use crate::stats::{Percentiles, median, percentiles, summarize};
-use crate::strategy::{Footprint, SampleTimes, SetupTimes};
+use crate::strategy::{Footprint, SetupTimes};
 use crate::units::MIB;
 
 /// What happened to one case.
@@ -313,7 +314,6 @@ mod tests {
     use super::*;
     use crate::measure::Measured;
     use crate::scenario::Mode;
-    use crate::strategy::SampleTimes;
 
     /// SYNTHETIC: 1000 single-copy samples of 1..=1000 µs host time, 2 µs less by events.
     fn latency_outcome(case: &Case) -> CaseOutcome {

@@ -2,8 +2,8 @@
 //! any host memory kind. With page-locked memory the batch is gated behind the spin kernel and
 //! timed with events; pageable and managed copies involve the CPU and are timed by the wall clock.
 
-use super::timing::{Streams, Timer};
 use super::*;
+use crate::measure::{Streams, Timer};
 
 /// Copy-engine copies split over the streams; `managed`: the host pages are brought back to the
 /// host before each sample.

@@ -3,7 +3,7 @@
 //! slow to read. No bytes cross PCIe; timed by the wall clock.
 
 use super::*;
-use std::time::Instant;
+use crate::measure::Stopwatch;
 
 pub struct CpuAccess {
     host: HostBuffer,
@@ -49,7 +49,7 @@ impl HostSide for CpuAccess {
     }
 }
 
-impl Transfer for CpuAccess {
+impl Measurable for CpuAccess {
     fn moves(&self) -> Moves {
         // Reading the buffer stands for the CPU's side of a device-to-host copy.
         Moves::one_way(!self.read, self.size)
@@ -58,7 +58,7 @@ impl Transfer for CpuAccess {
     fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
         let host = &mut self.host;
         let threads = self.pool.current_num_threads();
-        let t0 = Instant::now();
+        let wall = Stopwatch::start();
         for _ in 0..batch {
             if self.read {
                 let src = host.as_slice();
@@ -71,8 +71,8 @@ impl Transfer for CpuAccess {
                     .install(|| crate::cuda::fill_pattern(buf, 0, seed));
             }
         }
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let lane = self.lanes()[0];
+        let wall_ms = wall.ms();
+        let lane = self.moves().lanes()[0];
         Ok(SampleTimes {
             lanes: vec![(lane, wall_ms)],
             wall_ms,
@@ -81,7 +81,9 @@ impl Transfer for CpuAccess {
             unregister_ms: None,
         })
     }
+}
 
+impl Transfer for CpuAccess {
     fn verify(&mut self, _gpu: &Gpu) -> Result<Verified, CudaError> {
         let host = &self.host;
         let (bad, first) = if self.read {
@@ -89,7 +91,7 @@ impl Transfer for CpuAccess {
         } else {
             crate::cuda::check_pattern(host.as_slice(), 0, self.seed)
         };
-        Ok(Verified::of(self.lanes()[0], bad, first))
+        Ok(Verified::of(self.moves().lanes()[0], bad, first))
     }
 
     fn setup(&self) -> SetupTimes {

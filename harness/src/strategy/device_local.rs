@@ -6,9 +6,8 @@
 //! Bytes per transfer: `size` (a copy reads `size` and writes `size`, as nvbandwidth counts its
 //! `device_local_copy`).
 
-use super::timing::{Streams, Timer};
 use super::*;
-use std::time::Instant;
+use crate::measure::{Stopwatch, Streams, Timer};
 
 /// The device buffers an engine works on (the engine decides which exist).
 enum Buffers {
@@ -100,7 +99,7 @@ impl DeviceLocal {
     }
 }
 
-impl Transfer for DeviceLocal {
+impl Measurable for DeviceLocal {
     fn moves(&self) -> Moves {
         Moves::OneWay(Lane::Device, self.size as u64)
     }
@@ -134,7 +133,9 @@ impl Transfer for DeviceLocal {
         }
         timer.finish(streams)?.one_lane(Lane::Device, true)
     }
+}
 
+impl Transfer for DeviceLocal {
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
         self.stream.synchronize()?;
         match self.bufs.dst() {
@@ -159,9 +160,9 @@ impl Transfer for DeviceLocal {
         let DeviceLocal {
             bufs, mut setup, ..
         } = *self;
-        let t = Instant::now();
+        let free_clock = Stopwatch::start();
         drop(bufs);
-        setup.free_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+        setup.free_ms = Some(free_clock.ms());
         Ok(setup)
     }
 }

@@ -16,11 +16,13 @@
 //! `wait` says how the host waits in `latency` mode: a stream synchronisation (in the run's
 //! context, or in a context of the case's own created with a scheduling flag, which the runner
 //! makes current), an event synchronisation that sleeps, or polling the stream.
+//!
+//! The clocks are measure's ([`WaitClock`], [`call_alone`], [`Stopwatch`]); this file says which
+//! copy call is timed with which.
 
 use super::*;
-use crate::cuda::Event;
+use crate::measure::{Stopwatch, WaitClock, call_alone};
 use crate::scenario::{LatencyCall, Wait};
-use std::time::Instant;
 
 /// One timed copy per sample, through `call`, its end awaited as `wait` says.
 pub struct Latency {
@@ -44,106 +46,6 @@ impl Latency {
     }
 }
 
-fn ms_since(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
-}
-
-/// Times one operation until the host sees it done, waiting as `wait` says: the host clock
-/// around the operation and the wait, and the event pair around an identical operation queued
-/// right after (so no event record sits inside the host interval).
-pub(super) struct WaitClock {
-    wait: Wait,
-    start: Event,
-    end: Event,
-    /// The event `event-blocking` waits on (sleeping, not timed).
-    blocking: Option<Event>,
-}
-
-impl WaitClock {
-    pub(super) fn new(wait: Wait) -> Result<WaitClock, CudaError> {
-        Ok(WaitClock {
-            wait,
-            start: Event::new()?,
-            end: Event::new()?,
-            blocking: match wait {
-                Wait::EventBlocking => Some(Event::blocking()?),
-                _ => None,
-            },
-        })
-    }
-
-    /// Waits as `wait` says for everything queued on `s`.
-    fn wait_for(&self, s: &Stream) -> Result<(), CudaError> {
-        match (self.wait, &self.blocking) {
-            (Wait::EventBlocking, Some(ev)) => {
-                ev.record(s)?;
-                ev.synchronize()
-            }
-            // The context's scheduling flag decides how the stream synchronisation waits.
-            (Wait::Query, _) => {
-                while !s.is_done()? {
-                    std::hint::spin_loop();
-                }
-                Ok(())
-            }
-            _ => s.synchronize(),
-        }
-    }
-
-    /// Runs `op` on `s` three times: (host ms from just before the first until its wait
-    /// returned, event ms of the second). The third, untimed, settles the stream so that the
-    /// next sample's timed operation follows a plain one, as a program's back-to-back copies do:
-    /// the driver-API probe measured a pageable device→host copy ~1 µs slower right after an
-    /// event-bracketed one (`async-evt` against `async`).
-    pub(super) fn until_done(
-        &self,
-        s: &Stream,
-        mut op: impl FnMut() -> Result<(), CudaError>,
-    ) -> Result<(f64, f64), CudaError> {
-        let t0 = Instant::now();
-        op()?;
-        self.wait_for(s)?;
-        let host = ms_since(t0);
-        self.start.record(s)?;
-        op()?;
-        self.end.record(s)?;
-        self.wait_for(s)?;
-        let event = self.start.elapsed_ms(&self.end)?;
-        op()?;
-        self.wait_for(s)?;
-        Ok((host, event))
-    }
-}
-
-/// Host ms of the call `op` alone. When `gated` the stream is held by the spin gate first, so
-/// the queue holds one kernel and `op`'s work and the call never waits for the GPU; the stream
-/// is synchronised after.
-pub(super) fn call_alone(
-    s: &Stream,
-    gpu: &Gpu,
-    gated: bool,
-    op: impl FnOnce() -> Result<(), CudaError>,
-) -> Result<f64, CudaError> {
-    if gated {
-        gpu.gate.hold(gpu.kernels, s)?;
-    }
-    let t0 = Instant::now();
-    let queued = op();
-    let host = ms_since(t0);
-    if gated {
-        gpu.gate.release();
-    }
-    queued?;
-    s.synchronize()?;
-    if gated && gpu.gate.timed_out() {
-        return Err(CudaError::new(
-            "spin gate",
-            "timed out before the call was queued",
-        ));
-    }
-    Ok(host)
-}
-
 /// Queues the one copy of the ends on `stream`.
 fn copy_async(io: &OneWay, stream: &Stream) -> Result<(), CudaError> {
     if io.h2d {
@@ -155,24 +57,13 @@ fn copy_async(io: &OneWay, stream: &Stream) -> Result<(), CudaError> {
 
 /// The synchronous copy call: host ms.
 fn sync_call(io: &mut OneWay) -> Result<f64, CudaError> {
-    let t0 = Instant::now();
+    let host_clock = Stopwatch::start();
     if io.h2d {
         io.device.write(0, io.host.as_slice())?;
     } else {
         io.device.read(0, io.host.as_mut_slice())?;
     }
-    Ok(ms_since(t0))
-}
-
-/// The one-lane sample of a host time and, when recorded, an event time (ms).
-pub(super) fn one_sample(lane: Lane, host_ms: f64, event_ms: Option<f64>) -> SampleTimes {
-    SampleTimes {
-        lanes: vec![(lane, host_ms)],
-        wall_ms: host_ms,
-        event_ms: event_ms.map(|e| (lane, e)).into_iter().collect(),
-        register_ms: None,
-        unregister_ms: None,
-    }
+    Ok(host_clock.ms())
 }
 
 impl Enqueue for Latency {
@@ -191,6 +82,6 @@ impl Enqueue for Latency {
                 (call_alone(s, gpu, gated, || copy_async(io, s))?, None)
             }
         };
-        Ok(one_sample(io.lane(), host_ms, event_ms))
+        Ok(SampleTimes::host_timed(io.lane(), host_ms, event_ms))
     }
 }

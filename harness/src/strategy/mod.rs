@@ -5,7 +5,8 @@
 //! [`allocate`] (host and staging memory) → [`HostSide::touch`] (the verification pattern or
 //! zeros: first touch of every page) → [`HostSide::add_device`] (device memory and streams,
 //! allocated and first touched) → [`Transfer::sample`] ×N → [`Transfer::verify`] →
-//! [`Transfer::free`].
+//! [`Transfer::free`]. Sampling itself is [`crate::measure`]'s: a [`Transfer`] is a
+//! [`Measurable`] the sampling loop drives, and its batches are timed with measure's clocks.
 
 mod bidirectional;
 mod chase;
@@ -18,32 +19,13 @@ mod latency;
 mod one_way;
 mod register_per_copy;
 mod staged;
-mod timing;
 mod zero_copy;
 
-use crate::cuda::{CudaError, DeviceBuffer, Gate, HostBuffer, Kernels, Stream};
+use crate::cuda::{CudaError, DeviceBuffer, HostBuffer, Stream};
+use crate::measure::{Gpu, Measurable, Moves, SampleTimes};
 use crate::scenario::Lane;
 use crate::scenario::{Case, Direction, EMPTY_BATCH, Engine, HostKind, Route};
 pub(crate) use one_way::{Enqueue, OneWay, OneWayHost, Rig};
-
-/// What a strategy needs from the GPU.
-pub struct Gpu<'a> {
-    pub kernels: &'a Kernels,
-    pub gate: &'a Gate,
-}
-
-/// One sample: per-lane time (ms) and host wall time (ms) for `batch` transfers.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SampleTimes {
-    /// Time used for bandwidth, per lane (event time when gated, else wall time).
-    pub lanes: Vec<(Lane, f64)>,
-    pub wall_ms: f64,
-    /// Event time per lane (for the record, even when wall time is the headline).
-    pub event_ms: Vec<(Lane, f64)>,
-    /// Registration + unregistration time inside the sample (register-per-copy), ms.
-    pub register_ms: Option<f64>,
-    pub unregister_ms: Option<f64>,
-}
 
 /// Result of checking the moved data.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,35 +99,6 @@ pub struct Footprint {
     pub pageable: u64,
 }
 
-/// What one transfer moves: `size` bytes one way, or `size` bytes each way at once.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Moves {
-    OneWay(Lane, u64),
-    BothWays(u64),
-}
-
-impl Moves {
-    /// `size` bytes host-to-device (`h2d`) or device-to-host.
-    pub fn one_way(h2d: bool, size: usize) -> Self {
-        Moves::OneWay(Lane::one_way(h2d), size as u64)
-    }
-    /// The lanes reported: the one lane, or h2d + d2h + sum.
-    pub fn lanes(self) -> Vec<Lane> {
-        match self {
-            Moves::OneWay(lane, _) => vec![lane],
-            Moves::BothWays(_) => vec![Lane::H2d, Lane::D2h, Lane::Sum],
-        }
-    }
-    /// Bytes moved per transfer on `lane` (the sum lane counts both directions).
-    pub fn bytes(self, lane: Lane) -> u64 {
-        match (self, lane) {
-            (Moves::OneWay(_, size), _) => size,
-            (Moves::BothWays(size), Lane::Sum) => 2 * size,
-            (Moves::BothWays(size), _) => size,
-        }
-    }
-}
-
 /// A transfer whose host memory is allocated and no device memory yet: what page-locked (or
 /// pageable) memory costs is observed here on its own, before the device buffers add theirs.
 pub trait HostSide {
@@ -175,20 +128,10 @@ impl HostSide for NoHostMemory {
     }
 }
 
-/// An allocated, first-touched, ready-to-run transfer.
-pub trait Transfer {
-    /// What one transfer moves.
-    fn moves(&self) -> Moves;
-    /// Lanes this transfer reports (one, or h2d + d2h + sum).
-    fn lanes(&self) -> Vec<Lane> {
-        self.moves().lanes()
-    }
-    /// Bytes moved per transfer, per lane.
-    fn bytes(&self, lane: Lane) -> u64 {
-        self.moves().bytes(lane)
-    }
-    /// Runs `batch` transfers and returns their times.
-    fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError>;
+/// An allocated, first-touched, ready-to-run transfer: what it moves and how a batch of it is
+/// run and timed ([`Measurable`], which the sampling loop drives), and what the runner does
+/// around the samples.
+pub trait Transfer: Measurable {
     /// Checks the destination holds the pattern.
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError>;
     /// Setup costs so far.

@@ -210,7 +210,7 @@ pub(crate) struct OneWayTransfer<E> {
     how: E,
 }
 
-impl<E: Enqueue> Transfer for OneWayTransfer<E> {
+impl<E: Enqueue> Measurable for OneWayTransfer<E> {
     fn moves(&self) -> Moves {
         self.io.moves()
     }
@@ -223,7 +223,9 @@ impl<E: Enqueue> Transfer for OneWayTransfer<E> {
         };
         self.how.sample(rig, batch)
     }
+}
 
+impl<E: Enqueue> Transfer for OneWayTransfer<E> {
     fn verify(&mut self, gpu: &Gpu) -> Result<Verified, CudaError> {
         let rig = Rig {
             io: &mut self.io,

@@ -2,8 +2,8 @@
 //! alternative article 000 suggests to keeping memory pinned. Timed by the wall clock including
 //! registration and unregistration, which are also reported on their own.
 
-use super::timing::{Streams, Timer};
 use super::*;
+use crate::measure::{Streams, Timer};
 
 /// Registers, copies and unregisters `chunk` bytes at a time on one stream.
 pub struct RegisterPerCopy {

@@ -11,9 +11,9 @@
 //! alternatives that were measured against it (`scripts/staging-alternatives.sh`); they exist for
 //! that comparison and are not scenario keys.
 
-use super::timing::{Streams, Timer};
 use super::*;
 use crate::cuda::{CopyCrew, Event};
+use crate::measure::{Streams, Timer};
 use crate::scenario::HostFlags;
 
 /// The ring: `ring` pinned buffers of `chunk` bytes, an event per slot, and the copier that

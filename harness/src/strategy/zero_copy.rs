@@ -2,8 +2,8 @@
 //! memory. `kernel`: an SM copy (H2D: read host, write device; D2H the reverse). `kernel-read`:
 //! only reads host memory; `kernel-write`: only writes it. Gated and timed with events.
 
-use super::timing::{Streams, Timer};
 use super::*;
+use crate::measure::{Streams, Timer};
 
 /// Kernels on mapped or managed host memory: `access` says which kernel; `sink` (16 bytes where
 /// `kernel-read` leaves its sum) is allocated with the device memory.

@@ -1,14 +1,30 @@
-//! The one timing path of the GPU strategies: events, the spin gate (hold, release, timeout) and
-//! the stream fork/join around a batch. A strategy starts a [`Timer`], enqueues its transfers,
-//! and [`Timer::finish`] gives the [`Span`] it turns into [`SampleTimes`].
-//!
-//! (This lives in `strategy/` rather than `measure/`, which drives strategies: `measure` imports
-//! `strategy`, so a helper there would make the two import each other.)
+//! The clocks a sample is timed with. [`Stopwatch`]: the host clock, read in milliseconds.
+//! [`Timer`]: the one event timing path of a batch on the GPU — events, the spin gate (hold,
+//! release, timeout) and the stream fork/join around it. A strategy starts a [`Timer`], enqueues
+//! its transfers, and [`Timer::finish`] gives the [`Span`] it turns into [`SampleTimes`].
 
-use super::{Gpu, SampleTimes};
+use super::sample::{Gpu, SampleTimes};
 use crate::cuda::{CudaError, Event, Gate, Kernels, Stream};
 use crate::scenario::Lane;
 use std::time::Instant;
+
+/// The host clock: started once, read as milliseconds since (an `f64`, as samples keep them).
+/// Both calls are inlined, so a strategy's timed interval holds nothing but the clock reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Stopwatch(Instant);
+
+impl Stopwatch {
+    /// Starts the clock now.
+    #[inline]
+    pub fn start() -> Stopwatch {
+        Stopwatch(Instant::now())
+    }
+    /// Milliseconds since [`Stopwatch::start`].
+    #[inline]
+    pub fn ms(&self) -> f64 {
+        self.0.elapsed().as_secs_f64() * 1e3
+    }
+}
 
 /// How the streams of a batch are timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +42,7 @@ pub(crate) struct Timer<'g> {
     mode: Streams,
     starts: Vec<Event>,
     ends: Vec<Event>,
-    t0: Instant,
+    wall: Stopwatch,
 }
 
 /// A finished batch: host wall time, and the events to read device times from.
@@ -51,7 +67,7 @@ impl<'g> Timer<'g> {
         };
         let events = || (0..n).map(|_| Event::new()).collect::<Result<Vec<_>, _>>();
         let (starts, ends) = (events()?, events()?);
-        let t0 = Instant::now();
+        let wall = Stopwatch::start();
         let gate = gated.then_some((gpu.gate, gpu.kernels));
         if let Some((g, k)) = gate {
             for s in streams {
@@ -76,7 +92,7 @@ impl<'g> Timer<'g> {
             mode,
             starts,
             ends,
-            t0,
+            wall,
         })
     }
 
@@ -111,7 +127,7 @@ impl<'g> Timer<'g> {
         for e in &self.ends {
             e.synchronize()?;
         }
-        let wall_ms = self.t0.elapsed().as_secs_f64() * 1e3;
+        let wall_ms = self.wall.ms();
         if let Some((g, _)) = self.gate
             && g.timed_out()
         {
@@ -157,5 +173,19 @@ impl Span {
             register_ms: None,
             unregister_ms: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stopwatch_reads_milliseconds_since_it_started() {
+        let wall = Stopwatch::start();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let first = wall.ms();
+        assert!((20.0..10_000.0).contains(&first), "{first} ms");
+        assert!(wall.ms() >= first, "the clock never runs backwards");
     }
 }
