@@ -102,7 +102,19 @@ pub fn run(
             break;
         }
     }
-    Ok(out)
+    completed(transfer, out)
+}
+
+/// The samples with what they left to be read after sampling filled in
+/// ([`Measurable::complete`]); on an error, the samples as they are.
+fn completed(
+    transfer: &mut dyn Measurable,
+    mut out: Measured,
+) -> Result<Measured, (CudaError, Measured)> {
+    match transfer.complete(&mut out.samples) {
+        Ok(()) => Ok(out),
+        Err(e) => Err((e, out)),
+    }
 }
 
 /// The lane the stopping rule watches (the first one reported) and the bytes one transfer moves
@@ -185,5 +197,5 @@ pub fn run_in_step(
         out.samples.push(s);
         (vote, reason) = stopping_rule(&out, m, lane, bytes, t0);
     }
-    Ok(out)
+    completed(transfer, out)
 }
