@@ -7,7 +7,8 @@ Layers, top-down (docs/architecture.md draws them): cli → run → strategy →
 runner; stats, units and error at the bottom. [`ALLOWED`] lists, for every top-level module, the
 modules it may import; an import outside that list fails, and so does a module the table does not
 name. A wrong-way import that is known and not yet fixed is listed in [`EXCEPTIONS`] with the
-reason; the script says when one is no longer needed.
+reason; the script says when one is no longer needed. A module in [`NO_HOST_CLOCK`] must not
+name the host clock (`Instant`, `SystemTime`): `measure` owns every clock a sample is timed with.
 
 Nodes: each top-level module of the crate (a folder with mod.rs is one node, a file is one node),
 and, inside each folder, its files (mod.rs stands for the folder and is left out of the folder's
@@ -61,6 +62,10 @@ ALLOWED = {
     "cli": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
                      "results", "claims", "compare", "report", "run", "health"},
 }
+
+# Modules that must not read the host clock themselves: a strategy times its work with the clocks
+# of `measure` (`Stopwatch`, `Timer`, `WaitClock`, `call_alone`), so every sample is timed one way.
+NO_HOST_CLOCK = {"strategy"}
 
 # Known wrong-way imports, each with why it is still there. Remove an entry with its import.
 EXCEPTIONS = {
@@ -180,7 +185,7 @@ def layering(top, where):
 
 def main():
     top, inner, where = {}, {}, {}
-    files_in = {}
+    files_in, clocks = {}, []
     for mod, sub, path in modules():
         if sub:
             files_in.setdefault(mod, set()).add(sub)
@@ -188,6 +193,9 @@ def main():
         with open(path, encoding="utf-8") as fh:
             text = strip(fh.read())
         top.setdefault(mod, set())
+        if mod in NO_HOST_CLOCK and re.search(r"\b(Instant|SystemTime)\b", text):
+            clocks.append(f"host clock read in {os.path.relpath(path, ROOT)}: `{mod}` times its "
+                          "work with the clocks of crate::measure (Stopwatch, Timer, WaitClock)")
         for p in paths(text, "crate"):
             if p[0] == "Error":
                 p = ["error"]
@@ -210,6 +218,7 @@ def main():
             bad.append(f"import cycle: files in {mod}/: " + " -> ".join(c))
     wrong, notes = layering(top, where)
     bad += ["wrong-way import: " + w for w in wrong]
+    bad += clocks
     for n in notes:
         print(n)
     if bad:

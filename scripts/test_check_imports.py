@@ -75,6 +75,14 @@ class CheckImports(unittest.TestCase):
         rc, out = check(self.src)
         self.assertEqual(rc, 0, out)
 
+    def test_a_strategy_reading_the_host_clock_fails(self):
+        self.plant("strategy/empty.rs",
+                   "fn f() -> f64 { std::time::Instant::now().elapsed().as_secs_f64() }",
+                   at_end=True)
+        rc, out = check(self.src)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("host clock read in strategy/empty.rs", out)
+
     def test_test_code_may_import_anything(self):
         self.plant("cuda/mod.rs", "#[cfg(test)]\nmod planted { use crate::run::Session; }",
                    at_end=True)

@@ -2,14 +2,17 @@
 //! target, the sample cap or the time limit. Every raw sample is kept; nothing is dropped.
 //!
 //! The sampling loop drives a [`Measurable`] (every transfer strategy is one) and the strategies
-//! time their batches with the clocks declared here ([`Stopwatch`], [`Timer`]), so the layer
+//! time their work with the clocks declared here ([`Stopwatch`], [`Timer`] for a batch,
+//! [`WaitClock`] and [`call_alone`] for one operation), so the layer
 //! that decides how samples are taken also owns how they are timed, and imports no strategy.
 
 mod clock;
+mod latency;
 mod lockstep;
 mod sample;
 pub use clock::Stopwatch;
 pub(crate) use clock::{Streams, Timer};
+pub(crate) use latency::{WaitClock, call_alone};
 pub use lockstep::{Lockstep, Vote};
 pub use sample::{Gpu, Measurable, Moves, SampleTimes};
 

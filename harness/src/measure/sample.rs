@@ -25,6 +25,20 @@ pub struct SampleTimes {
     pub unregister_ms: Option<f64>,
 }
 
+impl SampleTimes {
+    /// The one-lane sample of an operation timed by the host clock (`host_ms`, the headline),
+    /// with the event time of the operation when one was recorded.
+    pub fn host_timed(lane: Lane, host_ms: f64, event_ms: Option<f64>) -> SampleTimes {
+        SampleTimes {
+            lanes: vec![(lane, host_ms)],
+            wall_ms: host_ms,
+            event_ms: event_ms.map(|e| (lane, e)).into_iter().collect(),
+            register_ms: None,
+            unregister_ms: None,
+        }
+    }
+}
+
 /// What one transfer moves: `size` bytes one way, or `size` bytes each way at once.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Moves {
@@ -68,5 +82,34 @@ pub trait Measurable {
     /// pairs) here, not between samples, where the read itself slowed the next pageable copies.
     fn complete(&mut self, _samples: &mut [SampleTimes]) -> Result<(), CudaError> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_ways_reports_three_lanes_and_the_sum_counts_both_directions() {
+        let both = Moves::BothWays(1 << 20);
+        assert_eq!(both.lanes(), vec![Lane::H2d, Lane::D2h, Lane::Sum]);
+        assert_eq!(both.bytes(Lane::D2h), 1 << 20);
+        assert_eq!(both.bytes(Lane::Sum), 2 << 20);
+        let one = Moves::one_way(false, 4096);
+        assert_eq!(one.lanes(), vec![Lane::D2h]);
+        assert_eq!(one.bytes(Lane::D2h), 4096);
+    }
+
+    #[test]
+    fn a_host_timed_sample_heads_with_the_host_time_and_keeps_the_event_time() {
+        let s = SampleTimes::host_timed(Lane::H2d, 0.007, Some(0.005));
+        assert_eq!(s.lanes, vec![(Lane::H2d, 0.007)]);
+        assert_eq!(s.wall_ms, 0.007);
+        assert_eq!(s.event_ms, vec![(Lane::H2d, 0.005)]);
+        assert!(
+            SampleTimes::host_timed(Lane::D2h, 1.0, None)
+                .event_ms
+                .is_empty()
+        );
     }
 }

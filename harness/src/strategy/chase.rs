@@ -11,8 +11,8 @@
 
 use super::*;
 use crate::cuda::Event;
+use crate::measure::Stopwatch;
 use crate::stats::Rng;
-use std::time::Instant;
 
 /// Bytes between the nodes of a chain: one node per 128-byte line.
 pub const CHASE_STRIDE: usize = 128;
@@ -118,14 +118,14 @@ impl Measurable for Chase {
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
         let s = &self.stream;
         self.start.record(s)?;
-        let t0 = Instant::now();
+        let wall = Stopwatch::start();
         for _ in 0..batch {
             gpu.kernels
                 .chase(s, &self.host, 0, CHASE_STEPS, &self.out)?;
         }
         self.end.record(s)?;
         self.end.synchronize()?;
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let wall_ms = wall.ms();
         let event_ms = self.start.elapsed_ms(&self.end)?;
         Ok(SampleTimes {
             lanes: vec![(Lane::H2d, event_ms)],

@@ -9,8 +9,8 @@
 //! sample, and the allocation before it is the point of the experiment).
 
 use super::*;
-use crate::measure::{Streams, Timer};
-use std::time::{Duration, Instant};
+use crate::measure::{Stopwatch, Streams, Timer};
+use std::time::Duration;
 
 /// What one cycle gave.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -88,7 +88,7 @@ impl CycleOps for GpuCycle<'_> {
         let size = self.case.size as usize;
         // A new pattern every cycle, so data left from an earlier copy fails the check too.
         let seed = self.seed ^ index.wrapping_mul(0x9E37_79B9);
-        let t0 = Instant::now();
+        let wall = Stopwatch::start();
         let mut host = host_buffer(self.case, size)?;
         let alloc_ms = host.alloc_ms + host.register_ms.unwrap_or(0.0);
         if self.h2d {
@@ -121,7 +121,7 @@ impl CycleOps for GpuCycle<'_> {
         let (_, free_ms) = host.free()?;
         Ok(Cycle {
             copy_ms,
-            wall_ms: t0.elapsed().as_secs_f64() * 1e3,
+            wall_ms: wall.ms(),
             alloc_ms,
             free_ms,
             bad_words,

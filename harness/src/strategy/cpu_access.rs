@@ -3,7 +3,7 @@
 //! slow to read. No bytes cross PCIe; timed by the wall clock.
 
 use super::*;
-use std::time::Instant;
+use crate::measure::Stopwatch;
 
 pub struct CpuAccess {
     host: HostBuffer,
@@ -58,7 +58,7 @@ impl Measurable for CpuAccess {
     fn sample(&mut self, _gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError> {
         let host = &mut self.host;
         let threads = self.pool.current_num_threads();
-        let t0 = Instant::now();
+        let wall = Stopwatch::start();
         for _ in 0..batch {
             if self.read {
                 let src = host.as_slice();
@@ -71,7 +71,7 @@ impl Measurable for CpuAccess {
                     .install(|| crate::cuda::fill_pattern(buf, 0, seed));
             }
         }
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let wall_ms = wall.ms();
         let lane = self.moves().lanes()[0];
         Ok(SampleTimes {
             lanes: vec![(lane, wall_ms)],

@@ -7,8 +7,7 @@
 //! `device_local_copy`).
 
 use super::*;
-use crate::measure::{Streams, Timer};
-use std::time::Instant;
+use crate::measure::{Stopwatch, Streams, Timer};
 
 /// The device buffers an engine works on (the engine decides which exist).
 enum Buffers {
@@ -161,9 +160,9 @@ impl Transfer for DeviceLocal {
         let DeviceLocal {
             bufs, mut setup, ..
         } = *self;
-        let t = Instant::now();
+        let free_clock = Stopwatch::start();
         drop(bufs);
-        setup.free_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+        setup.free_ms = Some(free_clock.ms());
         Ok(setup)
     }
 }

@@ -4,11 +4,10 @@
 //! by the spin gate; `direct`: `batch` launches back to back and one synchronisation, so the
 //! time per launch is the inverse of the launch rate.
 
-use super::latency::{WaitClock, call_alone, one_sample};
 use super::*;
 use crate::cuda::Event;
+use crate::measure::{Stopwatch, WaitClock, call_alone};
 use crate::scenario::{LatencyCall, Wait};
-use std::time::Instant;
 
 /// An empty kernel on one stream, timed per `route`.
 pub struct EmptyKernel {
@@ -39,13 +38,13 @@ impl EmptyKernel {
     fn launches(&self, gpu: &Gpu, batch: u32) -> Result<(f64, f64), CudaError> {
         let s = &self.stream;
         self.start.record(s)?;
-        let t0 = Instant::now();
+        let host_clock = Stopwatch::start();
         for _ in 0..batch {
             gpu.kernels.empty(s)?;
         }
         self.end.record(s)?;
         s.synchronize()?;
-        let host = t0.elapsed().as_secs_f64() * 1e3;
+        let host = host_clock.ms();
         Ok((host, self.start.elapsed_ms(&self.end)?))
     }
 }
@@ -68,7 +67,7 @@ impl Measurable for EmptyKernel {
                 (h, Some(e))
             }
         };
-        Ok(one_sample(Lane::Device, host, event))
+        Ok(SampleTimes::host_timed(Lane::Device, host, event))
     }
 
     /// The device view of the launches waited for one at a time, read once sampling is over.
