@@ -266,6 +266,18 @@ fn field() -> impl Strategy<Value = String> {
     "[ -~\u{e9}\u{4e2d}]{0,12}".prop_map(|s| s.trim().to_string())
 }
 
+/// Sweep axes: case keys with values of any text but the `;` that separates them.
+fn axes() -> impl Strategy<Value = scenario::Axes> {
+    let key = prop::sample::select(scenario::CaseKey::ALL.to_vec());
+    prop::collection::vec((key, "[!-:<-~\u{e9}\u{4e2d}]{1,8}"), 0..4).prop_map(|pairs| {
+        let mut axes = scenario::Axes::default();
+        for (k, v) in pairs {
+            axes.push(k, v);
+        }
+        axes
+    })
+}
+
 fn status() -> impl Strategy<Value = Status> {
     prop_oneof![
         Just(Status::Ok),
@@ -397,7 +409,7 @@ fn row() -> impl Strategy<Value = Row> {
         results::Verification::Off,
         results::Verification::NotApplicable,
     ]);
-    let outcome = (status(), any::<u32>(), any::<u32>(), field(), verified);
+    let outcome = (status(), any::<u32>(), any::<u32>(), axes(), verified);
     let parts = (machine_key(), ids, kind(), sizes, outcome, numbers());
     parts.prop_map(|(machine, ids, kind, sizes, outcome, numbers)| {
         let (run_id, started_at, scenario, case_label, case_index, case_key) = ids;

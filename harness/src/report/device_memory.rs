@@ -2,12 +2,12 @@
 //! ceilings with device memory held and pinned churn (the console summary and the report say them).
 
 use crate::results::{Lane, Row, Status};
-use crate::scenario::{DeviceHold, Mode};
+use crate::scenario::{CaseKey, DeviceHold, Mode};
 use crate::units::{MIB, format_size};
 
 /// The `device_hold=` value of a row's axes, if it was swept.
 fn hold_axis(r: &Row) -> Option<&str> {
-    r.axis("device_hold")
+    r.axes.get(CaseKey::DeviceHold)
 }
 
 fn title(r: &Row) -> String {

@@ -3,7 +3,7 @@
 //! bar never mixes the one-way copy with a lane of a bidirectional one.
 
 use crate::results::{Lane, Row};
-use crate::scenario::{Direction, HostKind, Mode};
+use crate::scenario::{CaseKey, Direction, HostKind, Mode};
 use crate::units::format_size;
 
 /// The direction and lane in words: `H2D`, `D2H`, `bidirectional, H2D lane`, `bidirectional, both
@@ -77,21 +77,22 @@ fn host_words(r: &Row) -> String {
 
 /// Sweep axes the strategy words do not already say (e.g. `measure.warmup=2` → `warmup 2`).
 fn extra_axes(r: &Row) -> Vec<String> {
-    const SAID: &[&str] = &[
-        "direction",
-        "size",
-        "chunk",
-        "ring",
-        "threads",
-        "host",
-        "flags",
-        "engine",
-        "mode",
+    const SAID: &[CaseKey] = &[
+        CaseKey::Direction,
+        CaseKey::Size,
+        CaseKey::Chunk,
+        CaseKey::Ring,
+        CaseKey::Threads,
+        CaseKey::Host,
+        CaseKey::Flags,
+        CaseKey::Engine,
+        CaseKey::Mode,
     ];
-    r.axis_pairs()
+    r.axes
+        .iter()
         .filter(|(k, _)| !SAID.contains(k))
         .map(|(k, v)| {
-            let k = k.rsplit('.').next().unwrap_or(k);
+            let k = k.name().rsplit('.').next().unwrap_or(k.name());
             format!("{k} {v}")
         })
         .collect()
@@ -181,7 +182,7 @@ mod tests {
         s.mode = Mode::Staged;
         s.chunk_bytes = 16 << 20;
         s.threads = 12;
-        s.axes = "direction=h2d;measure.warmup=2".into();
+        s.axes = crate::scenario::Axes::parse("direction=h2d;measure.warmup=2").expect("axes");
         assert_eq!(
             strategy_words(&s),
             "pageable via 3 × 16 MiB pinned ring, 12 threads, copy engine, H2D, warmup 2"

@@ -367,7 +367,7 @@ fn summary_rows(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<Vec<String>> {
                 r.verified.to_string(),
                 r.status.to_field(),
                 strategy_label(r),
-                r.axes.replace(';', ", "),
+                r.axes.joined(", "),
             ]
         })
         .collect()

@@ -15,7 +15,7 @@ pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> Str
         let mut title = if r.axes.is_empty() {
             r.case_label.clone()
         } else {
-            format!("{} {}", r.case_label, r.axes.replace(';', " "))
+            format!("{} {}", r.case_label, r.axes.joined(" "))
         };
         if r.placement().is_some() {
             let d = r.device.map(|d| d.to_string()).unwrap_or_default();

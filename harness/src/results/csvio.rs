@@ -8,7 +8,7 @@ use super::schema::*;
 use super::sidecar::{samples_path, sidecar_path};
 use crate::Error;
 use crate::accounting;
-use crate::scenario::{HostFlags, HostKind};
+use crate::scenario::{Axes, HostFlags, HostKind};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -101,6 +101,17 @@ impl Cell for HostFlags {
     }
 }
 
+/// `key=value;...`, each key a case key.
+impl Cell for Axes {
+    fn text(&self) -> String {
+        self.to_string()
+    }
+    fn set(&mut self, s: &str) -> Result<(), String> {
+        *self = Axes::parse(s)?;
+        Ok(())
+    }
+}
+
 /// Empty for `None`.
 impl Cell for Option<Device> {
     fn text(&self) -> String {
@@ -171,7 +182,7 @@ const HEAD: &[Column] = &[
     col!("streams", "", Small, streams),
     col!("threads", "", Small, threads),
     col!("batch", "", Small, batch),
-    col!("axes", "", Text, axes),
+    col!("axes", "", Cell, axes),
     col!("status", "", Status, status),
     col!("samples", "", Small, samples),
     col!("outliers", "", Small, outliers),

@@ -18,7 +18,7 @@ pub fn device_row(label: &str, axes: &str, lane: Lane, status: Status, bw: Optio
         streams: 1,
         threads: 8,
         batch: 1,
-        axes: axes.into(),
+        axes: crate::scenario::Axes::parse(axes).expect("fixture axes"),
         status,
         samples: 20,
         bw_median_gbs: bw,

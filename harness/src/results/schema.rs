@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub use super::failure::{Cause, Failure, Phase};
 pub use crate::platform::MachineKey;
 pub use crate::scenario::Lane;
-use crate::scenario::{Direction, Engine, HostFlags, HostKind, Mode, Wait};
+use crate::scenario::{Axes, CaseKey, Direction, Engine, HostFlags, HostKind, Mode, Wait};
 use std::fmt;
 use std::sync::Arc;
 
@@ -219,8 +219,8 @@ pub struct Row {
     pub threads: u32,
     /// Transfers timed together as one sample.
     pub batch: u32,
-    /// `key=value;...` of the sweep axes, values as written.
-    pub axes: String,
+    /// The sweep axes, values as written (`key=value;...` in the file).
+    pub axes: Axes,
     pub status: Status,
     pub samples: u32,
     /// Samples more than 3 scaled MADs from the median (flagged, kept).
@@ -319,23 +319,15 @@ impl Row {
         split_case_key(&self.case_key).1
     }
 
-    /// The sweep axes as `(key, value)`, in the order the `axes` column lists them.
-    pub fn axis_pairs(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.axes.split(';').filter_map(|a| a.split_once('='))
-    }
-
-    /// The value of sweep axis `key`, if the case swept it.
-    pub fn axis(&self, key: &str) -> Option<&str> {
-        self.axis_pairs().find(|(k, _)| *k == key).map(|(_, v)| v)
-    }
-
     /// The case's label with the sweep axes that tell it apart (h2d/d2h is the lane already):
     /// `staged ring (chunk=16MiB, ring=3, threads=12)`.
     pub fn title(&self) -> String {
-        let one_way = |(k, v): &(&str, &str)| *k == "direction" && matches!(*v, "h2d" | "d2h");
+        let one_way =
+            |k: CaseKey| k == CaseKey::Direction && self.direction != Direction::Bidirectional;
         let axes: Vec<String> = self
-            .axis_pairs()
-            .filter(|p| !one_way(p))
+            .axes
+            .iter()
+            .filter(|(k, _)| !one_way(*k))
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         if axes.is_empty() {

@@ -210,12 +210,7 @@ fn case_row(outcome: &CaseOutcome, ctx: &RowContext, case: &Case) -> Row {
         streams: case.streams,
         threads: case.threads.resolve(),
         batch: outcome.measured.batch,
-        axes: case
-            .axes
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(";"),
+        axes: case.axes.clone(),
         status: outcome.status.clone(),
         verified: outcome.verified,
         alloc_ms: outcome.setup.alloc_ms,

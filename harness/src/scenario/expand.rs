@@ -9,7 +9,7 @@
 use super::keys;
 use super::raw::Pos;
 use super::validate::{Axis, CaseBlock, File, Settings};
-use super::{Case, Direction, Engine, HostKind, Mode, Wait};
+use super::{Axes, Case, Direction, Engine, HostKind, Mode, Wait};
 use crate::error::Problem;
 use crate::units::{self, MIB};
 use std::collections::HashSet;
@@ -26,7 +26,8 @@ fn axes_of<'a>(file: &'a File, block: &'a CaseBlock) -> Vec<&'a Axis> {
     file.sweep
         .iter()
         .filter(|a| {
-            !block.settings.contains_key(a.key) && !block.sweep.iter().any(|b| b.key == a.key)
+            !block.settings.contains_key(a.key.name())
+                && !block.sweep.iter().any(|b| b.key == a.key)
         })
         .chain(block.sweep.iter())
         .collect()
@@ -73,11 +74,11 @@ pub(super) fn expand(file: &File, problems: &mut Vec<Problem>) -> Vec<Case> {
             }
             let mut settings = file.defaults.clone();
             settings.extend(block.settings.iter().map(|(k, g)| (*k, g.clone())));
-            let mut case_axes = Vec::with_capacity(axes.len());
+            let mut case_axes = Axes::default();
             for (a, d) in axes.iter().zip(&digits) {
                 if let Some(g) = a.values.get(*d) {
-                    settings.insert(a.key, g.clone());
-                    case_axes.push((a.key.to_string(), g.written.clone()));
+                    settings.insert(a.key.name(), g.clone());
+                    case_axes.push(a.key, g.written.clone());
                 }
             }
             let mut case = build_case(&file.name, &block.label, &settings);
@@ -86,7 +87,7 @@ pub(super) fn expand(file: &File, problems: &mut Vec<Problem>) -> Vec<Case> {
             for v in violations(&case, &settings) {
                 // Point at the swept value behind the problem if there is one, else at the
                 // first key involved that was written down, else at the case.
-                let swept = |k: &&&str| case.axes.iter().any(|(a, _)| a == **k);
+                let swept = |k: &&&str| case.axes.iter().any(|(a, _)| a.name() == **k);
                 let pos = v
                     .keys
                     .iter()
@@ -97,7 +98,7 @@ pub(super) fn expand(file: &File, problems: &mut Vec<Problem>) -> Vec<Case> {
                 let with: Vec<String> = case
                     .axes
                     .iter()
-                    .filter(|(k, _)| v.keys.contains(&k.as_str()))
+                    .filter(|(k, _)| v.keys.contains(&k.name()))
                     .map(|(k, val)| format!("{k}={val}"))
                     .collect();
                 let with = if with.is_empty() {
@@ -403,7 +404,7 @@ pub(super) fn check_derived(file: &File, problems: &mut Vec<Problem>) {
                 let swept: Vec<&str> = axes
                     .iter()
                     .filter(|a| a.values.len() > 1)
-                    .map(|a| a.key)
+                    .map(|a| a.key.name())
                     .collect();
                 problems.push(pos.problem(format!(
                     "[[derived]] #{} names case `{label}`, which expands to {count} cases (swept over {}): a derived value takes one row per label; give each point its own [[case]] and label",

@@ -1,13 +1,15 @@
-//! Every case key, declared once: its name, type (which bounds how it validates), default and
-//! where it lands in a [`Case`]. Validation (`validate`, which also parses the defaults), case
-//! building (`expand`) and the docs
-//! (`harness/scenarios/README.md`'s key table, checked by the test below) all read this table.
+//! Every case key, declared once: its type (which bounds how it validates), default and where it
+//! lands in a [`Case`]; its name is its [`CaseKey`]'s. Validation (`validate`, which also parses
+//! the defaults), case building (`expand`) and the docs (`harness/scenarios/README.md`'s key
+//! table, checked by the test below) all read this table.
 //!
-//! A new case key takes three edits: its [`Case`] field (a type with a `Default`), its row here,
-//! and its row in `harness/scenarios/README.md` (the test fails until the README lists it with this
+//! A new case key takes four edits: its [`CaseKey`] variant and name (`axes.rs`), its [`Case`]
+//! field (a type with a `Default`), its row here, and its row in `harness/scenarios/README.md`
+//! (the tests fail until this table has one row per [`CaseKey`] and the README lists it with this
 //! default).
 
 use super::Case;
+use super::axes::CaseKey;
 use super::raw::Pos;
 use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads, Wait};
 use std::time::Duration;
@@ -66,14 +68,20 @@ pub(super) struct Given {
 
 /// One case key.
 pub(super) struct Key {
-    /// The name, `measure` and `probes` keys by their dotted name.
-    pub name: &'static str,
+    pub id: CaseKey,
     pub ty: Ty,
     /// The default as TOML would write it, exactly as the README's default column shows it;
     /// `none`: unset.
     pub default: &'static str,
     /// Writes a value of this key's type into a case.
     pub set: fn(&mut Case, &Given),
+}
+
+impl Key {
+    /// The name, `measure` and `probes` keys by their dotted name.
+    pub fn name(&self) -> &'static str {
+        self.id.name()
+    }
 }
 
 /// A setter writing `Val::$variant` into `case.$field` (a dotted path for `measure`/`probes`),
@@ -98,43 +106,43 @@ macro_rules! set {
 /// A [`Key`] whose setter writes `Val::$variant` into `case.$field` (`Some $field`: an optional
 /// field, unset by default).
 macro_rules! key {
-    ($name:literal, $ty:expr, $default:literal, $variant:ident => $($path:tt)+) => {
-        Key { name: $name, ty: $ty, default: $default, set: set!($variant => $($path)+) }
+    ($id:ident, $ty:expr, $default:literal, $variant:ident => $($path:tt)+) => {
+        Key { id: CaseKey::$id, ty: $ty, default: $default, set: set!($variant => $($path)+) }
     };
 }
 
 const ANY: u32 = u32::MAX;
 
-/// Every case key, in the README's order.
+/// Every case key, in the README's order (the order [`CaseKey`] declares them).
 pub(super) const KEYS: &[Key] = &[
-    key!("host", Ty::Host, "\"alloc\"", Host => host),
-    key!("flags", Ty::Flags, "[]", Flags => flags),
-    key!("engine", Ty::Engine, "\"copy\"", Engine => engine),
-    key!("direction", Ty::Direction, "\"h2d\"", Direction => direction),
-    key!("mode", Ty::Mode, "\"direct\"", Mode => mode),
-    key!("wait", Ty::Wait, "\"stream\"", Wait => wait),
-    key!("size", Ty::Size, "\"512MiB\"", Bytes => size),
-    key!("chunk", Ty::Size, "none", Bytes => Some chunk),
-    key!("ring", Ty::Int { min: 1, max: ANY }, "3", Int => ring),
-    key!("streams", Ty::Int { min: 1, max: 16 }, "1", Int => streams),
-    key!("threads", Ty::Threads, "\"auto\"", Threads => threads),
-    key!("guard", Ty::Bool, "true", Bool => guard),
-    key!("measure.warmup", Ty::Int { min: 0, max: ANY }, "2", Int => measure.warmup),
-    key!("measure.min_samples", Ty::Int { min: 1, max: 100_000 }, "5", Int => measure.min_samples),
-    key!("measure.max_samples", Ty::Int { min: 1, max: 100_000 }, "30", Int => measure.max_samples),
-    key!("measure.target_spread", Ty::Spread, "0.01", Float => measure.target_spread),
-    key!("measure.time_limit", Ty::Dur, "\"10s\"", Dur => measure.time_limit),
-    key!("measure.verify", Ty::Bool, "true", Bool => measure.verify),
-    key!("measure.batch", Ty::Int { min: 0, max: ANY }, "0", Int => measure.batch),
-    key!("measure.samples", Ty::Int { min: 10, max: 1_000_000 }, "1000", Int => measure.samples),
-    key!("probes.accounting", Ty::Bool, "true", Bool => probes.accounting),
-    key!("probes.max_alloc", Ty::Bool, "false", Bool => probes.max_alloc),
-    key!("probes.pinned_ceiling", Ty::Bool, "false", Bool => probes.pinned_ceiling),
-    key!("probes.ceiling_chunk", Ty::Size, "\"256MiB\"", Bytes => probes.ceiling_chunk),
-    key!("probes.hold_after_free", Ty::Dur, "\"2s\"", Dur => probes.hold_after_free),
-    key!("probes.hold_interval", Ty::Dur, "\"100ms\"", Dur => probes.hold_interval),
+    key!(Host, Ty::Host, "\"alloc\"", Host => host),
+    key!(Flags, Ty::Flags, "[]", Flags => flags),
+    key!(Engine, Ty::Engine, "\"copy\"", Engine => engine),
+    key!(Direction, Ty::Direction, "\"h2d\"", Direction => direction),
+    key!(Mode, Ty::Mode, "\"direct\"", Mode => mode),
+    key!(Wait, Ty::Wait, "\"stream\"", Wait => wait),
+    key!(Size, Ty::Size, "\"512MiB\"", Bytes => size),
+    key!(Chunk, Ty::Size, "none", Bytes => Some chunk),
+    key!(Ring, Ty::Int { min: 1, max: ANY }, "3", Int => ring),
+    key!(Streams, Ty::Int { min: 1, max: 16 }, "1", Int => streams),
+    key!(Threads, Ty::Threads, "\"auto\"", Threads => threads),
+    key!(Guard, Ty::Bool, "true", Bool => guard),
+    key!(MeasureWarmup, Ty::Int { min: 0, max: ANY }, "2", Int => measure.warmup),
+    key!(MeasureMinSamples, Ty::Int { min: 1, max: 100_000 }, "5", Int => measure.min_samples),
+    key!(MeasureMaxSamples, Ty::Int { min: 1, max: 100_000 }, "30", Int => measure.max_samples),
+    key!(MeasureTargetSpread, Ty::Spread, "0.01", Float => measure.target_spread),
+    key!(MeasureTimeLimit, Ty::Dur, "\"10s\"", Dur => measure.time_limit),
+    key!(MeasureVerify, Ty::Bool, "true", Bool => measure.verify),
+    key!(MeasureBatch, Ty::Int { min: 0, max: ANY }, "0", Int => measure.batch),
+    key!(MeasureSamples, Ty::Int { min: 10, max: 1_000_000 }, "1000", Int => measure.samples),
+    key!(ProbesAccounting, Ty::Bool, "true", Bool => probes.accounting),
+    key!(ProbesMaxAlloc, Ty::Bool, "false", Bool => probes.max_alloc),
+    key!(ProbesPinnedCeiling, Ty::Bool, "false", Bool => probes.pinned_ceiling),
+    key!(ProbesCeilingChunk, Ty::Size, "\"256MiB\"", Bytes => probes.ceiling_chunk),
+    key!(ProbesHoldAfterFree, Ty::Dur, "\"2s\"", Dur => probes.hold_after_free),
+    key!(ProbesHoldInterval, Ty::Dur, "\"100ms\"", Dur => probes.hold_interval),
     Key {
-        name: "device_hold",
+        id: CaseKey::DeviceHold,
         ty: Ty::Hold,
         default: "\"0\"",
         set: |c, g| {
@@ -144,13 +152,13 @@ pub(super) const KEYS: &[Key] = &[
             }
         },
     },
-    key!("cycles", Ty::Int { min: 1, max: 100_000 }, "20", Int => vram.cycles),
-    key!("pause", Ty::Dur, "\"5ms\"", Dur => vram.pause),
+    key!(Cycles, Ty::Int { min: 1, max: 100_000 }, "20", Int => vram.cycles),
+    key!(Pause, Ty::Dur, "\"5ms\"", Dur => vram.pause),
 ];
 
 /// The key named `name`.
 pub(super) fn key(name: &str) -> Option<&'static Key> {
-    KEYS.iter().find(|k| k.name == name)
+    KEYS.iter().find(|k| k.name() == name)
 }
 
 #[cfg(test)]
@@ -183,7 +191,7 @@ mod tests {
     fn scenarios_readme_lists_exactly_the_keys_with_their_defaults() {
         let rows = readme_rows();
         let mut listed: Vec<&str> = rows.iter().map(|(k, _)| k.as_str()).collect();
-        let mut declared: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+        let mut declared: Vec<&str> = KEYS.iter().map(Key::name).collect();
         listed.sort_unstable();
         declared.sort_unstable();
         assert_eq!(listed, declared, "scenarios/README.md's key table");
@@ -194,12 +202,18 @@ mod tests {
     }
 
     #[test]
+    fn the_table_has_one_row_per_case_key_in_declaration_order() {
+        let ids: Vec<CaseKey> = KEYS.iter().map(|k| k.id).collect();
+        assert_eq!(ids, CaseKey::ALL);
+    }
+
+    #[test]
     fn every_default_parses_and_every_setter_takes_its_type() {
         for k in KEYS {
             if let Some(v) = default_val(k) {
                 let mut c = default_case().clone();
                 (k.set)(&mut c, &v);
-                assert_eq!(&c, default_case(), "`{}`", k.name);
+                assert_eq!(&c, default_case(), "`{}`", k.name());
             }
         }
         assert_eq!(default_case().size, super::super::DEFAULT_SIZE);

@@ -34,11 +34,13 @@
 //! unit = "s"
 //! ```
 
+mod axes;
 mod characters;
 mod claim;
 mod expand;
 mod keys;
 mod model;
+mod named;
 mod plan;
 mod raw;
 pub mod shipped;
@@ -46,6 +48,7 @@ mod validate;
 mod validate_blocks;
 mod vram;
 
+pub use axes::{Axes, CaseKey};
 pub use claim::{Claim, ClaimMetric, Derived, Op, PlatformTag, Reference, RowMetric, Unit};
 pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use model::*;

@@ -7,61 +7,14 @@
 //! typed [`Route`], threads, measurement and probe settings, [`Case`], [`Scenario`]) with the
 //! small quantities derived from it, so a reader finds the whole model in one file.
 
+use super::axes::{Axes, CaseKey};
 pub use crate::cuda::HostFlags;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
 
-/// Declares a fieldless enum and, after `names`, the text scenarios, results files and the
-/// command line write each variant as; from these come `ALL` (in the order of `names`), `name`,
-/// `parse`, `FromStr` and `Display`. A variant without a name, or a name without its variant,
-/// does not compile.
-macro_rules! named_enum {
-    (
-        $(#[$meta:meta])*
-        $vis:vis enum $t:ident {
-            $($(#[$vmeta:meta])* $variant:ident,)+
-        }
-        names $($v:ident = $name:literal),+;
-    ) => {
-        $(#[$meta])*
-        $vis enum $t {
-            $($(#[$vmeta])* $variant,)+
-        }
-
-        impl $t {
-            /// Every value, in the order of its names.
-            pub const ALL: [$t; [$($name),+].len()] = [$($t::$v),+];
-            /// The name it is written as.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $($t::$v => $name,)+
-                }
-            }
-            /// The value written as `s`.
-            pub fn parse(s: &str) -> Option<$t> {
-                Self::ALL.into_iter().find(|v| v.name() == s)
-            }
-        }
-
-        impl std::str::FromStr for $t {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                $t::parse(s).ok_or_else(|| {
-                    let names: Vec<&str> = $t::ALL.iter().map(|v| v.name()).collect();
-                    format!("`{s}` is not one of {}", names.join(", "))
-                })
-            }
-        }
-
-        impl std::fmt::Display for $t {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.pad(self.name())
-            }
-        }
-    };
-}
-pub(super) use named_enum;
+// `claim.rs` reaches the macro through the model.
+pub(super) use super::named::named_enum;
 
 /// A case setting's values: a [`named_enum!`] with the derives every setting has, serialized
 /// by the same names (kebab-case).
@@ -505,8 +458,8 @@ pub struct Case {
     pub threads: Threads,
     pub measure: Measure,
     pub probes: Probes,
-    /// Sweep axes of this case: (key, value as the user wrote it).
-    pub axes: Vec<(String, String)>,
+    /// Sweep axes of this case: each swept key with its value as the user wrote it.
+    pub axes: Axes,
     /// Apply the free-device-memory guard (false: try the allocation and record the failure).
     pub guard: bool,
     /// Keys of the VRAM-budget experiments: `device_hold`, `cycles`, `pause` (see `vram.rs`).
@@ -632,8 +585,8 @@ impl Case {
     /// A short human label: `alloc/mapped copy h2d 64 MiB`.
     pub fn title(&self) -> String {
         let mut s = format!("{} {}", self.label, self.direction);
-        for (k, v) in &self.axes {
-            if k != "direction" {
+        for (k, v) in self.axes.iter() {
+            if k != CaseKey::Direction {
                 s.push_str(&format!(" {k}={v}"));
             }
         }

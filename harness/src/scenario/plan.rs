@@ -4,7 +4,7 @@
 //! Size: over 500 lines: the table and, at the end, its device-memory cells (free device memory,
 //! `device_hold`, past-the-card notes, device and churn estimates) that read the same constants.
 
-use super::{CHASE_STEPS, Case, EMPTY_BATCH, Engine, HostKind, Mode, Route, Scenario};
+use super::{CHASE_STEPS, Case, CaseKey, EMPTY_BATCH, Engine, HostKind, Mode, Route, Scenario};
 use crate::units::{GB, MIB, format_size};
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -292,10 +292,10 @@ pub fn plan_table_for(
 
 /// The axes across all cases, values in first-seen order (a set per axis keeps this linear).
 fn write_axes(out: &mut String, s: &Scenario) {
-    let mut axes: Vec<(&str, Vec<&str>, HashSet<&str>)> = Vec::new();
+    let mut axes: Vec<(CaseKey, Vec<&str>, HashSet<&str>)> = Vec::new();
     for c in &s.cases {
-        for (k, v) in &c.axes {
-            let i = match axes.iter().position(|(key, _, _)| key == k) {
+        for (k, v) in c.axes.iter() {
+            let i = match axes.iter().position(|(key, _, _)| *key == k) {
                 Some(i) => i,
                 None => {
                     axes.push((k, Vec::new(), HashSet::new()));
@@ -303,7 +303,7 @@ fn write_axes(out: &mut String, s: &Scenario) {
                 }
             };
             let (_, vals, set) = &mut axes[i];
-            if set.insert(v.as_str()) {
+            if set.insert(v) {
                 vals.push(v);
             }
         }

@@ -645,11 +645,10 @@ fn dotted_measure_and_probe_axes_and_flag_arrays_sweep() {
         },
     );
     let ax = |b: &str, f: &str| {
-        vec![
-            ("measure.batch".to_string(), b.to_string()),
-            ("probes.max_alloc".to_string(), "true".to_string()),
-            ("flags".to_string(), f.to_string()),
-        ]
+        Axes::parse(&format!(
+            "measure.batch={b};probes.max_alloc=true;flags={f}"
+        ))
+        .expect("axes")
     };
     assert_eq!(
         got,
@@ -690,7 +689,12 @@ fn a_case_that_sets_a_top_level_axis_key_is_not_expanded_along_it() {
 fn sizes_in_sweeps_keep_what_was_written() {
     let got = each_case(
         "[[case]]\nlabel = \"a\"\nsweep = { size = [\"64MiB\", \"1.5GB\", 4096, \"4GiB\"] }\n",
-        |c| (c.size, c.axes[0].1.clone()),
+        |c| {
+            (
+                c.size,
+                c.axes.get(CaseKey::Size).unwrap_or_default().to_string(),
+            )
+        },
     );
     let want = [
         (64 << 20, "64MiB"),
@@ -1040,14 +1044,14 @@ fn guard_is_a_sweepable_case_key() {
     let s = ok("[defaults]\nguard = false\n[[case]]\nlabel = \"g\"\n");
     assert!(!s.cases[0].guard);
     let s = ok("[[case]]\nlabel = \"g\"\nsweep = { guard = [true, false] }\n");
-    let got: Vec<(bool, Vec<(String, String)>)> =
-        s.cases.iter().map(|c| (c.guard, c.axes.clone())).collect();
+    let got: Vec<(bool, String)> = s
+        .cases
+        .iter()
+        .map(|c| (c.guard, c.axes.to_string()))
+        .collect();
     assert_eq!(
         got,
-        vec![
-            (true, vec![("guard".into(), "true".into())]),
-            (false, vec![("guard".into(), "false".into())]),
-        ]
+        vec![(true, "guard=true".into()), (false, "guard=false".into())]
     );
     assert_problems(&[
         (

@@ -7,6 +7,7 @@
 //! durations, flags, sweeps with ranges), each with its own located message and did-you-mean;
 //! the keys themselves are declared in `keys`.
 
+use super::axes::CaseKey;
 use super::keys::Key;
 pub(super) use super::keys::{Given, KEYS, Ty, Val};
 use super::raw::{self, Entry, Kind, Pos};
@@ -25,7 +26,7 @@ const BLOCK_ONLY_KEYS: &[&str] = &["label", "measure", "probes", "sweep"];
 /// The names a `[[case]]` block may hold, for suggestions.
 fn case_block_keys() -> impl Iterator<Item = &'static str> {
     KEYS.iter()
-        .map(|k| k.name)
+        .map(Key::name)
         .filter(|k| !k.contains('.'))
         .chain(BLOCK_ONLY_KEYS.iter().copied())
 }
@@ -44,7 +45,7 @@ const TOP_KEYS: &[&str] = &[
 pub(super) const MIN_CEILING_CHUNK: u64 = crate::units::MIB;
 
 fn key_spec(name: &str) -> Option<(&'static str, Ty)> {
-    super::keys::key(name).map(|k| (k.name, k.ty))
+    super::keys::key(name).map(|k| (k.name(), k.ty))
 }
 
 /// Settings of one block, by (dotted) key.
@@ -53,7 +54,7 @@ pub(super) type Settings = BTreeMap<&'static str, Given>;
 /// One sweep axis: a key and its values in the order written.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Axis {
-    pub key: &'static str,
+    pub key: CaseKey,
     pub pos: Pos,
     pub values: Vec<Given>,
 }
@@ -416,7 +417,7 @@ pub(super) fn default_val(k: &Key) -> Option<Given> {
     }
     let table = raw::parse(&format!("v = {}", k.default)).expect("a key's default is TOML");
     let entry = table.get("v").expect("the default's entry");
-    Some(parse_value(k.name, k.ty, &entry.value, false).expect("a key's default is valid"))
+    Some(parse_value(k.name(), k.ty, &entry.value, false).expect("a key's default is valid"))
 }
 
 /// The case every key's default makes (scenario and label empty).
@@ -482,7 +483,7 @@ fn parse_settings(
                 let prefix = format!("{group}.");
                 let subkeys: Vec<&str> = KEYS
                     .iter()
-                    .filter_map(|k| k.name.strip_prefix(prefix.as_str()))
+                    .filter_map(|k| k.name().strip_prefix(prefix.as_str()))
                     .collect();
                 for sub in &t.entries {
                     let full = format!("{group}.{}", sub.key);
@@ -532,20 +533,23 @@ fn parse_sweep(where_: &str, table: &raw::Table, problems: &mut Vec<Problem>) ->
             problems.push(key_pos.problem("`label` cannot be swept: write one [[case]] per label"));
             continue;
         }
-        let Some((k, ty)) = key_spec(&key) else {
+        let Some(spec) = super::keys::key(&key) else {
             problems.push(key_pos.problem(format!(
                 "unknown sweep axis `{key}` in {where_}{}",
-                did_you_mean(&key, KEYS.iter().map(|k| k.name))
+                did_you_mean(&key, KEYS.iter().map(Key::name))
             )));
             continue;
         };
-        if axes.iter().any(|a| a.key == k) {
-            problems.push(key_pos.problem(format!("sweep axis `{k}` appears twice in {where_}")));
+        if axes.iter().any(|a| a.key == spec.id) {
+            problems.push(key_pos.problem(format!(
+                "sweep axis `{}` appears twice in {where_}",
+                spec.id
+            )));
             continue;
         }
-        if let Some(values) = axis_values(k, ty, value, where_, problems) {
+        if let Some(values) = axis_values(spec.name(), spec.ty, value, where_, problems) {
             axes.push(Axis {
-                key: k,
+                key: spec.id,
                 pos: key_pos,
                 values,
             });
@@ -999,7 +1003,7 @@ fn read_case(
         }
     }
     for a in &block.sweep {
-        if block.settings.contains_key(a.key) {
+        if block.settings.contains_key(a.key.name()) {
             problems.push(a.pos.problem(format!(
                 "`{}` is both set and swept in [[case]] #{number}: remove one",
                 a.key

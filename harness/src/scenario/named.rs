@@ -1,0 +1,52 @@
+//! The macro that declares an enum written as names (case settings, case keys, claim operators).
+
+/// Declares a fieldless enum and, after `names`, the text scenarios, results files and the
+/// command line write each variant as; from these come `ALL` (in the order of `names`), `name`,
+/// `parse`, `FromStr` and `Display`. A variant without a name, or a name without its variant,
+/// does not compile.
+macro_rules! named_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $t:ident {
+            $($(#[$vmeta:meta])* $variant:ident,)+
+        }
+        names $($v:ident = $name:literal),+;
+    ) => {
+        $(#[$meta])*
+        $vis enum $t {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $t {
+            /// Every value, in the order of its names.
+            pub const ALL: [$t; [$($name),+].len()] = [$($t::$v),+];
+            /// The name it is written as.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($t::$v => $name,)+
+                }
+            }
+            /// The value written as `s`.
+            pub fn parse(s: &str) -> Option<$t> {
+                Self::ALL.into_iter().find(|v| v.name() == s)
+            }
+        }
+
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                $t::parse(s).ok_or_else(|| {
+                    let names: Vec<&str> = $t::ALL.iter().map(|v| v.name()).collect();
+                    format!("`{s}` is not one of {}", names.join(", "))
+                })
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.name())
+            }
+        }
+    };
+}
+pub(super) use named_enum;
