@@ -6,9 +6,9 @@
 //! `Machine` a claim is judged on is built here: Linux with the recorded GPU.
 
 use pinscope::claims;
-use pinscope::platform::{GpuInfo, Machine};
+use pinscope::platform::{DriverModel, GpuDriverModel, GpuInfo, Machine, Platform, Recorded};
 use pinscope::results::{self, ClaimStatus, ClaimVerdict, Failure, ResultSet, Row, Status};
-use pinscope::scenario::{self, Scenario};
+use pinscope::scenario::{self, PlatformTag, Scenario};
 use std::path::{Path, PathBuf};
 
 fn run(name: &str) -> PathBuf {
@@ -33,7 +33,7 @@ fn parse(text: &str) -> Scenario {
 }
 
 /// The recorded machine, as the platform detection of today would describe it.
-fn machine(set: &ResultSet, platform: &str, driver_model: &str) -> Machine {
+fn machine(set: &ResultSet, platform: Platform, driver_model: GpuDriverModel) -> Machine {
     let recorded = set.sidecar.as_ref().map(|s| s.machine.clone());
     let gpu = recorded.and_then(|m| m.gpu).unwrap_or_default();
     assert_eq!(gpu.name, "NVIDIA H200");
@@ -119,7 +119,11 @@ fn claims_on_the_recorded_headline_run_give_all_three_verdicts() {
     let set = headline();
     assert_eq!(set.rows.len(), 19);
     let s = parse(&format!("{HEADLINE_CASES}{HEADLINE_CLAIMS}"));
-    let got = claims::evaluate(&s, &set.rows, &machine(&set, "linux", "linux"));
+    let got = claims::evaluate(
+        &s,
+        &set.rows,
+        &machine(&set, Platform::Linux, GpuDriverModel::Linux),
+    );
     assert_eq!(
         verdicts(&got),
         vec![
@@ -163,11 +167,27 @@ fn platform_tags_decide_applicability() {
     // The same rows judged as if from a WDDM machine: the WDDM claim applies, but the observer it
     // needs is missing from the rows, so it is still not applicable, for that reason; the
     // Linux-only claim is now the one that does not apply.
-    let wddm = machine(&set, "windows", "wddm");
+    let wddm = machine(
+        &set,
+        Platform::Windows,
+        GpuDriverModel::Windows(DriverModel::Wddm),
+    );
     assert_eq!(
         claims::platform_tags(&wddm),
-        vec!["windows".to_string(), "windows-wddm".to_string()]
+        vec![PlatformTag::Windows, PlatformTag::WindowsWddm]
     );
+    let tcc = GpuDriverModel::Windows(DriverModel::Tcc);
+    assert_eq!(
+        claims::platform_tags(&machine(&set, Platform::Windows, tcc)),
+        vec![PlatformTag::Windows, PlatformTag::WindowsTcc]
+    );
+    // WSL2 sees the Windows driver model, but is not native Windows.
+    let wsl2 = machine(
+        &set,
+        Platform::Wsl2,
+        GpuDriverModel::Windows(DriverModel::Wddm),
+    );
+    assert_eq!(claims::platform_tags(&wsl2), vec![PlatformTag::Wsl2]);
     let got = claims::evaluate(&s, &set.rows, &wddm);
     let got = verdicts(&got);
     assert_eq!(
@@ -189,7 +209,8 @@ fn platform_tags_decide_applicability() {
     // The recorded sidecar itself says "other": a platform-limited claim never applies to it.
     let recorded = set.sidecar.as_ref().map(|s| s.machine.clone());
     let recorded = recorded.unwrap_or_default();
-    assert_eq!(recorded.platform, "other");
+    assert_eq!(recorded.platform, Recorded::Known(Platform::Other));
+    assert!(claims::platform_tags(&recorded).is_empty());
     let got = claims::evaluate(&s, &set.rows, &recorded);
     assert_eq!(got[0].verdict, ClaimStatus::NotApplicable);
     assert_eq!(got[1].verdict, ClaimStatus::NotHeld);
@@ -206,7 +227,11 @@ fn failed_and_missing_cases_make_claims_not_applicable() {
     for r in rows.iter_mut().filter(|r| r.case_label == "pinned 4GiB") {
         r.status = Status::Failed(Failure::parse("CUDA_ERROR_OUT_OF_MEMORY (allocation)"));
     }
-    let got = claims::evaluate(&s, &rows, &machine(&set, "linux", "linux"));
+    let got = claims::evaluate(
+        &s,
+        &rows,
+        &machine(&set, Platform::Linux, GpuDriverModel::Linux),
+    );
     assert_eq!(
         verdicts(&got),
         vec![
@@ -223,7 +248,11 @@ fn failed_and_missing_cases_make_claims_not_applicable() {
             ),
         ]
     );
-    let got = claims::evaluate(&s, &set.rows, &machine(&set, "linux", "linux"));
+    let got = claims::evaluate(
+        &s,
+        &set.rows,
+        &machine(&set, Platform::Linux, GpuDriverModel::Linux),
+    );
     assert_eq!(
         got[2].detail,
         "reference `never ran.bw_median_gbs` was not measured"
@@ -276,7 +305,11 @@ fn a_small_ring_comes_within_five_percent_of_fully_pinned_h2d() {
     text.push_str(&claim("ring 16MiB×3 h2d t12", "pinned 4GiB h2d"));
     text.push_str(&claim("ring 16MiB×3 d2h t12", "pinned 4GiB d2h"));
     text.push_str(&claim("ring 16MiB×3 d2h t16", "pinned 4GiB d2h"));
-    let got = claims::evaluate(&parse(&text), &rows, &machine(&set, "linux", "linux"));
+    let got = claims::evaluate(
+        &parse(&text),
+        &rows,
+        &machine(&set, Platform::Linux, GpuDriverModel::Linux),
+    );
     assert_eq!(
         verdicts(&got),
         vec![
@@ -437,7 +470,11 @@ op = "<"
 value = 5
 "#,
     );
-    let got = claims::evaluate(&s, &set.rows, &machine(&set, "linux", "linux"));
+    let got = claims::evaluate(
+        &s,
+        &set.rows,
+        &machine(&set, Platform::Linux, GpuDriverModel::Linux),
+    );
     let v = verdicts(&got);
     for (text, verdict, detail) in &v {
         println!("{text}: {verdict} — {detail}");

@@ -269,7 +269,9 @@ fn past_the_card_needs_the_flag_and_then_fails_on_linux() {
     assert_eq!(rows.last().unwrap().status, Status::Ok, "the run goes on");
     // With it: tried. Linux does not spill: CUDA_ERROR_OUT_OF_MEMORY, and the next case runs.
     let rows = run_text(text, true, None);
-    let linux = pinscope::platform::this_machine(false).platform == "linux";
+    let linux = pinscope::platform::this_machine(false)
+        .platform
+        .is(pinscope::platform::Platform::Linux);
     for r in rows.iter().filter(|r| r.case_label == "over") {
         println!("{} {}: {:?}", r.case_label, r.axes, r.status);
         if linux {
@@ -426,7 +428,10 @@ fn the_settings_and_the_check_on_a_real_gpu() {
             .expect("link during a transfer");
         assert!(now <= s.pcie_gen_max.value().expect("max"));
     }
-    let wsl2 = session.machine.platform == "wsl2";
+    let wsl2 = session
+        .machine
+        .platform
+        .is(pinscope::platform::Platform::Wsl2);
     let m = pinscope::run::measure_check(&session, wsl2);
     let r = health::evaluate(&m, &s, &Thresholds::default(), wsl2);
     for c in &r {

@@ -97,7 +97,11 @@ fn published_claims_agree_with_a_fresh_evaluation() {
 fn the_article_000_experiment_on_linux_holds_where_it_applies() {
     let set = ResultSet::load(&published_run("h200", "wddm-pinned-4g")).expect("loads");
     let side = set.sidecar.expect("sidecar");
-    assert_eq!(side.machine.platform, "linux");
+    assert!(
+        side.machine
+            .platform
+            .is(pinscope::platform::Platform::Linux)
+    );
     let held = side
         .claims
         .iter()

@@ -9,6 +9,7 @@ mod common;
 use common::files::entry_names;
 use common::fixture;
 use pinscope::Error;
+use pinscope::platform::Recorded;
 use pinscope::results::{
     self, Lane, MachineKey, ResultSet, ResultsWriter, Row, SampleRow, Sidecar, Status,
 };
@@ -303,9 +304,9 @@ fn machine_key() -> impl Strategy<Value = MachineKey> {
     fields.prop_map(
         |(host_name, platform, os, driver_model, gpu, driver_version, pcie_link)| MachineKey {
             host_name,
-            platform,
+            platform: Recorded::read(&platform),
             os,
-            driver_model,
+            driver_model: Recorded::read(&driver_model),
             gpu,
             driver_version,
             pcie_link,

@@ -6,7 +6,7 @@
 
 mod status;
 
-use crate::platform::Machine;
+use crate::platform::{DriverModel, GpuDriverModel, Machine, Platform};
 use crate::results::{ClaimStatus, ClaimVerdict, Row};
 use crate::scenario::Scenario;
 pub use crate::scenario::{
@@ -47,17 +47,33 @@ fn row_value(r: &Row, metric: RowMetric) -> Option<f64> {
     }
 }
 
-/// The platform names a claim can be restricted to that describe this machine.
-pub fn platform_tags(machine: &Machine) -> Vec<String> {
-    let mut v = vec![machine.platform.clone()];
-    if let Some(g) = machine
-        .gpu
-        .as_ref()
-        .filter(|_| machine.platform == "windows")
-    {
-        v.push(format!("windows-{}", g.driver_model));
+/// The platforms a claim can be limited to that describe `machine`: its platform family, and
+/// native Windows with the GPU's driver model.
+pub fn platform_tags(machine: &Machine) -> Vec<PlatformTag> {
+    let model = machine.gpu.as_ref().and_then(|g| g.driver_model.known());
+    let windows_with = |m: DriverModel| {
+        machine.platform.is(Platform::Windows) && model == Some(GpuDriverModel::Windows(m))
+    };
+    PlatformTag::ALL
+        .into_iter()
+        .filter(|tag| match tag {
+            PlatformTag::Linux => machine.platform.is(Platform::Linux),
+            PlatformTag::Wsl2 => machine.platform.is(Platform::Wsl2),
+            PlatformTag::Windows => machine.platform.is(Platform::Windows),
+            PlatformTag::WindowsWddm => windows_with(DriverModel::Wddm),
+            PlatformTag::WindowsTcc => windows_with(DriverModel::Tcc),
+        })
+        .collect()
+}
+
+/// What a machine is, in the words of claims: `linux`, `other`, `windows/windows-wddm` (native
+/// Windows also with its GPU's driver model).
+fn machine_words(machine: &Machine) -> String {
+    let p = &machine.platform;
+    match machine.gpu.as_ref().filter(|_| p.is(Platform::Windows)) {
+        Some(g) => format!("{p}/windows-{}", g.driver_model),
+        None => p.to_string(),
     }
-    v
 }
 
 fn rows_of<'a>(rows: &'a [Row], label: &str) -> Vec<&'a Row> {
@@ -70,11 +86,12 @@ fn rows_of<'a>(rows: &'a [Row], label: &str) -> Vec<&'a Row> {
 /// Checks every claim of `scenario` against the rows of a run on `machine`.
 pub fn evaluate(scenario: &Scenario, rows: &[Row], machine: &Machine) -> Vec<ClaimVerdict> {
     let tags = platform_tags(machine);
+    let words = machine_words(machine);
     scenario
         .claims
         .iter()
         .map(|c| {
-            let (verdict, detail) = judge(c, rows, &tags);
+            let (verdict, detail) = judge(c, rows, &tags, &words);
             ClaimVerdict {
                 scenario: scenario.name.clone(),
                 text: c.text.clone(),
@@ -85,22 +102,14 @@ pub fn evaluate(scenario: &Scenario, rows: &[Row], machine: &Machine) -> Vec<Cla
         .collect()
 }
 
-fn judge(c: &Claim, rows: &[Row], tags: &[String]) -> (ClaimStatus, String) {
+/// The verdict on `c`, on a machine described by `tags` and `words` ([`machine_words`]).
+fn judge(c: &Claim, rows: &[Row], tags: &[PlatformTag], words: &str) -> (ClaimStatus, String) {
     const NA: ClaimStatus = ClaimStatus::NotApplicable;
-    if !c.platforms.is_empty()
-        && !c
-            .platforms
-            .iter()
-            .any(|p| tags.iter().any(|t| t == p.name()))
-    {
+    if !c.platforms.is_empty() && !c.platforms.iter().any(|p| tags.contains(p)) {
         let names: Vec<&str> = c.platforms.iter().map(|p| p.name()).collect();
         return (
             NA,
-            format!(
-                "applies to {}; this machine is {}",
-                names.join(", "),
-                tags.join("/")
-            ),
+            format!("applies to {}; this machine is {words}", names.join(", ")),
         );
     }
     let subject = rows_of(rows, &c.case);

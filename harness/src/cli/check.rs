@@ -7,7 +7,7 @@ use crate::Error;
 use crate::health::{
     self, CheckResult, Copies, DEFAULT_MIN_LINK_SHARE, Measured, Thresholds, Verdict,
 };
-use crate::platform::Settings;
+use crate::platform::{Platform, Recorded, Settings};
 use crate::run::{measure_check, open_session};
 use clap::Args;
 use std::time::Instant;
@@ -43,7 +43,7 @@ struct CheckReport {
     gpu_unavailable: Option<String>,
     device: u32,
     gpu: Option<String>,
-    platform: String,
+    platform: Recorded<Platform>,
     seconds: f64,
     thresholds: Thresholds,
     checks: Vec<CheckResult>,
@@ -92,7 +92,7 @@ pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
     };
     match open_session(args.device, false) {
         Ok(session) => {
-            let wsl2 = session.machine.platform == crate::platform::Platform::Wsl2.name();
+            let wsl2 = session.machine.platform.is(Platform::Wsl2);
             let measured = measure_check(&session, wsl2);
             let settings = session.machine.settings.clone().unwrap_or_default();
             report.checks = health::evaluate(&measured, &settings, &thresholds, wsl2);

@@ -156,9 +156,9 @@ fn base_machine_fields(set: &ResultSet) -> Vec<(&'static str, String)> {
     let m = set.sidecar.as_ref().map(|s| &s.machine);
     vec![
         ("host", k.host_name),
-        ("platform", k.platform),
+        ("platform", k.platform.to_string()),
         ("os", k.os),
-        ("driver model", k.driver_model),
+        ("driver model", k.driver_model.to_string()),
         ("driver version", k.driver_version),
         ("gpu", k.gpu),
         ("pcie link", k.pcie_link),

@@ -79,23 +79,36 @@ pub fn run(
     batch: u32,
     stop: &AtomicBool,
 ) -> Result<Measured, (CudaError, Measured)> {
+    let watched = watched(transfer);
+    sample_until(|| transfer.sample(gpu, batch), watched, m, batch, stop)
+}
+
+/// [`run`] with the sample taken by `next` (a batch of `batch` transfers each call) and the
+/// stopping rule watching `(lane, bytes per transfer)`: the loop itself, which the tests drive
+/// with made-up samples.
+fn sample_until(
+    mut next: impl FnMut() -> Result<SampleTimes, CudaError>,
+    (lane, bytes): (Lane, u64),
+    m: &Measure,
+    batch: u32,
+    stop: &AtomicBool,
+) -> Result<Measured, (CudaError, Measured)> {
     let mut out = Measured {
         batch,
         ..Default::default()
     };
     for _ in 0..m.warmup {
-        if let Err(e) = transfer.sample(gpu, batch) {
+        if let Err(e) = next() {
             return Err((e, out));
         }
     }
-    let (lane, bytes) = watched(transfer);
     let started = Instant::now();
     loop {
         if stop.load(Ordering::SeqCst) {
             out.stopped_by = Some(StopReason::Interrupted);
             break;
         }
-        match transfer.sample(gpu, batch) {
+        match next() {
             Ok(s) => out.samples.push(s),
             Err(e) => return Err((e, out)),
         }
@@ -167,11 +180,30 @@ pub fn run_in_step(
     stop: &AtomicBool,
     step: &Lockstep,
 ) -> Result<Measured, (CudaError, Measured)> {
+    let watched = watched(transfer);
+    sample_in_step(
+        || transfer.sample(gpu, batch),
+        watched,
+        m,
+        batch,
+        stop,
+        step,
+    )
+}
+
+/// [`run_in_step`] with the sample taken by `next`, as [`sample_until`] is to [`run`].
+fn sample_in_step(
+    mut next: impl FnMut() -> Result<SampleTimes, CudaError>,
+    (lane, bytes): (Lane, u64),
+    m: &Measure,
+    batch: u32,
+    stop: &AtomicBool,
+    step: &Lockstep,
+) -> Result<Measured, (CudaError, Measured)> {
     let mut out = Measured {
         batch,
         ..Default::default()
     };
-    let (lane, bytes) = watched(transfer);
     let mut warm = 0;
     let mut started: Option<Instant> = None;
     let mut vote = Vote::More;
@@ -185,7 +217,7 @@ pub fn run_in_step(
             out.stopped_by = reason.or(Some(StopReason::AnotherGpuStopped));
             break;
         }
-        let s = match transfer.sample(gpu, batch) {
+        let s = match next() {
             Ok(s) => s,
             Err(e) => {
                 step.round(Vote::Stop);
@@ -202,3 +234,6 @@ pub fn run_in_step(
     }
     completed(transfer, out)
 }
+
+#[cfg(test)]
+mod tests;

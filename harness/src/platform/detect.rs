@@ -40,7 +40,7 @@ pub fn this_machine(anonymize: bool) -> Machine {
 
     Machine {
         host_name,
-        platform: platform.name().into(),
+        platform: platform.into(),
         platform_evidence,
         os: os_name(),
         kernel: kernel_release(),
@@ -294,7 +294,7 @@ mod tests {
         let m = this_machine(true);
         assert!(m.host_name.starts_with("anon-"), "{}", m.host_name);
         assert_eq!(m.host_name.len(), "anon-".len() + 8);
-        assert!(!m.platform.is_empty());
+        assert!(m.platform.is_recorded());
         assert!(!m.platform_evidence.is_empty());
         assert!(m.cpu_threads > 0);
     }

@@ -22,8 +22,15 @@ pub enum Platform {
     Other,
 }
 
-impl Platform {
-    pub fn name(self) -> &'static str {
+impl RecordedName for Platform {
+    const ALL: &'static [Self] = &[
+        Platform::Linux,
+        Platform::Wsl2,
+        Platform::Wsl1,
+        Platform::Windows,
+        Platform::Other,
+    ];
+    fn name(self) -> &'static str {
         match self {
             Platform::Linux => "linux",
             Platform::Wsl2 => "wsl2",
@@ -31,6 +38,109 @@ impl Platform {
             Platform::Windows => "windows",
             Platform::Other => "other",
         }
+    }
+}
+
+/// What results files record as a GPU's driver model: a Windows driver model, or `linux` where
+/// the GPU has none (Linux, WSL2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuDriverModel {
+    Windows(DriverModel),
+    Linux,
+}
+
+impl RecordedName for GpuDriverModel {
+    const ALL: &'static [Self] = &[
+        GpuDriverModel::Windows(DriverModel::Wddm),
+        GpuDriverModel::Windows(DriverModel::Tcc),
+        GpuDriverModel::Windows(DriverModel::Mcdm),
+        GpuDriverModel::Linux,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            GpuDriverModel::Windows(DriverModel::Wddm) => "wddm",
+            GpuDriverModel::Windows(DriverModel::Tcc) => "tcc",
+            GpuDriverModel::Windows(DriverModel::Mcdm) => "mcdm",
+            GpuDriverModel::Linux => "linux",
+        }
+    }
+}
+
+/// A value results files write by one name.
+pub trait RecordedName: Copy + PartialEq + 'static {
+    /// Every value.
+    const ALL: &'static [Self];
+    fn name(self) -> &'static str;
+}
+
+/// A value as a results file records it: one this version knows, or text it does not know
+/// (written by another version, or empty where nothing was recorded), kept as read so the file
+/// is written back byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recorded<T> {
+    Known(T),
+    Unknown(String),
+}
+
+impl<T: RecordedName> Recorded<T> {
+    /// The value written as `text`.
+    pub fn read(text: &str) -> Self {
+        match T::ALL.iter().find(|v| v.name() == text) {
+            Some(v) => Recorded::Known(*v),
+            None => Recorded::Unknown(text.to_string()),
+        }
+    }
+    /// The text it is written as.
+    pub fn text(&self) -> &str {
+        match self {
+            Recorded::Known(v) => v.name(),
+            Recorded::Unknown(s) => s,
+        }
+    }
+    pub fn known(&self) -> Option<T> {
+        match self {
+            Recorded::Known(v) => Some(*v),
+            Recorded::Unknown(_) => None,
+        }
+    }
+    /// Whether it is `value`.
+    pub fn is(&self, value: T) -> bool {
+        self.known() == Some(value)
+    }
+    /// Whether anything was recorded (the text is not empty).
+    pub fn is_recorded(&self) -> bool {
+        !self.text().is_empty()
+    }
+}
+
+/// Nothing recorded: empty text.
+impl<T> Default for Recorded<T> {
+    fn default() -> Self {
+        Recorded::Unknown(String::new())
+    }
+}
+
+impl<T> From<T> for Recorded<T> {
+    fn from(v: T) -> Self {
+        Recorded::Known(v)
+    }
+}
+
+impl<T: RecordedName> std::fmt::Display for Recorded<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.text())
+    }
+}
+
+impl<T: RecordedName> Serialize for Recorded<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.text())
+    }
+}
+
+impl<'de, T: RecordedName> Deserialize<'de> for Recorded<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|s| Recorded::read(&s))
     }
 }
 
@@ -52,7 +162,7 @@ pub struct GpuInfo {
     /// `0000:17:00.0`.
     pub pci_bus_id: String,
     /// `wddm`, `tcc`, `mcdm` on Windows, `linux` elsewhere.
-    pub driver_model: String,
+    pub driver_model: Recorded<GpuDriverModel>,
     pub integrated: bool,
     pub can_map_host_memory: bool,
     /// Windows adapter LUID (hex), where the platform has one.
@@ -93,7 +203,7 @@ impl PcieLink {
 pub struct Machine {
     /// Host name, or `anon-<8 hex digits of FNV-1a>` with `--anonymize`.
     pub host_name: String,
-    pub platform: String,
+    pub platform: Recorded<Platform>,
     /// Why the platform was classified as it was (`osrelease contains microsoft-standard-WSL2`).
     pub platform_evidence: Vec<String>,
     /// Distribution / edition and version, e.g. `Ubuntu 24.04.1 LTS`.
@@ -129,12 +239,12 @@ impl Machine {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MachineKey {
     pub host_name: String,
-    /// `linux`, `wsl2`, `wsl1`, `windows`, `macos`, `other`.
-    pub platform: String,
+    /// `linux`, `wsl2`, `wsl1`, `windows`, `other`.
+    pub platform: Recorded<Platform>,
     /// e.g. `Ubuntu 24.04`, `Windows 11 Pro 23H2`.
     pub os: String,
-    /// `wddm`, `tcc`, `mcdm`, or `linux` (no Windows driver model).
-    pub driver_model: String,
+    /// `wddm`, `tcc`, `mcdm`, or `linux` (no Windows driver model); empty without a GPU.
+    pub driver_model: Recorded<GpuDriverModel>,
     pub gpu: String,
     pub driver_version: String,
     /// PCIe link as `gen5x16` (current), empty when unknown.
@@ -160,6 +270,31 @@ mod tests {
             let written = serde_json::to_value(&g).expect("serialize");
             assert_eq!(&written, recorded, "written as it was read");
         }
+    }
+
+    /// Every name reads back as its value; text this version does not know, and the empty text
+    /// of a run without a GPU, are kept as read and written back unchanged.
+    #[test]
+    fn recorded_names_round_trip() {
+        for p in Platform::ALL {
+            assert_eq!(Recorded::read(p.name()), Recorded::Known(*p));
+        }
+        for m in GpuDriverModel::ALL {
+            assert_eq!(Recorded::read(m.name()).known(), Some(*m));
+        }
+        for text in ["macos", "", "WDDM"] {
+            let r: Recorded<GpuDriverModel> = Recorded::read(text);
+            assert_eq!(r.known(), None);
+            assert_eq!(r.text(), text);
+            let json = serde_json::to_string(&r).expect("serialize");
+            let back: Recorded<GpuDriverModel> = serde_json::from_str(&json).expect("read");
+            assert_eq!(back, r);
+        }
+        let key = Machine::default().key();
+        assert!(!key.platform.is_recorded() && !key.driver_model.is_recorded());
+        let tcc: Recorded<GpuDriverModel> = Recorded::read("tcc");
+        assert!(tcc.is(GpuDriverModel::Windows(DriverModel::Tcc)));
+        assert_eq!(serde_json::to_string(&tcc).expect("serialize"), "\"tcc\"");
     }
 
     #[test]

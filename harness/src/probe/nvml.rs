@@ -5,7 +5,7 @@
 //! the memory); that is recorded as a note, never as a number.
 
 use super::{Observer, Reading};
-use crate::platform::PcieLink;
+use crate::platform::{GpuDriverModel, PcieLink};
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 
@@ -17,8 +17,8 @@ pub struct NvmlFacts {
     pub driver_version: String,
     /// CUDA version the driver supports, e.g. `13.0`.
     pub cuda_version: String,
-    /// `wddm` or `tcc` on Windows, `linux` elsewhere; empty when NVML cannot tell.
-    pub driver_model: String,
+    /// `wddm` or `tcc` on Windows, `linux` elsewhere; `None` when NVML cannot tell.
+    pub driver_model: Option<GpuDriverModel>,
     pub pcie: PcieLink,
 }
 
@@ -53,20 +53,19 @@ pub(super) fn open(uuid: Option<&str>) -> Result<(Nvml, u32), String> {
 }
 
 #[cfg(windows)]
-fn driver_model(dev: &nvml_wrapper::Device) -> String {
-    use nvml_wrapper::enum_wrappers::device::DriverModel;
-    match dev.driver_model() {
-        Ok(s) => match s.current {
-            DriverModel::WDDM => "wddm".into(),
-            DriverModel::WDM => "tcc".into(),
-        },
-        Err(_) => String::new(),
-    }
+fn driver_model(dev: &nvml_wrapper::Device) -> Option<GpuDriverModel> {
+    use crate::platform::DriverModel;
+    use nvml_wrapper::enum_wrappers::device::DriverModel as Nv;
+    let model = match dev.driver_model().ok()?.current {
+        Nv::WDDM => DriverModel::Wddm,
+        Nv::WDM => DriverModel::Tcc,
+    };
+    Some(GpuDriverModel::Windows(model))
 }
 
 #[cfg(not(windows))]
-fn driver_model(_dev: &nvml_wrapper::Device) -> String {
-    "linux".into()
+fn driver_model(_dev: &nvml_wrapper::Device) -> Option<GpuDriverModel> {
+    Some(GpuDriverModel::Linux)
 }
 
 /// NVML's description of the device with this UUID (or device 0 without one); `None` when NVML

@@ -13,6 +13,7 @@ use super::labels::{case_memory_words, case_words, direction_key};
 use super::platform_answer::ceiling;
 use super::plot_accounting::device_held;
 use crate::accounting::{Metric, Phase};
+use crate::platform::Platform;
 use crate::results::{Lane, ResultSet, Row};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -32,10 +33,10 @@ pub fn platform_of(s: &ResultSet) -> String {
             })
         })
         .unwrap_or_default();
-    if p == "windows" && !model.is_empty() {
-        format!("windows-{}", model.to_ascii_lowercase())
+    if p.is(Platform::Windows) && model.is_recorded() {
+        format!("windows-{}", model.text().to_ascii_lowercase())
     } else {
-        p
+        p.to_string()
     }
 }
 
@@ -134,7 +135,7 @@ fn machine_table(out: &mut String, sets: &[ResultSet], names: &[String]) {
     let rows = vec![
         field(&platform_of, "platform"),
         field(&|s| key(s).os, "OS"),
-        field(&|s| key(s).driver_model, "driver model"),
+        field(&|s| key(s).driver_model.to_string(), "driver model"),
         field(&|s| key(s).gpu, "GPU"),
         field(&|s| key(s).driver_version, "driver"),
         field(&|s| key(s).pcie_link, "PCIe link"),

@@ -8,6 +8,7 @@ use super::schema::*;
 use super::sidecar::{samples_path, sidecar_path};
 use crate::Error;
 use crate::accounting;
+use crate::platform::{Recorded, RecordedName};
 use crate::scenario::{Axes, HostFlags, HostKind};
 use std::fs::File;
 use std::io::Write;
@@ -101,6 +102,17 @@ impl Cell for HostFlags {
     }
 }
 
+/// Any text: what this version does not know is kept as read.
+impl<T: RecordedName> Cell for Recorded<T> {
+    fn text(&self) -> String {
+        Recorded::text(self).into()
+    }
+    fn set(&mut self, s: &str) -> Result<(), String> {
+        *self = Recorded::read(s);
+        Ok(())
+    }
+}
+
 /// `key=value;...`, each key a case key.
 impl Cell for Axes {
     fn text(&self) -> String {
@@ -145,6 +157,13 @@ macro_rules! col {
             field: |r| Field::Text(&mut Arc::make_mut(&mut r.machine).$field),
         }
     };
+    ($name:literal, $unit:literal, $kind:ident, machine.$field:ident) => {
+        Column {
+            name: $name,
+            unit: $unit,
+            field: |r| Field::$kind(&mut Arc::make_mut(&mut r.machine).$field),
+        }
+    };
     ($name:literal, $unit:literal, $kind:ident, $($field:ident).+) => {
         Column {
             name: $name,
@@ -160,9 +179,9 @@ const HEAD: &[Column] = &[
     col!("run_id", "", Shared, run_id),
     col!("started_at", "", Shared, started_at),
     col!("host_name", "", machine.host_name),
-    col!("platform", "", machine.platform),
+    col!("platform", "", Cell, machine.platform),
     col!("os", "", machine.os),
-    col!("driver_model", "", machine.driver_model),
+    col!("driver_model", "", Cell, machine.driver_model),
     col!("gpu", "", machine.gpu),
     col!("driver_version", "", machine.driver_version),
     col!("pcie_link", "", machine.pcie_link),

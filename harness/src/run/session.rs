@@ -3,7 +3,7 @@
 use super::probes::ceiling_cap;
 use crate::Error;
 use crate::cuda::{self, Gate, Gpu as CudaGpu, Kernels};
-use crate::platform::{GpuInfo, Machine};
+use crate::platform::{DriverModel, GpuDriverModel, GpuInfo, Machine};
 use crate::probe::{self, GpuContext, Ledger, Observers};
 
 /// Everything a run needs from the GPU, opened once.
@@ -72,10 +72,15 @@ fn gpu_info(gpu: &CudaGpu) -> GpuInfo {
         cuda_driver_version: f.cuda_driver_version.clone(),
         pci_bus_id: f.pci_bus_id.clone(),
         driver_model: if cfg!(windows) {
-            if f.tcc { "tcc" } else { "wddm" }.into()
+            GpuDriverModel::Windows(if f.tcc {
+                DriverModel::Tcc
+            } else {
+                DriverModel::Wddm
+            })
         } else {
-            "linux".into()
-        },
+            GpuDriverModel::Linux
+        }
+        .into(),
         integrated: f.integrated,
         can_map_host_memory: f.can_map_host_memory,
         luid: f
@@ -87,8 +92,10 @@ fn gpu_info(gpu: &CudaGpu) -> GpuInfo {
     };
     if let Some(nv) = nv {
         g.driver_version = nv.driver_version;
-        if cfg!(windows) && !nv.driver_model.is_empty() {
-            g.driver_model = nv.driver_model;
+        if cfg!(windows)
+            && let Some(model) = nv.driver_model
+        {
+            g.driver_model = model.into();
         }
         g.pcie = nv.pcie;
     }

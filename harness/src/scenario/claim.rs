@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::named_enum;
+use super::named::named_enum;
 use crate::accounting;
 
 named_enum! {
