@@ -80,7 +80,8 @@ pub fn run(
     stop: &AtomicBool,
 ) -> Result<Measured, (CudaError, Measured)> {
     let watched = watched(transfer);
-    sample_until(|| transfer.sample(gpu, batch), watched, m, batch, stop)
+    let measured = sample_until(|| transfer.sample(gpu, batch), watched, m, batch, stop)?;
+    completed(transfer, measured)
 }
 
 /// [`run`] with the sample taken by `next` (a batch of `batch` transfers each call) and the
@@ -118,7 +119,7 @@ fn sample_until(
             break;
         }
     }
-    completed(transfer, out)
+    Ok(out)
 }
 
 /// The samples with what they left to be read after sampling filled in
@@ -181,14 +182,15 @@ pub fn run_in_step(
     step: &Lockstep,
 ) -> Result<Measured, (CudaError, Measured)> {
     let watched = watched(transfer);
-    sample_in_step(
+    let measured = sample_in_step(
         || transfer.sample(gpu, batch),
         watched,
         m,
         batch,
         stop,
         step,
-    )
+    )?;
+    completed(transfer, measured)
 }
 
 /// [`run_in_step`] with the sample taken by `next`, as [`sample_until`] is to [`run`].
@@ -232,7 +234,7 @@ fn sample_in_step(
         out.samples.push(s);
         (vote, reason) = stopping_rule(&out, m, lane, bytes, t0);
     }
-    completed(transfer, out)
+    Ok(out)
 }
 
 #[cfg(test)]
