@@ -80,7 +80,8 @@ pub fn run(
     stop: &AtomicBool,
 ) -> Result<Measured, (CudaError, Measured)> {
     let watched = watched(transfer);
-    sample_until(|| transfer.sample(gpu, batch), watched, m, batch, stop)
+    let measured = sample_until(|| transfer.sample(gpu, batch), watched, m, batch, stop)?;
+    completed(transfer, measured)
 }
 
 /// [`run`] with the sample taken by `next` (a batch of `batch` transfers each call) and the
@@ -119,6 +120,18 @@ fn sample_until(
         }
     }
     Ok(out)
+}
+
+/// The samples with what they left to be read after sampling filled in
+/// ([`Measurable::complete`]); on an error, the samples as they are.
+fn completed(
+    transfer: &mut dyn Measurable,
+    mut out: Measured,
+) -> Result<Measured, (CudaError, Measured)> {
+    match transfer.complete(&mut out.samples) {
+        Ok(()) => Ok(out),
+        Err(e) => Err((e, out)),
+    }
 }
 
 /// The lane the stopping rule watches (the first one reported) and the bytes one transfer moves
@@ -169,14 +182,15 @@ pub fn run_in_step(
     step: &Lockstep,
 ) -> Result<Measured, (CudaError, Measured)> {
     let watched = watched(transfer);
-    sample_in_step(
+    let measured = sample_in_step(
         || transfer.sample(gpu, batch),
         watched,
         m,
         batch,
         stop,
         step,
-    )
+    )?;
+    completed(transfer, measured)
 }
 
 /// [`run_in_step`] with the sample taken by `next`, as [`sample_until`] is to [`run`].

@@ -61,16 +61,24 @@ impl Measurable for EmptyKernel {
                 call: LatencyCall::Enqueue,
                 ..
             } => (call_alone(s, gpu, true, || gpu.kernels.empty(s))?, None),
-            Route::Latency { .. } => {
-                let (h, e) = self.clock.until_done(s, || gpu.kernels.empty(s))?;
-                (h, Some(e))
-            }
+            Route::Latency { .. } => (self.clock.until_done(s, || gpu.kernels.empty(s))?, None),
             _ => {
                 let (h, e) = self.launches(gpu, batch)?;
                 (h, Some(e))
             }
         };
         Ok(SampleTimes::host_timed(Lane::Device, host, event))
+    }
+
+    /// The device view of the launches waited for one at a time, read once sampling is over.
+    fn complete(&mut self, samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+        match self.route {
+            Route::Latency {
+                call: LatencyCall::AsyncAndSync,
+                ..
+            } => self.clock.complete(samples),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //!   copy call until the wait returns — what a program waiting for one small copy waits. No
 //!   event is recorded inside that interval (a `cuEventRecord` costs about a microsecond, a
 //!   seventh of a small copy); the device's view comes from an identical copy right after it,
-//!   bracketed by an event pair, so each sample holds both.
+//!   bracketed by an event pair read once sampling is over, so each sample holds both.
 //! - **synchronous-call latency** (`latency-sync`): the host clock around one `cuMemcpyHtoD` /
 //!   `cuMemcpyDtoH` (the legacy default stream; no events).
 //! - **enqueue cost** (`enqueue`): the host clock around the asynchronous copy call alone. For
@@ -71,17 +71,22 @@ impl Enqueue for Latency {
     fn sample(&mut self, rig: Rig<'_, '_>, _batch: u32) -> Result<SampleTimes, CudaError> {
         let Rig { io, streams, gpu } = rig;
         let s = &streams[0];
-        let (host_ms, event_ms) = match self.call {
-            LatencyCall::AsyncAndSync => {
-                let (h, e) = self.clock.until_done(s, || copy_async(io, s))?;
-                (h, Some(e))
-            }
-            LatencyCall::Sync => (sync_call(io)?, None),
+        let host_ms = match self.call {
+            LatencyCall::AsyncAndSync => self.clock.until_done(s, || copy_async(io, s))?,
+            LatencyCall::Sync => sync_call(io)?,
             LatencyCall::Enqueue => {
                 let gated = io.host.is_page_locked();
-                (call_alone(s, gpu, gated, || copy_async(io, s))?, None)
+                call_alone(s, gpu, gated, || copy_async(io, s))?
             }
         };
-        Ok(SampleTimes::host_timed(io.lane(), host_ms, event_ms))
+        Ok(SampleTimes::host_timed(io.lane(), host_ms, None))
+    }
+
+    /// The device view of the asynchronous copies, read once sampling is over.
+    fn complete(&mut self, samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+        match self.call {
+            LatencyCall::AsyncAndSync => self.clock.complete(samples),
+            LatencyCall::Sync | LatencyCall::Enqueue => Ok(()),
+        }
     }
 }

@@ -103,6 +103,11 @@ pub(crate) trait Enqueue {
     /// Runs `batch` transfers between the ends on the streams and times them.
     fn sample(&mut self, rig: Rig<'_, '_>, batch: u32) -> Result<SampleTimes, CudaError>;
 
+    /// Fills in what the samples left to be read after sampling ([`Measurable::complete`]).
+    fn complete(&mut self, _samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+        Ok(())
+    }
+
     /// Checks the destination (by default: the ends' check after every stream is done).
     fn verify(&mut self, rig: Rig<'_, '_>) -> Result<Verified, CudaError> {
         rig.io.verify(rig.gpu, rig.streams)
@@ -222,6 +227,10 @@ impl<E: Enqueue> Measurable for OneWayTransfer<E> {
             gpu,
         };
         self.how.sample(rig, batch)
+    }
+
+    fn complete(&mut self, samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+        self.how.complete(samples)
     }
 }
 
