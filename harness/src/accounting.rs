@@ -127,6 +127,53 @@ impl fmt::Display for Metric {
     }
 }
 
+/// What an observer reading counts: whether a plot of memory held and released draws it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadingKind {
+    /// Memory that is taken and given back (used, resident, committed, locked, the ledger's).
+    Held,
+    /// Memory left over: the mirror of a `used` reading.
+    Free,
+    /// The size of a pool, or the budget the system grants: not what a case holds.
+    Capacity,
+    /// A high-water mark: it never comes back down.
+    Peak,
+    /// The PCIe link's generation and width (counts).
+    Link,
+}
+
+/// Every observer reading (`observer.metric`, see `probe`) that is not memory held, with what
+/// it counts; every other reading, including ones this version does not know, is
+/// [`ReadingKind::Held`].
+#[rustfmt::skip]
+const NOT_HELD: &[(&str, ReadingKind)] = &[
+    ("cuda.free", ReadingKind::Free),
+    ("cuda.total", ReadingKind::Capacity),
+    ("nvml.free", ReadingKind::Free),
+    ("nvml.total", ReadingKind::Capacity),
+    ("nvml.pcie_gen", ReadingKind::Link),
+    ("nvml.pcie_width", ReadingKind::Link),
+    ("nvml.pcie_gen_max", ReadingKind::Link),
+    ("nvml.pcie_width_max", ReadingKind::Link),
+    ("procfs.vm_hwm", ReadingKind::Peak),
+    ("procfs.mem_total", ReadingKind::Capacity),
+    ("dxgi.local_budget", ReadingKind::Capacity),
+    ("dxgi.local_available_for_reservation", ReadingKind::Capacity),
+    ("dxgi.nonlocal_budget", ReadingKind::Capacity),
+    ("dxgi.nonlocal_available_for_reservation", ReadingKind::Capacity),
+    ("process.peak_working_set", ReadingKind::Peak),
+];
+
+impl ReadingKind {
+    /// What the reading `observer.metric` counts.
+    pub fn of(reading: &str) -> ReadingKind {
+        NOT_HELD
+            .iter()
+            .find(|(r, _)| *r == reading)
+            .map_or(ReadingKind::Held, |(_, k)| *k)
+    }
+}
+
 /// The snapshot of a case an accounting delta is taken at (against `before`).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -193,6 +240,25 @@ mod tests {
         let mut reader = Metric::READER_ORDER.to_vec();
         reader.sort();
         assert_eq!(reader, Metric::ALL.to_vec(), "each metric once");
+    }
+
+    #[test]
+    fn readings_other_than_memory_held_are_known_by_name() {
+        assert_eq!(ReadingKind::of("cuda.used"), ReadingKind::Held);
+        assert_eq!(ReadingKind::of("cuda.free"), ReadingKind::Free);
+        assert_eq!(ReadingKind::of("nvml.pcie_width_max"), ReadingKind::Link);
+        assert_eq!(
+            ReadingKind::of("process.peak_working_set"),
+            ReadingKind::Peak
+        );
+        assert_eq!(ReadingKind::of("dxgi.local_budget"), ReadingKind::Capacity);
+        // A reading this version does not know is drawn as memory held.
+        assert_eq!(ReadingKind::of("newobserver.thing"), ReadingKind::Held);
+        // Each reading once.
+        let mut names: Vec<&str> = NOT_HELD.iter().map(|(n, _)| *n).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), NOT_HELD.len());
     }
 
     #[test]

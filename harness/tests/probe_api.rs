@@ -2,7 +2,8 @@
 //! "allocation" the ledger records, map to the CSV columns, hold-after-free timeline.
 
 use pinscope::probe::{
-    self, GpuContext, Ledger, LedgerCategory, Observers, Snapshot, column_values, delta, describe,
+    self, GpuContext, Ledger, LedgerCategory, Moment, Observers, Snapshot, column_values, delta,
+    describe,
 };
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -20,10 +21,10 @@ fn runner_flow_without_a_gpu() {
         cuda_mem: Some(fake_cuda),
         ledger: ledger.clone(),
     });
-    let before: Snapshot = obs.snapshot("before");
+    let before: Snapshot = obs.snapshot(Moment::Before);
     ledger.add(LedgerCategory::PinnedAlloc, 64 << 20);
     ledger.add(LedgerCategory::Device, 32 << 20);
-    let alloc = obs.snapshot("alloc");
+    let alloc = obs.snapshot(Moment::Device);
 
     let d = delta(&before, &alloc);
     let get = |k: &str| d.iter().find(|(n, _)| n == k).map(|(_, v)| *v);

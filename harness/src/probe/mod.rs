@@ -120,11 +120,42 @@ pub trait Observer: Send {
     }
 }
 
+/// When in a case a snapshot was taken (the samples file's `index` of a `phase:` reading).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Moment {
+    /// Before the case allocated anything: the baseline of every delta.
+    #[default]
+    Before,
+    /// The host memory allocated and first touched, no device memory yet.
+    Host,
+    /// Host and device memory allocated and first touched.
+    Device,
+    /// After the transfers.
+    Transfer,
+    /// Right after the case's memory was freed: the start of the hold after free.
+    Free,
+    /// A point of the hold after free.
+    Timeline,
+}
+
+impl Moment {
+    /// The name the samples file writes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Moment::Before => "before",
+            Moment::Host => "host",
+            Moment::Device => "device",
+            Moment::Transfer => "transfer",
+            Moment::Free => "free",
+            Moment::Timeline => "timeline",
+        }
+    }
+}
+
 /// All observers' readings at one moment of a case.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Snapshot {
-    /// `before`, `alloc`, `free`, `timeline`, ...
-    pub phase: String,
+    pub phase: Moment,
     /// Milliseconds since the [`Observers`] set was created.
     pub t_ms: f64,
     /// `(observer, reading)`.
@@ -204,9 +235,9 @@ impl Observers {
     }
 
     /// Reads every available observer once.
-    pub fn snapshot(&mut self, phase: &str) -> Snapshot {
+    pub fn snapshot(&mut self, phase: Moment) -> Snapshot {
         let mut snap = Snapshot {
-            phase: phase.into(),
+            phase,
             t_ms: self.start.elapsed().as_secs_f64() * 1e3,
             ..Default::default()
         };
@@ -278,7 +309,7 @@ pub fn timeline(
 ) -> Vec<Snapshot> {
     let start = Instant::now();
     let interval = interval.max(Duration::from_millis(1));
-    let mut out = vec![obs.snapshot("timeline")];
+    let mut out = vec![obs.snapshot(Moment::Timeline)];
     let mut next = interval;
     while !stop.load(Ordering::Relaxed) {
         let target = next.min(hold);
@@ -293,7 +324,7 @@ pub fn timeline(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        out.push(obs.snapshot("timeline"));
+        out.push(obs.snapshot(Moment::Timeline));
         if target >= hold {
             break;
         }

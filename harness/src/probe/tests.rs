@@ -4,9 +4,9 @@
 use super::*;
 use std::path::Path;
 
-fn snap(phase: &str, readings: &[(&str, &str, f64)]) -> Snapshot {
+fn snap(phase: Moment, readings: &[(&str, &str, f64)]) -> Snapshot {
     Snapshot {
-        phase: phase.into(),
+        phase,
         t_ms: 0.0,
         readings: readings
             .iter()
@@ -29,9 +29,12 @@ const MIB: f64 = 1048576.0;
 
 #[test]
 fn delta_only_for_metrics_in_both() {
-    let b = snap("before", &[("cuda", "used", 100.0), ("nvml", "used", 5.0)]);
+    let b = snap(
+        Moment::Before,
+        &[("cuda", "used", 100.0), ("nvml", "used", 5.0)],
+    );
     let a = snap(
-        "alloc",
+        Moment::Device,
         &[("cuda", "used", 150.0), ("dxgi", "nonlocal_usage", 9.0)],
     );
     assert_eq!(delta(&b, &a), vec![("cuda.used".to_string(), 50.0)]);
@@ -51,14 +54,14 @@ fn columns_follow_the_windows_article() {
         ("process", "private_usage", 200.0 * MIB, 4296.0 * MIB),
         ("ledger", "pinned", 0.0, 4096.0 * MIB),
     ];
-    let at = |phase: &str, after: bool| {
+    let at = |phase: Moment, after: bool| {
         let r: Vec<_> = readings
             .iter()
             .map(|&(o, m, before, a)| (o, m, if after { a } else { before }))
             .collect();
         snap(phase, &r)
     };
-    let (b, a) = (at("before", false), at("alloc", true));
+    let (b, a) = (at(Moment::Before, false), at(Moment::Device, true));
     let cols = column_values(&b, &a);
     let get = |c: &str| cols.iter().find(|(k, _)| k.name() == c).map(|(_, v)| *v);
     assert_eq!(get("cuda_used"), Some(0.0));
@@ -81,7 +84,7 @@ fn columns_follow_the_windows_article() {
 #[test]
 fn columns_on_linux_and_fallbacks() {
     let b = snap(
-        "before",
+        Moment::Before,
         &[
             ("procfs", "vm_rss", 10.0 * MIB),
             ("procfs", "mem_available", 1000.0 * MIB),
@@ -91,7 +94,7 @@ fn columns_on_linux_and_fallbacks() {
         ],
     );
     let a = snap(
-        "free",
+        Moment::Free,
         &[
             ("procfs", "vm_rss", 1034.0 * MIB),
             ("procfs", "mem_available", 0.0),
@@ -152,13 +155,13 @@ fn snapshot_records_errors_and_skips_unavailable() {
         Box::new(Unsupported::new("dxgi", "Windows only")),
         Box::new(ledger.clone()),
     ]);
-    let s = obs.snapshot("before");
-    assert_eq!(s.phase, "before");
+    let s = obs.snapshot(Moment::Before);
+    assert_eq!(s.phase, Moment::Before);
     assert_eq!(s.value("cuda", "used"), Some(3000.0));
     assert_eq!(s.value("ledger", "pinned"), Some(4096.0));
     assert_eq!(s.value("dxgi", "local_usage"), None);
     assert_eq!(s.errors, vec![("failing".into(), "device lost".into())]);
-    let s2 = obs.snapshot("alloc");
+    let s2 = obs.snapshot(Moment::Device);
     assert!(s2.t_ms >= s.t_ms);
     assert_eq!(s2.value("cuda", "used"), None);
     assert!(
@@ -195,7 +198,7 @@ fn for_this_machine_never_panics() {
         }
     }
     assert!(obs.statuses()[0].reason.is_some(), "no closure, no cuda");
-    let s = obs.snapshot("before");
+    let s = obs.snapshot(Moment::Before);
     assert_eq!(s.value("ledger", "pinned"), Some(0.0));
     if cfg!(target_os = "linux") {
         assert!(s.value("procfs", "vm_rss").unwrap_or(0.0) > 0.0);
@@ -205,7 +208,7 @@ fn for_this_machine_never_panics() {
         assert!(s.value("process", "working_set").unwrap_or(0.0) > 0.0);
     }
     ledger.add(LedgerCategory::PinnedAlloc, 3 * 1048576);
-    let a = obs.snapshot("alloc");
+    let a = obs.snapshot(Moment::Device);
     let cols: BTreeMap<Metric, f64> = column_values(&s, &a).into_iter().collect();
     assert_eq!(cols[&Metric::LedgerPinned], 3.0);
     println!("{}", describe(&obs));
@@ -226,7 +229,7 @@ fn timeline_samples_until_hold_and_stops_early() {
         "0, 40, 80, 120 ms expected, got {}",
         t.len()
     );
-    assert!(t.iter().all(|s| s.phase == "timeline"));
+    assert!(t.iter().all(|s| s.phase == Moment::Timeline));
     assert!(t.windows(2).all(|w| w[1].t_ms >= w[0].t_ms));
     let span = t.last().map_or(0.0, |s| s.t_ms) - t[0].t_ms;
     assert!(span >= 115.0, "last sample at the hold, span {span}");

@@ -13,6 +13,7 @@
 use super::CaseRow;
 use super::chart::{self, Figure, Line, XAxis, downsample};
 use super::labels::case_memory_words;
+use crate::accounting::ReadingKind;
 use crate::results::{Baseline, ResultSet, Timelines};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -114,17 +115,6 @@ impl<'a> TimelineIndex<'a> {
     }
 }
 
-/// Whether a series is memory that is held and released: PCIe link fields, totals, peaks and
-/// `free` (the mirror of `used`) are not drawn.
-fn is_held_memory(metric: &str) -> bool {
-    !metric.contains("pcie")
-        && !metric.ends_with(".total")
-        && !metric.ends_with("mem_total")
-        && !metric.ends_with("vm_hwm")
-        && !metric.contains("peak")
-        && !metric.ends_with(".free")
-}
-
 /// A series that moved: its points as MiB of change against its baseline.
 pub struct Moving<'a> {
     pub metric: &'a str,
@@ -144,8 +134,11 @@ pub fn moving_series<'a>(
 ) -> (Vec<Moving<'a>>, usize) {
     let mut moving = Vec::new();
     let mut still = 0usize;
-    for (metric, pts) in metrics.iter().filter(|(m, _)| is_held_memory(m)) {
-        let mut p = pts.clone();
+    // Only memory that is held and released: links, totals, budgets, peaks and `free` (the
+    // mirror of `used`) are not drawn.
+    let held = metrics.iter().filter(|(_, t)| t.kind == ReadingKind::Held);
+    for (metric, line) in held {
+        let mut p = line.points.clone();
         p.sort_by(|a, b| a.0.total_cmp(&b.0));
         let base = before.and_then(|b| b.get(&**metric)).copied();
         let Some(zero) = base.or_else(|| p.first().map(|q| q.1)) else {
@@ -302,9 +295,14 @@ pub fn scenario_timelines(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Timeline;
 
-    fn series(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
-        points.iter().map(|(t, v)| (*t, v * MIB)).collect()
+    /// The timeline of reading `metric` with `points` given in MiB.
+    fn series(metric: &str, points: &[(f64, f64)]) -> Timeline {
+        Timeline {
+            points: points.iter().map(|(t, v)| (*t, v * MIB)).collect(),
+            ..Timeline::of(metric)
+        }
     }
 
     #[test]
@@ -313,18 +311,27 @@ mod tests {
         // System-wide: 40 MiB of wobble is inside its 64 MiB noise.
         t.insert(
             "procfs.mem_available".into(),
-            series(&[(0.0, 1000.0), (5.0, 1040.0)]),
+            series("procfs.mem_available", &[(0.0, 1000.0), (5.0, 1040.0)]),
         );
         // Own process: 300 MiB still held after the free is past 2 MiB.
         t.insert(
             "procfs.vm_rss".into(),
-            series(&[(0.0, 400.0), (5.0, 400.0)]),
+            series("procfs.vm_rss", &[(0.0, 400.0), (5.0, 400.0)]),
         );
         // The ledger moves by one byte: exact, so it moved.
-        t.insert("ledger.pinned".into(), vec![(0.0, 1.0), (5.0, 1.0)]);
+        t.insert(
+            "ledger.pinned".into(),
+            series("ledger.pinned", &[(0.0, 1.0 / MIB), (5.0, 1.0 / MIB)]),
+        );
         // A peak and a mirror of `used` are never drawn.
-        t.insert("procfs.vm_hwm".into(), series(&[(0.0, 9000.0)]));
-        t.insert("cuda.free".into(), series(&[(0.0, 1.0), (5.0, 9000.0)]));
+        t.insert(
+            "procfs.vm_hwm".into(),
+            series("procfs.vm_hwm", &[(0.0, 9000.0)]),
+        );
+        t.insert(
+            "cuda.free".into(),
+            series("cuda.free", &[(0.0, 1.0), (5.0, 9000.0)]),
+        );
         let mut before = Baseline::new();
         before.insert("procfs.vm_rss".into(), 100.0 * MIB);
         before.insert("ledger.pinned".into(), 0.0);

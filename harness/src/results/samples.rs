@@ -14,6 +14,7 @@ use super::schema::{
     BANDWIDTH_SERIES, Lane, PHASE_PREFIX, SCHEMA_VERSION, Series, TIMELINE_PREFIX,
 };
 use crate::Error;
+use crate::accounting::ReadingKind;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -23,10 +24,41 @@ use std::path::Path;
 /// Bytes read from the samples file at a time.
 pub const BLOCK_BYTES: usize = 16 << 20;
 /// The phase whose readings are kept: before the case allocated anything.
-pub const BEFORE_PHASE: &str = "before";
+pub const BEFORE_PHASE: &str = crate::probe::Moment::Before.name();
 
-/// Timeline points of one case: metric -> (ms after the free, value).
-pub type Timelines = BTreeMap<Box<str>, Vec<(f64, f64)>>;
+/// Timeline points of one case, by reading (`observer.metric`).
+pub type Timelines = BTreeMap<Box<str>, Timeline>;
+
+/// One reading's points during the hold after free.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// What the reading counts, known from its name when the series is read.
+    pub kind: ReadingKind,
+    /// (ms after the free, value).
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Timeline {
+    /// The empty timeline of reading `metric`.
+    pub fn of(metric: &str) -> Timeline {
+        Timeline {
+            kind: ReadingKind::of(metric),
+            points: Vec::new(),
+        }
+    }
+}
+
+/// Appends the point `(t_ms, value)` to reading `metric`'s timeline in `t`.
+fn push_point(t: &mut Timelines, metric: &str, t_ms: f64, value: f64) {
+    match t.get_mut(metric) {
+        Some(line) => line.points.push((t_ms, value)),
+        None => {
+            let mut line = Timeline::of(metric);
+            line.points.push((t_ms, value));
+            t.insert(metric.into(), line);
+        }
+    }
+}
 /// Readings of one case before it allocated anything: metric -> value.
 pub type Baseline = BTreeMap<Box<str>, f64>;
 
@@ -103,12 +135,7 @@ impl Samples {
             Some(c) => c,
             None => self.timelines.entry(case_key.into()).or_default(),
         };
-        match case.get_mut(metric) {
-            Some(v) => v.push((t_ms, value)),
-            None => {
-                case.insert(metric.into(), vec![(t_ms, value)]);
-            }
-        }
+        push_point(case, metric, t_ms, value);
     }
 
     /// The samples of `rows` that a view reads (what [`Samples::read`] keeps of a file).
@@ -155,8 +182,13 @@ impl Samples {
             }
             if !timelines.is_empty() {
                 merge_into(&mut self.timelines, &*key, timelines, |mine, more| {
-                    for (m, points) in more {
-                        mine.entry(m).or_default().extend(points);
+                    for (m, line) in more {
+                        match mine.get_mut(&m) {
+                            Some(mine) => mine.points.extend(line.points),
+                            None => {
+                                mine.insert(m, line);
+                            }
+                        }
                     }
                 });
             }
@@ -377,12 +409,7 @@ impl CaseRun {
     }
 
     fn push_timeline(&mut self, metric: &str, t_ms: f64, value: f64) {
-        match self.timelines.get_mut(metric) {
-            Some(v) => v.push((t_ms, value)),
-            None => {
-                self.timelines.insert(metric.into(), vec![(t_ms, value)]);
-            }
-        }
+        push_point(&mut self.timelines, metric, t_ms, value);
     }
 }
 
@@ -629,7 +656,7 @@ mod tests {
         assert_eq!(s.bandwidth_count(), 4);
         let t: Vec<_> = s.timelines().collect();
         assert_eq!(t.len(), 1);
-        assert_eq!(t[0].1["procfs.rss"], vec![(1.5, 9.0)]);
+        assert_eq!(t[0].1["procfs.rss"].points, vec![(1.5, 9.0)]);
         assert!(s.before("k1").is_none(), "only the `before` phase is kept");
     }
 

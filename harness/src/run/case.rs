@@ -9,7 +9,7 @@ use super::probes::{max_allocatable, pinned_ceiling};
 use super::session::Session;
 use crate::cuda::{CudaError, Gate, Gpu as CudaGpu, Kernels, OwnContext, Schedule};
 use crate::measure::{self, Lockstep};
-use crate::probe::{self, Ledger, LedgerCategory as Category, Observers};
+use crate::probe::{self, Ledger, LedgerCategory as Category, Moment, Observers};
 use crate::results::{Cause, Failure, Phase, Status, StopReason, Verification};
 use crate::scenario::{Case, Measure, Route, Wait};
 use crate::strategy::{self, Footprint, Transfer, Verified};
@@ -129,7 +129,7 @@ fn sampling(case: &Case) -> (Measure, u32) {
 }
 
 /// Takes a snapshot of every observer at `phase` when the case asks for accounting.
-fn snap(obs: &mut Observers, case: &Case, out: &mut CaseOutcome, phase: &str) {
+fn snap(obs: &mut Observers, case: &Case, out: &mut CaseOutcome, phase: Moment) {
     if case.probes.accounting {
         out.snapshots.push(obs.snapshot(phase));
     }
@@ -151,7 +151,7 @@ fn allocate_in_phases(
     let host_fp = host.footprint();
     ledger_add(ledger, &host_fp);
     host.touch();
-    snap(obs, case, out, "host");
+    snap(obs, case, out, Moment::Host);
     let probed = if case.probes.max_alloc {
         max_allocatable(cuda).map(|v| out.max_alloc.host = Some(v))
     } else {
@@ -164,7 +164,7 @@ fn allocate_in_phases(
         .map_err(|e| failed(&e, Phase::DeviceAllocation))?;
     out.footprint = transfer.footprint();
     ledger_add(ledger, &out.footprint);
-    snap(obs, case, out, "device");
+    snap(obs, case, out, Moment::Device);
     Ok(transfer)
 }
 
@@ -241,7 +241,7 @@ pub fn run_case_in_step(
         },
     };
     let obs = &mut session.observers;
-    snap(obs, case, &mut out, "before");
+    snap(obs, case, &mut out, Moment::Before);
     let mut transfer =
         match allocate_in_phases(obs, &session.ledger, &session.gpu, case, &gpu, &mut out) {
             Ok(t) => t,
@@ -256,7 +256,7 @@ pub fn run_case_in_step(
     }
     // Measuring is over for this GPU (or never started): the others stop waiting for it.
     drop(member);
-    snap(obs, case, &mut out, "transfer");
+    snap(obs, case, &mut out, Moment::Transfer);
     if status.is_none() && case.measure.verify {
         status = verify_transfer(transfer.as_mut(), &gpu, case, &mut out);
     }
@@ -268,7 +268,7 @@ pub fn run_case_in_step(
         }
     }
     ledger_sub(&session.ledger, &out.footprint);
-    snap(obs, case, &mut out, "free");
+    snap(obs, case, &mut out, Moment::Free);
     probe_after_free(session, case, stop, &mut out);
     if let Some(s) = status {
         out.status = s;

@@ -4,7 +4,7 @@
 use crate::accounting::{self, Phase};
 use crate::measure::SampleTimes;
 use crate::platform::Machine;
-use crate::probe::{self, Snapshot};
+use crate::probe::{self, Moment, Snapshot};
 use crate::results::{Device, Lane, Row, SampleIndex, SampleRow, Series, Status, Verification};
 use crate::scenario::{CHASE_STEPS, Case, Engine, Mode};
 use crate::stats::{Percentiles, median, percentiles, summarize};
@@ -156,13 +156,13 @@ impl Row {
 /// The accounting deltas against `before`: `host` (the host memory alone), `alloc` (host and
 /// device memory: the `device` snapshot) and `free` (the end of the hold after free).
 fn accounting_deltas(outcome: &CaseOutcome) -> Vec<(Phase, accounting::Metric, f64)> {
-    let at = |phase: &str| outcome.snapshots.iter().find(|s| s.phase == phase);
-    let end = outcome.timeline.last().or_else(|| at("free"));
+    let at = |phase: Moment| outcome.snapshots.iter().find(|s| s.phase == phase);
+    let end = outcome.timeline.last().or_else(|| at(Moment::Free));
     let mut accounting = Vec::new();
-    if let Some(b) = at("before") {
+    if let Some(b) = at(Moment::Before) {
         let phases = [
-            (Phase::Host, at("host")),
-            (Phase::Alloc, at("device")),
+            (Phase::Host, at(Moment::Host)),
+            (Phase::Alloc, at(Moment::Device)),
             (Phase::Free, end),
         ];
         for (phase, snap) in phases {
@@ -278,7 +278,7 @@ fn reading_samples(outcome: &CaseOutcome, key: &str) -> Vec<SampleRow> {
                 case_key: key.to_string(),
                 lane: None,
                 series: Series::Phase(format!("{o}.{}", r.metric)),
-                index: SampleIndex::Phase(s.phase.clone()),
+                index: SampleIndex::Phase(s.phase.name().to_string()),
                 t_ms: Some(s.t_ms),
                 value: r.value,
             });
@@ -287,7 +287,7 @@ fn reading_samples(outcome: &CaseOutcome, key: &str) -> Vec<SampleRow> {
     let t0 = outcome
         .snapshots
         .iter()
-        .find(|s| s.phase == "free")
+        .find(|s| s.phase == Moment::Free)
         .map_or(0.0, |s| s.t_ms);
     for (i, s) in outcome.timeline.iter().enumerate() {
         for (o, r) in &s.readings {
