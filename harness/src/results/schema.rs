@@ -498,18 +498,9 @@ impl fmt::Display for Series {
     }
 }
 
-impl From<Series> for String {
-    fn from(s: Series) -> String {
-        s.to_string()
-    }
-}
-
-impl TryFrom<String> for Series {
-    type Error = String;
-    fn try_from(s: String) -> Result<Series, String> {
-        Series::parse(&s).ok_or_else(|| format!("`{s}` is not a samples series"))
-    }
-}
+crate::scenario::written_as_text!(Series, |s: &str| {
+    Series::parse(s).ok_or_else(|| format!("`{s}` is not a samples series"))
+});
 
 /// Which value of its series a samples-file row is (the `index` column).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

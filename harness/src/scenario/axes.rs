@@ -124,15 +124,4 @@ impl fmt::Display for Axes {
     }
 }
 
-impl From<Axes> for String {
-    fn from(a: Axes) -> String {
-        a.to_string()
-    }
-}
-
-impl TryFrom<String> for Axes {
-    type Error = String;
-    fn try_from(s: String) -> Result<Axes, String> {
-        Axes::parse(&s)
-    }
-}
+super::named::written_as_text!(Axes, Axes::parse);

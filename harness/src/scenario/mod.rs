@@ -41,6 +41,7 @@ mod expand;
 mod keys;
 mod model;
 mod named;
+pub(crate) use named::written_as_text;
 mod plan;
 mod raw;
 pub mod shipped;

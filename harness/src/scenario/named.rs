@@ -1,4 +1,5 @@
-//! The macro that declares an enum written as names (case settings, case keys, claim operators).
+//! The macros of values written as text: an enum written as names (case settings, case keys,
+//! claim operators), and a type that serde writes and reads through its text.
 
 /// Declares a fieldless enum and, after `names`, the text scenarios, results files and the
 /// command line write each variant as; from these come `ALL` (in the order of `names`), `name`,
@@ -50,3 +51,24 @@ macro_rules! named_enum {
     };
 }
 pub(super) use named_enum;
+
+/// `From<T> for String` (its `Display`) and `TryFrom<String> for T` (through `parse`, whose error
+/// is the message): what `#[serde(into = "String", try_from = "String")]` needs of a type that
+/// files hold as text (a row's `axes`, a samples series).
+macro_rules! written_as_text {
+    ($t:ty, $parse:expr) => {
+        impl From<$t> for String {
+            fn from(v: $t) -> String {
+                v.to_string()
+            }
+        }
+
+        impl TryFrom<String> for $t {
+            type Error = String;
+            fn try_from(s: String) -> Result<$t, String> {
+                ($parse)(s.as_str())
+            }
+        }
+    };
+}
+pub(crate) use written_as_text;
