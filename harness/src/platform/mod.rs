@@ -12,8 +12,7 @@ pub use devices::*;
 pub use settings::*;
 
 /// The platform families pinscope tells apart; they observe memory differently.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Platform {
     Linux,
     Wsl2,

@@ -868,9 +868,15 @@ fn page_intro(
 ) {
     for (s, l) in sets.iter().zip(labels) {
         if s.is_partial() {
+            let why = s
+                .sidecar
+                .as_ref()
+                .and_then(|c| c.timed_out.as_ref())
+                .map(|t| format!(" The watchdog ended it: {}.", escape(&t.to_string())))
+                .unwrap_or_default();
             let _ = writeln!(
                 body,
-                "<div class=\"banner\">Partial run {}({}): it stopped early and holds only the cases that finished.</div>",
+                "<div class=\"banner\">Partial run {}({}): it stopped early and holds only the cases that finished.{why}</div>",
                 escape(l),
                 escape(&s.path.display().to_string())
             );

@@ -6,6 +6,7 @@
 //! cells are strings (`"N/A"` where a pair does not apply).
 
 use crate::Error;
+use crate::results::Lane;
 use serde::Serialize;
 use std::path::Path;
 
@@ -31,6 +32,23 @@ impl NvbandwidthMeasure {
             NvbandwidthMeasure::HostLink
         }
     }
+
+    /// The lane a test of this measure named `testname` moves its bytes in: inside the device,
+    /// one way over the host link (`host_to_device_*`, `device_to_host_*`), or none of pinscope's
+    /// lanes (the other host-link tests, latencies).
+    fn lane(self, testname: &str) -> Option<Lane> {
+        match self {
+            NvbandwidthMeasure::DeviceLocal => Some(Lane::Device),
+            NvbandwidthMeasure::LatencyNs => None,
+            NvbandwidthMeasure::HostLink if testname.starts_with("host_to_device") => {
+                Some(Lane::H2d)
+            }
+            NvbandwidthMeasure::HostLink if testname.starts_with("device_to_host") => {
+                Some(Lane::D2h)
+            }
+            NvbandwidthMeasure::HostLink => None,
+        }
+    }
 }
 
 /// One nvbandwidth test case as a single reference number.
@@ -41,6 +59,9 @@ pub struct NvbandwidthSeries {
     /// What `bandwidth_gbs` holds: GB/s, or nanoseconds for a latency test.
     #[serde(skip)]
     pub measure: NvbandwidthMeasure,
+    /// The lane its copies take, read from its name with `measure`; `None`: none of pinscope's.
+    #[serde(skip)]
+    pub lane: Option<Lane>,
     /// GB/s (1e9 B/s). nvbandwidth's `sum` field when present — the total over the matrix, which
     /// for a host↔single-GPU test is the one cell — otherwise the sum of the numeric matrix cells.
     pub bandwidth_gbs: f64,
@@ -112,9 +133,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<NvbandwidthSeries>, Error> {
             // A waived/failed test has no numbers; keep it out of the plots.
             None => continue,
         };
+        let measure = NvbandwidthMeasure::of(name);
         out.push(NvbandwidthSeries {
             testname: name.to_string(),
-            measure: NvbandwidthMeasure::of(name),
+            measure,
+            lane: measure.lane(name),
             bandwidth_gbs,
             matrix_gbs,
             buffer_size: c
@@ -132,13 +155,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<NvbandwidthSeries>, Error> {
 impl NvbandwidthSeries {
     /// The direction its copies take, in a results table's lane words (empty when not one).
     pub fn lane_words(&self) -> &'static str {
-        match self.measure {
-            NvbandwidthMeasure::DeviceLocal => "device",
-            NvbandwidthMeasure::LatencyNs => "",
-            NvbandwidthMeasure::HostLink if self.testname.starts_with("host_to_device") => "h2d",
-            NvbandwidthMeasure::HostLink if self.testname.starts_with("device_to_host") => "d2h",
-            NvbandwidthMeasure::HostLink => "",
-        }
+        self.lane.map_or("", Lane::name)
     }
 
     /// Its number with its unit: `55.31 GB/s` or `1192.7 ns`.

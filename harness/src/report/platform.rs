@@ -13,36 +13,59 @@ use super::labels::{case_memory_words, case_words, direction_key};
 use super::platform_answer::ceiling;
 use super::plot_accounting::device_held;
 use crate::accounting::{Metric, Phase};
-use crate::platform::Platform;
+use crate::platform::{GpuDriverModel, Platform, Recorded};
 use crate::results::{Lane, ResultSet, Row};
 use std::collections::HashMap;
 use std::fmt::Write;
 
-/// The platform a run says it ran on (`windows-wddm`, `wsl2`, `linux`…).
-/// Native Windows is named with its driver model (`windows-wddm`, `windows-tcc`), as claims
-/// name it.
-pub fn platform_of(s: &ResultSet) -> String {
-    let (p, model) = s
-        .rows
-        .first()
-        .map(|r| (r.machine.platform.clone(), r.machine.driver_model.clone()))
-        .or_else(|| {
-            s.sidecar.as_ref().map(|c| {
-                let m = c.machine.gpu.as_ref().map(|g| g.driver_model.clone());
-                (c.machine.platform.clone(), m.unwrap_or_default())
+/// The platform a run says it ran on, as the platform page tells runs apart: native Windows by
+/// its driver model (named `windows-wddm`, `windows-tcc`, as claims name it), any other platform
+/// by its family (`wsl2`, `linux`…).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum RunPlatform {
+    /// Native Windows with a recorded driver model.
+    Windows(Recorded<GpuDriverModel>),
+    Family(Recorded<Platform>),
+}
+
+impl RunPlatform {
+    fn of(s: &ResultSet) -> RunPlatform {
+        let (p, model) = s
+            .rows
+            .first()
+            .map(|r| (r.machine.platform.clone(), r.machine.driver_model.clone()))
+            .or_else(|| {
+                s.sidecar.as_ref().map(|c| {
+                    let m = c.machine.gpu.as_ref().map(|g| g.driver_model.clone());
+                    (c.machine.platform.clone(), m.unwrap_or_default())
+                })
             })
-        })
-        .unwrap_or_default();
-    if p.is(Platform::Windows) && model.is_recorded() {
-        format!("windows-{}", model.text().to_ascii_lowercase())
-    } else {
-        p.to_string()
+            .unwrap_or_default();
+        if p.is(Platform::Windows) && model.is_recorded() {
+            RunPlatform::Windows(model)
+        } else {
+            RunPlatform::Family(p)
+        }
     }
+}
+
+impl std::fmt::Display for RunPlatform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunPlatform::Windows(m) => write!(f, "windows-{}", m.text().to_ascii_lowercase()),
+            RunPlatform::Family(p) => write!(f, "{p}"),
+        }
+    }
+}
+
+/// The name of the platform a run says it ran on ([`RunPlatform`]).
+pub fn platform_of(s: &ResultSet) -> String {
+    RunPlatform::of(s).to_string()
 }
 
 /// Whether the runs come from more than one platform.
 pub fn platforms_differ(sets: &[ResultSet]) -> bool {
-    let p: Vec<String> = sets.iter().map(platform_of).collect();
+    let p: Vec<RunPlatform> = sets.iter().map(RunPlatform::of).collect();
     p.iter().any(|x| *x != p[0])
 }
 

@@ -106,6 +106,30 @@ pub struct Sidecar {
     /// Free-form derived results (e.g. "model load time") in display order.
     #[serde(default)]
     pub derived: Vec<(String, String)>,
+    /// The case the run was ended in because it ran past `--case-timeout`; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<CaseTimeout>,
+}
+
+/// A case that ran past `--case-timeout` (a hung driver call cannot be cancelled, so the run
+/// was ended there).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseTimeout {
+    /// The case's title.
+    pub case: String,
+    /// The limit it ran past (ms).
+    pub limit_ms: u64,
+}
+
+impl std::fmt::Display for CaseTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let limit = std::time::Duration::from_millis(self.limit_ms);
+        write!(
+            f,
+            "case `{}` did not finish within {limit:?} (--case-timeout); the run was ended",
+            self.case
+        )
+    }
 }
 
 impl Sidecar {
@@ -180,6 +204,7 @@ impl Sidecar {
             stopped_by: Default::default(),
             gpus: Vec::new(),
             derived: vec![],
+            timed_out: None,
         }
     }
 }

@@ -185,6 +185,7 @@ fn first_sidecar(
         probes: vec![],
         stopped_by: Default::default(),
         derived: vec![],
+        timed_out: None,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The per-case timeout (`--case-timeout`).
 
-use crate::results::Sidecar;
+use crate::results::{CaseTimeout, Sidecar};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,13 +49,14 @@ impl Watchdog {
                 if t.elapsed() < timeout || dn.load(Ordering::SeqCst) {
                     continue;
                 }
-                let msg = format!(
-                    "case `{title}` did not finish within {:?} (--case-timeout); the run was ended",
-                    timeout
-                );
+                let ended = CaseTimeout {
+                    case: title,
+                    limit_ms: timeout.as_millis().try_into().unwrap_or(u64::MAX),
+                };
+                let msg = ended.to_string();
                 w.sidecar.partial = true;
                 w.sidecar.finished_at = Some(chrono::Local::now().to_rfc3339());
-                w.sidecar.derived.push(("watchdog".into(), msg.clone()));
+                w.sidecar.timed_out = Some(ended);
                 let _ = w.sidecar.write_atomic(&w.json);
                 eprintln!(
                     "error: {msg}; every finished case is in {}",
@@ -129,11 +130,11 @@ mod tests {
         assert!(fired.load(Ordering::SeqCst), "the watchdog did not fire");
         let back = Sidecar::read(&json).unwrap();
         assert!(back.partial);
-        assert!(
-            back.derived
-                .iter()
-                .any(|(k, v)| k == "watchdog" && v.contains("stuck case"))
-        );
+        let stuck = CaseTimeout {
+            case: "stuck case".into(),
+            limit_ms: 300,
+        };
+        assert_eq!(back.timed_out, Some(stuck));
     }
 
     #[test]

@@ -5,22 +5,16 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
 use super::named::named_enum;
 use crate::accounting;
 
 named_enum! {
     /// How a claim's value is compared with its bound (written as the symbol).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Op {
-        #[serde(rename = ">=")]
         Ge,
-        #[serde(rename = "<=")]
         Le,
-        #[serde(rename = ">")]
         Gt,
-        #[serde(rename = "<")]
         Lt,
     }
     names Ge = ">=", Le = "<=", Gt = ">", Lt = "<";
