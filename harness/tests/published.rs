@@ -96,9 +96,15 @@ fn the_platform_page_lists_only_observers_the_runs_recorded() {
     }
 }
 
+/// Every published run's claims and derived values, evaluated again from its own scenario text
+/// and rows on its recorded machine, read as the sidecar recorded them.
 #[test]
 fn published_claims_agree_with_a_fresh_evaluation() {
-    for p in published_runs("h200") {
+    let mut checked = (0, 0);
+    for p in published_runs("h200")
+        .into_iter()
+        .chain(published_runs("h200-x2"))
+    {
         let set = ResultSet::load(&p).expect("loads");
         let side = set.sidecar.as_ref().expect("sidecar");
         let Some(rec) = side.scenarios.first() else {
@@ -108,13 +114,20 @@ fn published_claims_agree_with_a_fresh_evaluation() {
             pinscope::scenario::parse(&rec.path, &rec.text).expect("its own text parses");
         let fresh =
             pinscope::claims::evaluate(&scenario, &read_rows(&p).expect("rows"), &side.machine);
-        let verdicts = |v: &[pinscope::results::ClaimVerdict]| -> Vec<(String, pinscope::results::ClaimStatus)> {
+        let verdicts = |v: &[pinscope::results::ClaimVerdict]| -> Vec<(String, pinscope::results::ClaimStatus, String)> {
             v.iter()
-                .map(|c| (c.text.clone(), c.verdict))
+                .map(|c| (c.text.clone(), c.verdict, c.detail.clone()))
                 .collect()
         };
+        // Word for word: the verdicts and their details, the derived values.
         assert_eq!(verdicts(&fresh), verdicts(&side.claims), "{}", p.display());
+        let derived = pinscope::claims::derive(&scenario, &read_rows(&p).expect("rows"));
+        assert_eq!(derived, side.derived, "{}", p.display());
+        checked.0 += fresh.len();
+        checked.1 += derived.len();
     }
+    println!("{} claims and {} derived values", checked.0, checked.1);
+    assert!(checked.0 > 0 && checked.1 > 0, "{checked:?}");
 }
 
 #[test]

@@ -39,10 +39,16 @@ fn slot_of(recorded: usize, n: usize, i: usize) -> Option<usize> {
 }
 
 impl WaitClock {
-    pub(crate) fn new(wait: Wait) -> Result<WaitClock, CudaError> {
+    /// A clock for `samples` samples (warm-up included): their event pairs are created here, up
+    /// to [`EVENT_PAIRS`], so that the sampling loop makes only the calls of the operation,
+    /// its wait and its events, as a program timing its copies would.
+    pub(crate) fn new(wait: Wait, samples: u32) -> Result<WaitClock, CudaError> {
+        let pairs = (0..(samples as usize).min(EVENT_PAIRS))
+            .map(|_| Ok([Event::new()?, Event::new()?]))
+            .collect::<Result<Vec<_>, CudaError>>()?;
         Ok(WaitClock {
             wait,
-            pairs: Vec::new(),
+            pairs,
             recorded: 0,
             blocking: match wait {
                 Wait::EventBlocking => Some(Event::blocking()?),
@@ -69,7 +75,8 @@ impl WaitClock {
         }
     }
 
-    /// The ring slot of the next sample's event pair (created the first time round the ring).
+    /// The ring slot of the next sample's event pair (created here only when more samples come
+    /// than the clock was made for).
     fn next_pair(&mut self) -> Result<usize, CudaError> {
         let i = self.recorded % EVENT_PAIRS;
         if i == self.pairs.len() {

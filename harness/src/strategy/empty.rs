@@ -30,7 +30,7 @@ impl EmptyKernel {
             stream: Stream::new()?,
             start: Event::new()?,
             end: Event::new()?,
-            clock: WaitClock::new(wait)?,
+            clock: WaitClock::new(wait, case.measure.warmup + case.measure.max_samples)?,
         })
     }
 

@@ -40,7 +40,7 @@ impl Latency {
         let setup = SetupTimes::of(&host);
         let how = Latency {
             call,
-            clock: WaitClock::new(wait)?,
+            clock: WaitClock::new(wait, case.measure.warmup + case.measure.max_samples)?,
         };
         Ok(OneWayHost::new(case, host, 1, setup, how))
     }
