@@ -78,8 +78,9 @@ pub enum Verification {
     NotApplicable,
 }
 
-/// Why sampling stopped (the `stopped_by` column).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Why sampling stopped (the `stopped_by` column, and the sidecar's `stopped_by` by case key);
+/// serialized by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
     /// The spread target was reached.
     Spread,
@@ -156,6 +157,22 @@ named_as_declared!(Engine, Direction, Mode, Wait);
 impl fmt::Display for Verification {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(self.name())
+    }
+}
+
+impl Serialize for StopReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for StopReason {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<StopReason, D::Error> {
+        let s = String::deserialize(d)?;
+        StopReason::from_name(&s).ok_or_else(|| {
+            let names: Vec<&str> = StopReason::ALL.iter().map(|r| r.name()).collect();
+            serde::de::Error::custom(format!("`{s}` is not one of {}", names.join(", ")))
+        })
     }
 }
 
@@ -543,6 +560,16 @@ impl From<String> for SampleIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_reasons_serialize_by_their_names() {
+        for r in StopReason::ALL {
+            let json = serde_json::to_string(r).expect("json");
+            assert_eq!(json, format!("\"{}\"", r.name()));
+            assert_eq!(serde_json::from_str::<StopReason>(&json).ok(), Some(*r));
+        }
+        assert!(serde_json::from_str::<StopReason>("\"MaxSamples\"").is_err());
+    }
 
     #[test]
     fn series_and_indices_read_back_as_written() {

@@ -99,10 +99,10 @@ pub struct Sidecar {
     pub claims: Vec<ClaimVerdict>,
     #[serde(default)]
     pub probes: Vec<ProbeRecord>,
-    /// Why sampling stopped, per case key (`spread`, `max_samples`, `time_limit`, `interrupted`);
-    /// absent in files written before it was added.
+    /// Why sampling stopped, per case key (written by name: `spread`, `max_samples`, …); absent
+    /// in files written before it was added.
     #[serde(default)]
-    pub stopped_by: std::collections::BTreeMap<String, String>,
+    pub stopped_by: std::collections::BTreeMap<String, super::StopReason>,
     /// Free-form derived results (e.g. "model load time") in display order.
     #[serde(default)]
     pub derived: Vec<(String, String)>,

@@ -130,7 +130,7 @@ pub fn run_scenario(
         writer.write_case(&rows, &samples)?;
         sidecar.probes.extend(outcome_probes(case, &outcome, &rows));
         if let Some(why) = outcome.measured.stopped_by {
-            sidecar.stopped_by.insert(case.key(), why.to_string());
+            sidecar.stopped_by.insert(case.key(), why);
         }
         watchdog.case_finished(&sidecar);
         all_rows.extend(rows);
