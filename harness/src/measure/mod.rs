@@ -79,9 +79,30 @@ pub fn run(
     batch: u32,
     stop: &AtomicBool,
 ) -> Result<Measured, (CudaError, Measured)> {
-    let watched = watched(transfer);
-    let measured = sample_until(|| transfer.sample(gpu, batch), watched, m, batch, stop)?;
-    completed(transfer, measured)
+    drive(transfer, gpu, batch, |next, watched| {
+        sample_until(next, Rule::new(m, batch, watched, stop))
+    })
+}
+
+/// How one case is sampled: the scenario's rule, the transfers per sample, the lane and the bytes
+/// per transfer the stopping rule watches, and the run's stop flag.
+#[derive(Clone, Copy)]
+struct Rule<'a> {
+    measure: &'a Measure,
+    batch: u32,
+    watched: (Lane, u64),
+    stop: &'a AtomicBool,
+}
+
+impl<'a> Rule<'a> {
+    fn new(measure: &'a Measure, batch: u32, watched: (Lane, u64), stop: &'a AtomicBool) -> Self {
+        Rule {
+            measure,
+            batch,
+            watched,
+            stop,
+        }
+    }
 }
 
 /// [`run`] with the sample taken by `next` (a batch of `batch` transfers each call) and the
@@ -89,11 +110,14 @@ pub fn run(
 /// with made-up samples.
 fn sample_until(
     mut next: impl FnMut() -> Result<SampleTimes, CudaError>,
-    (lane, bytes): (Lane, u64),
-    m: &Measure,
-    batch: u32,
-    stop: &AtomicBool,
+    rule: Rule<'_>,
 ) -> Result<Measured, (CudaError, Measured)> {
+    let Rule {
+        measure: m,
+        batch,
+        watched: (lane, bytes),
+        stop,
+    } = rule;
     let mut out = Measured {
         batch,
         ..Default::default()
@@ -120,6 +144,22 @@ fn sample_until(
         }
     }
     Ok(out)
+}
+
+/// One sampling loop (`sampling`, given the sample to take and the watched lane) over
+/// `transfer`, then the samples completed.
+fn drive(
+    transfer: &mut dyn Measurable,
+    gpu: &Gpu,
+    batch: u32,
+    sampling: impl FnOnce(
+        &mut dyn FnMut() -> Result<SampleTimes, CudaError>,
+        (Lane, u64),
+    ) -> Result<Measured, (CudaError, Measured)>,
+) -> Result<Measured, (CudaError, Measured)> {
+    let watched = watched(transfer);
+    let measured = sampling(&mut || transfer.sample(gpu, batch), watched)?;
+    completed(transfer, measured)
 }
 
 /// The samples with what they left to be read after sampling filled in
@@ -181,29 +221,20 @@ pub fn run_in_step(
     stop: &AtomicBool,
     step: &Lockstep,
 ) -> Result<Measured, (CudaError, Measured)> {
-    let watched = watched(transfer);
-    let measured = sample_in_step(
-        || transfer.sample(gpu, batch),
-        watched,
-        m,
-        batch,
-        stop,
-        step,
-    )?;
-    completed(transfer, measured)
+    drive(transfer, gpu, batch, |next, watched| {
+        sample_in_step(next, Rule::new(m, batch, watched, stop), step)
+    })
 }
 
 /// [`run_in_step`] with the sample taken by `next`, as [`sample_until`] is to [`run`].
 fn sample_in_step(
     mut next: impl FnMut() -> Result<SampleTimes, CudaError>,
-    (lane, bytes): (Lane, u64),
-    m: &Measure,
-    batch: u32,
-    stop: &AtomicBool,
+    rule: Rule<'_>,
     step: &Lockstep,
 ) -> Result<Measured, (CudaError, Measured)> {
+    let (lane, bytes) = rule.watched;
     let mut out = Measured {
-        batch,
+        batch: rule.batch,
         ..Default::default()
     };
     let mut warm = 0;
@@ -211,7 +242,7 @@ fn sample_in_step(
     let mut vote = Vote::More;
     let mut reason = None;
     loop {
-        if stop.load(Ordering::SeqCst) {
+        if rule.stop.load(Ordering::SeqCst) {
             vote = Vote::Stop;
             reason = Some(StopReason::Interrupted);
         }
@@ -226,13 +257,13 @@ fn sample_in_step(
                 return Err((e, out));
             }
         };
-        if warm < m.warmup {
+        if warm < rule.measure.warmup {
             warm += 1;
             continue;
         }
         let t0 = *started.get_or_insert_with(Instant::now);
         out.samples.push(s);
-        (vote, reason) = stopping_rule(&out, m, lane, bytes, t0);
+        (vote, reason) = stopping_rule(&out, rule.measure, lane, bytes, t0);
     }
     Ok(out)
 }

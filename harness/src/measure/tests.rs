@@ -10,13 +10,7 @@ const WATCHED: (Lane, u64) = (Lane::H2d, 1_000_000);
 
 /// A sample of `ms` on the watched lane (wall and event time alike).
 fn sample(ms: f64) -> SampleTimes {
-    SampleTimes {
-        lanes: vec![(Lane::H2d, ms)],
-        wall_ms: ms,
-        event_ms: vec![(Lane::H2d, ms)],
-        register_ms: None,
-        unregister_ms: None,
-    }
+    SampleTimes::host_timed(Lane::H2d, ms, Some(ms))
 }
 
 /// A sampling rule with no time limit to speak of.
@@ -39,6 +33,13 @@ fn counting(calls: &mut u32) -> impl FnMut() -> Result<SampleTimes, CudaError> +
     }
 }
 
+/// What [`sample_until`] keeps of [`counting`]'s samples under `m`, one transfer per sample, with
+/// the run's stop flag already set when `stopped`.
+fn counted(calls: &mut u32, m: &Measure, stopped: bool) -> Measured {
+    let stop = AtomicBool::new(stopped);
+    sample_until(counting(calls), Rule::new(m, 1, WATCHED, &stop)).unwrap()
+}
+
 fn lane_ms(m: &Measured) -> Vec<f64> {
     m.samples.iter().map(|s| s.lanes[0].1).collect()
 }
@@ -46,27 +47,28 @@ fn lane_ms(m: &Measured) -> Vec<f64> {
 #[test]
 fn warm_up_samples_are_taken_and_not_kept() {
     let mut calls = 0;
-    let stop = AtomicBool::new(false);
-    let m = sample_until(counting(&mut calls), WATCHED, &rule(2, 5, 5, 0.0), 1, &stop).unwrap();
+    let m = counted(&mut calls, &rule(2, 5, 5, 0.0), false);
     assert_eq!(calls, 7);
     assert_eq!(lane_ms(&m), vec![3.0, 4.0, 5.0, 6.0, 7.0]);
     assert_eq!(m.stopped_by, Some(StopReason::MaxSamples));
 }
 
 #[test]
-fn a_steady_transfer_stops_at_min_samples_once_the_spread_target_is_met() {
-    let stop = AtomicBool::new(false);
-    let m = sample_until(|| Ok(sample(2.0)), WATCHED, &rule(0, 5, 30, 0.01), 1, &stop).unwrap();
-    assert_eq!(m.samples.len(), 5);
-    assert_eq!(m.stopped_by, Some(StopReason::Spread));
-}
-
-#[test]
-fn a_spread_target_of_zero_takes_every_sample_up_to_the_cap() {
-    let stop = AtomicBool::new(false);
-    let m = sample_until(|| Ok(sample(2.0)), WATCHED, &rule(0, 5, 12, 0.0), 1, &stop).unwrap();
-    assert_eq!(m.samples.len(), 12);
-    assert_eq!(m.stopped_by, Some(StopReason::MaxSamples));
+fn a_steady_transfer_stops_at_the_spread_target_or_at_the_cap_when_the_target_is_zero() {
+    // (target spread, sample cap, samples taken, why sampling stopped)
+    for (target, cap, taken, why) in [
+        (0.01, 30, 5, StopReason::Spread),
+        (0.0, 12, 12, StopReason::MaxSamples),
+    ] {
+        let stop = AtomicBool::new(false);
+        let rule = rule(0, 5, cap, target);
+        let m = sample_until(|| Ok(sample(2.0)), Rule::new(&rule, 1, WATCHED, &stop)).unwrap();
+        assert_eq!(
+            (m.samples.len(), m.stopped_by),
+            (taken, Some(why)),
+            "target {target}"
+        );
+    }
 }
 
 #[test]
@@ -77,7 +79,7 @@ fn the_time_limit_ends_sampling_once_min_samples_are_in() {
         time_limit: Duration::ZERO,
         ..rule(1, 3, 100, 0.01)
     };
-    let got = sample_until(counting(&mut calls), WATCHED, &m, 1, &stop).unwrap();
+    let got = sample_until(counting(&mut calls), Rule::new(&m, 1, WATCHED, &stop)).unwrap();
     assert_eq!(got.samples.len(), 3);
     assert_eq!(got.stopped_by, Some(StopReason::TimeLimit));
 }
@@ -85,8 +87,7 @@ fn the_time_limit_ends_sampling_once_min_samples_are_in() {
 #[test]
 fn an_interruption_ends_sampling_before_the_next_sample() {
     let mut calls = 0;
-    let stop = AtomicBool::new(true);
-    let m = sample_until(counting(&mut calls), WATCHED, &rule(2, 5, 5, 0.0), 1, &stop).unwrap();
+    let m = counted(&mut calls, &rule(2, 5, 5, 0.0), true);
     assert_eq!(calls, 2, "the warm-up ran, no sample after it");
     assert!(m.samples.is_empty());
     assert_eq!(m.stopped_by, Some(StopReason::Interrupted));
@@ -104,7 +105,8 @@ fn an_error_returns_the_samples_taken_before_it() {
             Ok(sample(1.0))
         }
     };
-    let (e, so_far) = sample_until(failing, WATCHED, &rule(2, 10, 10, 0.0), 4, &stop).unwrap_err();
+    let (e, so_far) =
+        sample_until(failing, Rule::new(&rule(2, 10, 10, 0.0), 4, WATCHED, &stop)).unwrap_err();
     assert_eq!(
         e.to_string(),
         CudaError::new("cuMemcpyAsync", "failed").to_string()
@@ -117,7 +119,11 @@ fn an_error_returns_the_samples_taken_before_it() {
 #[test]
 fn times_and_bandwidth_count_every_transfer_of_a_batch() {
     let stop = AtomicBool::new(false);
-    let m = sample_until(|| Ok(sample(8.0)), WATCHED, &rule(0, 1, 1, 0.0), 4, &stop).unwrap();
+    let m = sample_until(
+        || Ok(sample(8.0)),
+        Rule::new(&rule(0, 1, 1, 0.0), 4, WATCHED, &stop),
+    )
+    .unwrap();
     assert_eq!(m.times(Lane::H2d), vec![2.0]);
     // 4 transfers of 1 MB in 8 ms: 0.5 GB/s.
     assert_eq!(m.bandwidth(Lane::H2d, WATCHED.1), vec![0.5]);
@@ -138,7 +144,11 @@ fn gpus_in_lockstep_take_as_many_samples_as_the_first_to_stop() {
             std::thread::spawn(move || {
                 let mut calls = 0;
                 let m = rule(1, 1, max, 0.0);
-                let got = sample_in_step(counting(&mut calls), WATCHED, &m, 1, &stop, &step);
+                let got = sample_in_step(
+                    counting(&mut calls),
+                    Rule::new(&m, 1, WATCHED, &stop),
+                    &step,
+                );
                 (calls, got.expect("no error"))
             })
         })

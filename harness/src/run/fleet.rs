@@ -382,13 +382,7 @@ mod tests {
                 .iter()
                 .map(|g| {
                     let ms = case.size as f64 / (g * 1e9) * 1e3;
-                    SampleTimes {
-                        lanes: vec![(Lane::H2d, ms)],
-                        wall_ms: ms,
-                        event_ms: vec![(Lane::H2d, ms)],
-                        register_ms: None,
-                        unregister_ms: None,
-                    }
+                    SampleTimes::host_timed(Lane::H2d, ms, Some(ms))
                 })
                 .collect(),
             stopped_by: Some(crate::results::StopReason::MaxSamples),
