@@ -83,12 +83,13 @@ metrics! {
     Dedicated: "dedicated", "dedicated", "dedicated GPU memory (DXGI local)", "dedicated GPU memory", ["dxgi.local_usage", "pdh.process_dedicated"], [No, No, Yes, Unverified];
     Shared: "shared", "shared", "shared GPU memory (Task Manager; DXGI non-local)", "shared GPU memory", ["dxgi.nonlocal_usage", "pdh.process_shared"], [No, No, Yes, Unverified];
     LedgerPinned: "ledger_pinned", "ledger", "pinscope ledger: page-locked bytes", "pinscope's ledger", ["ledger.pinned"], [Yes, Yes, Yes, Yes];
+    CgroupMemory: "cgroup_memory", "cgroup", "cgroup v2 memory.current (the limit is memory.max)", "memory charged to the cgroup", ["cgroup.current"], [Yes, Unverified, No, No];
 }
 
 impl Metric {
     /// The order plots and the platform page list them in: what a Windows-vs-WSL2 reader asks
     /// about first (shared and dedicated GPU memory) first.
-    pub const READER_ORDER: [Metric; 8] = [
+    pub const READER_ORDER: [Metric; 9] = [
         Metric::Shared,
         Metric::Dedicated,
         Metric::ProcRss,
@@ -97,6 +98,7 @@ impl Metric {
         Metric::NvmlUsed,
         Metric::Committed,
         Metric::MemAvailable,
+        Metric::CgroupMemory,
     ];
 
     pub fn declaration(self) -> &'static Declaration {
@@ -157,6 +159,8 @@ const NOT_HELD: &[(&str, ReadingKind)] = &[
     ("nvml.pcie_width_max", ReadingKind::Link),
     ("procfs.vm_hwm", ReadingKind::Peak),
     ("procfs.mem_total", ReadingKind::Capacity),
+    ("cgroup.max", ReadingKind::Capacity),
+    ("cgroup.peak", ReadingKind::Peak),
     ("dxgi.local_budget", ReadingKind::Capacity),
     ("dxgi.local_available_for_reservation", ReadingKind::Capacity),
     ("dxgi.nonlocal_budget", ReadingKind::Capacity),

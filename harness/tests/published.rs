@@ -72,6 +72,30 @@ fn the_two_h200_hosts_compare_with_intervals_and_verdicts() {
     assert!(md.contains("differs — ram"), "{md}");
 }
 
+/// The platform page lists the observers behind each accounting metric that the runs recorded;
+/// a metric whose observers no run's sidecar names (an observer newer than the runs) is left
+/// out, so adding an observer leaves the published pages as they were.
+#[test]
+fn the_platform_page_lists_only_observers_the_runs_recorded() {
+    let sets = compare::load_all(&[
+        published_run("h200", "h200-headline"),
+        published_run("h200-x2", "h200-headline"),
+    ])
+    .expect("loads");
+    let html = report::render_compare_html(&compare::build(&sets, 0.02), &sets).expect("renders");
+    for m in Metric::ALL {
+        let obs = m.observers();
+        let recorded = sets.iter().any(|s| {
+            let side = s.sidecar.as_ref().expect("sidecar");
+            side.observers
+                .iter()
+                .any(|o| obs.contains(&o.name.as_str()))
+        });
+        let row = format!("{} [{}]</td>", m.declaration().label, obs.join(" or "));
+        assert_eq!(html.contains(&row), recorded, "{m}: {row}");
+    }
+}
+
 /// Every published run's claims and derived values, evaluated again from its own scenario text
 /// and rows on its recorded machine, read as the sidecar recorded them.
 #[test]

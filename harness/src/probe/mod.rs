@@ -12,6 +12,7 @@
 //!   `pcie_gen_max`, `pcie_width_max` (counts)
 //! * `procfs`: `vm_rss`, `vm_hwm`, `vm_lck`, `vm_pin` (/proc/self/status); `mem_total`,
 //!   `mem_available`, `committed_as`, `mlocked`, `unevictable`, `anon_pages` (/proc/meminfo)
+//! * `cgroup`: `current`, `max`, `peak` (this process's cgroup v2 `memory.*`)
 //! * `dxgi`: `local_usage`, `local_budget`, `local_available_for_reservation`,
 //!   `local_reservation`, and the same four `nonlocal_*` (NON_LOCAL = Task Manager's "shared")
 //! * `pdh`: `process_dedicated`, `process_shared`, `process_total_committed`,
@@ -24,6 +25,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+mod cgroup;
 mod cuda;
 mod ledger;
 mod nvml;
@@ -37,6 +39,7 @@ mod os;
 #[path = "stub.rs"]
 mod os;
 
+pub use cgroup::CgroupObserver;
 pub use cuda::{CudaMemFn, CudaObserver};
 pub use ledger::{Ledger, LedgerCategory};
 pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts, nvml_memory};
@@ -99,7 +102,7 @@ impl Reading {
 
 /// A source of memory numbers.
 pub trait Observer: Send {
-    /// `cuda`, `nvml`, `procfs`, `dxgi`, `pdh`, `process`, `ledger`.
+    /// `cuda`, `nvml`, `procfs`, `cgroup`, `dxgi`, `pdh`, `process`, `ledger`.
     fn name(&self) -> &str;
     /// `Some(reason)` when it cannot run on this machine; never fails the run. Most observers
     /// can always run.
@@ -213,13 +216,14 @@ pub struct Observers {
 }
 
 impl Observers {
-    /// Every observer pinscope knows, set up for this machine: cuda, nvml, procfs, dxgi, pdh,
-    /// process, ledger. Those that cannot run here stay in the set as unavailable, with a reason.
+    /// Every observer pinscope knows, set up for this machine: cuda, nvml, procfs, cgroup, dxgi,
+    /// pdh, process, ledger. Those that cannot run here stay in the set as unavailable, with a reason.
     pub fn for_this_machine(ctx: GpuContext) -> Observers {
         let mut list: Vec<Box<dyn Observer>> = vec![
             Box::new(CudaObserver::new(ctx.cuda_mem)),
             NvmlObserver::open(ctx.uuid.as_deref()),
             Box::new(ProcfsObserver::new()),
+            Box::new(CgroupObserver::new()),
         ];
         list.extend(os::observers(ctx.luid));
         list.push(Box::new(ctx.ledger));

@@ -117,6 +117,27 @@ fn observer_state(s: &ResultSet, observers: &[&str]) -> Option<(bool, String)> {
     found
 }
 
+/// The metrics the page lists, in [`Metric::READER_ORDER`]: a metric whose observers no run's
+/// sidecar names (an observer newer than every run) is left out rather than listed as "not
+/// recorded" everywhere; runs without sidecars list every metric.
+fn listed_metrics(sets: &[ResultSet]) -> Vec<Metric> {
+    let any_sidecar = sets.iter().any(|s| s.sidecar.is_some());
+    Metric::READER_ORDER
+        .into_iter()
+        .filter(|m| {
+            !any_sidecar
+                || sets.iter().any(|s| {
+                    observer_state(s, &m.observers()).is_some()
+                        || s.rows.iter().any(|r| {
+                            Phase::ALL
+                                .into_iter()
+                                .any(|p| r.accounting_value(p, *m).is_some())
+                        })
+                })
+        })
+        .collect()
+}
+
 /// The platform sections as HTML.
 pub fn platform_sections(sets: &[ResultSet], labels: &[String]) -> String {
     let mut out = String::new();
@@ -265,7 +286,7 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
     }
     out.push_str(&availability(sets, names));
     let scale = super::plot_accounting::page_scale(sets.iter().flat_map(|s| &s.rows));
-    for metric in Metric::READER_ORDER {
+    for metric in listed_metrics(sets) {
         let any_value = sets.iter().any(|s| {
             s.rows.iter().any(|r| {
                 r.accounting_value(Phase::Alloc, metric).is_some()
@@ -301,7 +322,7 @@ fn observers(out: &mut String, sets: &[ResultSet], names: &[String]) {
 fn availability(sets: &[ResultSet], names: &[String]) -> String {
     let mut head = vec!["observer".to_string()];
     head.extend(names.iter().cloned());
-    let rows: Vec<Vec<String>> = Metric::READER_ORDER
+    let rows: Vec<Vec<String>> = listed_metrics(sets)
         .iter()
         .map(|m| {
             let obs = m.observers();

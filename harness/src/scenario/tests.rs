@@ -847,8 +847,8 @@ fn claim_metrics_follow_the_accounting_metrics() {
     assert_eq!(
         all.len(),
         // 12 row metrics, 5 latency metrics, 2 read from the status (out_of_memory,
-        // mismatched_copies)
-        19 + 3 * 8
+        // mismatched_copies), and each accounting metric at each phase
+        19 + crate::accounting::Phase::ALL.len() * crate::accounting::Metric::ALL.len()
     );
 }
 
