@@ -204,9 +204,7 @@ impl OutputPolicy {
         }
         // Checked again just before the rename: the window for a swap is as small as it gets.
         self.check(path)?;
-        // On failure the temporary file (ours) is removed when `persist`'s error is dropped.
-        tmp.persist(path).map_err(|e| output_io(path, e.error))?;
-        Ok(())
+        persist(tmp, path)
     }
 
     /// Creates a new file at `path` for streaming output; an existing file is never replaced.
@@ -241,6 +239,26 @@ fn is_read_only(path: &Path) -> bool {
                 .write(true)
                 .open(path)
                 .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied))
+}
+
+/// Renames `tmp` over `path`. On Windows a rename over a file that another writer is renaming at
+/// that moment fails with "permission denied" for a few milliseconds: it is tried again, up to 20
+/// times 5 ms apart, so that both writers succeed and the last rename wins, as on Linux. On
+/// failure the temporary file (ours) is removed when `persist`'s error is dropped.
+fn persist(mut tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), Error> {
+    for _ in 0..20 {
+        match tmp.persist(path) {
+            Ok(_) => return Ok(()),
+            Err(e) if cfg!(windows) && e.error.kind() == std::io::ErrorKind::PermissionDenied => {
+                tmp = e.file;
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) => return Err(output_io(path, e.error)),
+        }
+    }
+    tmp.persist(path)
+        .map(|_| ())
+        .map_err(|e| output_io(path, e.error))
 }
 
 /// A new, uniquely named, exclusively created temporary file in the folder of `path`; it is
