@@ -208,6 +208,17 @@ mod tests {
         root
     }
 
+    /// The observer of a [`tree`], with the tree (removed when dropped).
+    fn observed(
+        list: &str,
+        cgroup: &str,
+        files: &[(&str, &str)],
+    ) -> (tempfile::TempDir, CgroupObserver) {
+        let root = tree(list, cgroup, files);
+        let o = CgroupObserver::with_root(root.path());
+        (root, o)
+    }
+
     fn get(r: &[Reading], m: &str) -> Option<f64> {
         r.iter().find(|r| r.metric == m).map(|r| r.value)
     }
@@ -237,14 +248,12 @@ mod tests {
     /// SYNTHETIC values: no limit (`max`), a kernel without memory.peak.
     #[test]
     fn unlimited_and_no_peak_are_left_out() {
-        let root = tree(
+        let (_root, mut o) = observed(
             "0::/user.slice\n",
             "user.slice",
             &[("memory.current", "4096"), ("memory.max", "max\n")],
         );
-        let r = CgroupObserver::with_root(root.path())
-            .read()
-            .expect("reads");
+        let r = o.read().expect("reads");
         assert_eq!(get(&r, "current"), Some(4096.0));
         assert_eq!(get(&r, "max"), None, "max = unlimited");
         assert_eq!(get(&r, "peak"), None);
@@ -252,12 +261,11 @@ mod tests {
 
     #[test]
     fn odd_files_fail_the_read_or_leave_a_note() {
-        let root = tree(
+        let (root, mut o) = observed(
             "0::/a\n",
             "a",
             &[("memory.current", "lots\n"), ("memory.max", "-1")],
         );
-        let mut o = CgroupObserver::with_root(root.path());
         let e = o.read().expect_err("current does not parse");
         assert!(e.contains("memory.current") && e.contains("`lots`"), "{e}");
         fs::write(root.path().join("sys/fs/cgroup/a/memory.current"), "12").expect("rewrite");
