@@ -40,7 +40,8 @@ def one(path):
     for s in csv.DictReader(open(base + ".samples.csv")):
         if s["series"] == "phase:procfs.vm_rss" and s["t_ms"]:
             phases.setdefault(s["case_key"], []).append((s["index"], float(s["t_ms"])))
-        if s["series"] != "bw_gbs" or s["lane"] == "sum" or not s["value"]:
+        # A zero rate moved nothing (the empty kernel, latency samples): no transfer time.
+        if s["series"] != "bw_gbs" or s["lane"] == "sum" or not s["value"] or float(s["value"]) == 0.0:
             continue
         key = (s["case_key"], s["lane"])
         if s["index"] == "0" or key not in current:

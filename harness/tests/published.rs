@@ -239,7 +239,7 @@ fn published_files_carry_no_machine_paths() {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            for needle in ["/root/", "/tmp/", "/home/", "$OUT/work"] {
+            for needle in ["/root/", "/tmp/", "/home/", "/work/", "$OUT/work"] {
                 if text.contains(needle) {
                     found.push(format!("{} holds {needle}", path.display()));
                 }
