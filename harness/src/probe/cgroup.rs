@@ -223,40 +223,38 @@ mod tests {
         r.iter().find(|r| r.metric == m).map(|r| r.value)
     }
 
-    /// SYNTHETIC values: a Slurm job's cgroup with a 16 GiB limit, 5 GiB charged, 6 GiB peak.
+    /// SYNTHETIC trees, each with the current, max and peak it reads as.
     #[test]
-    fn reads_a_v2_cgroup_tree() {
-        let root = tree(
-            "0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n",
-            "system.slice/slurmstepd.scope/job_42/step_0/user/task_0",
-            &[
-                ("memory.current", "5368709120\n"),
-                ("memory.max", "17179869184\n"),
-                ("memory.peak", "6442450944\n"),
-            ],
-        );
-        let mut o = CgroupObserver::with_root(root.path());
-        assert_eq!(o.unavailable(), None);
-        assert!(o.detail().expect("a dir").ends_with("task_0"));
-        let r = o.read().expect("reads");
-        assert_eq!(get(&r, "current"), Some(5368709120.0));
-        assert_eq!(get(&r, "max"), Some(17179869184.0));
-        assert_eq!(get(&r, "peak"), Some(6442450944.0));
-        assert!(o.take_notes().is_empty());
-    }
-
-    /// SYNTHETIC values: no limit (`max`), a kernel without memory.peak.
-    #[test]
-    fn unlimited_and_no_peak_are_left_out() {
-        let (_root, mut o) = observed(
-            "0::/user.slice\n",
-            "user.slice",
-            &[("memory.current", "4096"), ("memory.max", "max\n")],
-        );
-        let r = o.read().expect("reads");
-        assert_eq!(get(&r, "current"), Some(4096.0));
-        assert_eq!(get(&r, "max"), None, "max = unlimited");
-        assert_eq!(get(&r, "peak"), None);
+    fn reads_v2_cgroup_trees() {
+        type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], [Option<f64>; 3]);
+        let cases: [Case; 2] = [
+            // A Slurm job's cgroup with a 16 GiB limit, 5 GiB charged, 6 GiB peak.
+            (
+                "0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n",
+                "system.slice/slurmstepd.scope/job_42/step_0/user/task_0",
+                &[
+                    ("memory.current", "5368709120\n"),
+                    ("memory.max", "17179869184\n"),
+                    ("memory.peak", "6442450944\n"),
+                ],
+                [Some(5368709120.0), Some(17179869184.0), Some(6442450944.0)],
+            ),
+            // No limit (`max`: unlimited, left out) and a kernel without memory.peak.
+            (
+                "0::/user.slice\n",
+                "user.slice",
+                &[("memory.current", "4096"), ("memory.max", "max\n")],
+                [Some(4096.0), None, None],
+            ),
+        ];
+        for (list, cgroup, files, expected) in cases {
+            let (_root, mut o) = observed(list, cgroup, files);
+            assert_eq!(o.unavailable(), None, "{cgroup}");
+            assert!(o.detail().expect("a dir").ends_with(cgroup), "{cgroup}");
+            let r = o.read().expect("reads");
+            assert_eq!(["current", "max", "peak"].map(|m| get(&r, m)), expected);
+            assert!(o.take_notes().is_empty(), "{cgroup}");
+        }
     }
 
     #[test]

@@ -15,14 +15,14 @@ use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads, Wait};
 use std::time::Duration;
 
 /// The type of a case key.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub(super) enum Ty {
-    Host,
+    /// One of a setting enum's names (see [`choice!`]): `names[i]` is the value `val(i)`.
+    Choice {
+        names: &'static [&'static str],
+        val: fn(usize) -> Val,
+    },
     Flags,
-    Engine,
-    Direction,
-    Mode,
-    Wait,
     /// Bytes: a positive multiple of 16 (`size`: of 4; `expand` asks 16 of the non-latency modes).
     Size,
     Int {
@@ -111,16 +111,26 @@ macro_rules! key {
     };
 }
 
+/// The [`Ty::Choice`] of setting enum `$t`, whose values are `Val::$variant`.
+macro_rules! choice {
+    ($t:ident => $variant:ident) => {
+        Ty::Choice {
+            names: &$t::NAMES,
+            val: |i| Val::$variant($t::ALL[i]),
+        }
+    };
+}
+
 const ANY: u32 = u32::MAX;
 
 /// Every case key, in the README's order (the order [`CaseKey`] declares them).
 pub(super) const KEYS: &[Key] = &[
-    key!(Host, Ty::Host, "\"alloc\"", Host => host),
+    key!(Host, choice!(HostKind => Host), "\"alloc\"", Host => host),
     key!(Flags, Ty::Flags, "[]", Flags => flags),
-    key!(Engine, Ty::Engine, "\"copy\"", Engine => engine),
-    key!(Direction, Ty::Direction, "\"h2d\"", Direction => direction),
-    key!(Mode, Ty::Mode, "\"direct\"", Mode => mode),
-    key!(Wait, Ty::Wait, "\"stream\"", Wait => wait),
+    key!(Engine, choice!(Engine => Engine), "\"copy\"", Engine => engine),
+    key!(Direction, choice!(Direction => Direction), "\"h2d\"", Direction => direction),
+    key!(Mode, choice!(Mode => Mode), "\"direct\"", Mode => mode),
+    key!(Wait, choice!(Wait => Wait), "\"stream\"", Wait => wait),
     key!(Size, Ty::Size, "\"512MiB\"", Bytes => size),
     key!(Chunk, Ty::Size, "none", Bytes => Some chunk),
     key!(Ring, Ty::Int { min: 1, max: ANY }, "3", Int => ring),

@@ -21,6 +21,8 @@ macro_rules! named_enum {
         impl $t {
             /// Every value, in the order of its names.
             pub const ALL: [$t; [$($name),+].len()] = [$($t::$v),+];
+            /// Every name, in the same order.
+            pub const NAMES: [&'static str; [$($name),+].len()] = [$($name),+];
             /// The name it is written as.
             pub fn name(self) -> &'static str {
                 match self {

@@ -11,7 +11,7 @@ use super::axes::CaseKey;
 use super::keys::Key;
 pub(super) use super::keys::{Given, KEYS, Ty, Val};
 use super::raw::{self, Entry, Kind, Pos};
-use super::{Case, Direction, Engine, HostFlags, HostKind, Mode, Threads, Wait};
+use super::{Case, HostFlags, Threads};
 use super::{Claim, Derived};
 use crate::error::Problem;
 use crate::units;
@@ -165,18 +165,13 @@ pub(super) fn shown(v: &raw::Value) -> String {
     }
 }
 
-/// A value that must be one of an enum's names (`all`, each named by `name`).
-fn enum_value<T: Copy>(
-    key: &str,
-    all: &[T],
-    name: fn(T) -> &'static str,
-    v: &raw::Value,
-) -> Result<(T, String), Problem> {
-    let names: Vec<&str> = all.iter().map(|&t| name(t)).collect();
-    let expected = format!("`{key}` must be one of {}", quoted_list(&names));
+/// A value that must be one of a setting enum's names: the index in `names` of the name `v`
+/// holds, with the name.
+fn choice_value(key: &str, names: &[&str], v: &raw::Value) -> Result<(usize, String), Problem> {
+    let expected = format!("`{key}` must be one of {}", quoted_list(names));
     match &v.kind {
-        Kind::Str(s) => match all.iter().find(|&&t| name(t) == s) {
-            Some(&t) => Ok((t, s.clone())),
+        Kind::Str(s) => match names.iter().position(|n| n == s) {
+            Some(i) => Ok((i, s.clone())),
             None => Err(v.pos.problem(format!(
                 "{expected}, not \"{s}\"{}",
                 did_you_mean_value(s, names.iter().copied())
@@ -341,16 +336,7 @@ pub(super) fn parse_value(
     in_sweep: bool,
 ) -> Result<Given, Problem> {
     let (val, written) = match ty {
-        Ty::Host => {
-            enum_value(key, &HostKind::ALL, HostKind::name, v).map(|(x, w)| (Val::Host(x), w))?
-        }
-        Ty::Engine => {
-            enum_value(key, &Engine::ALL, Engine::name, v).map(|(x, w)| (Val::Engine(x), w))?
-        }
-        Ty::Direction => enum_value(key, &Direction::ALL, Direction::name, v)
-            .map(|(x, w)| (Val::Direction(x), w))?,
-        Ty::Mode => enum_value(key, &Mode::ALL, Mode::name, v).map(|(x, w)| (Val::Mode(x), w))?,
-        Ty::Wait => enum_value(key, &Wait::ALL, Wait::name, v).map(|(x, w)| (Val::Wait(x), w))?,
+        Ty::Choice { names, val } => choice_value(key, names, v).map(|(i, w)| (val(i), w))?,
         Ty::Flags => flags_value(key, v, in_sweep).map(|(x, w)| (Val::Flags(x), w))?,
         Ty::Size => {
             let (bytes, written) = size_value(key, v)?;
