@@ -6,7 +6,7 @@ mod common;
 mod devfixture;
 
 use pinscope::report;
-use pinscope::results::{NodeFolder, NodeSteps, ResultSet};
+use pinscope::results::{NodeFolder, NodeInfo, NodeSteps, ResultSet};
 use std::path::{Path, PathBuf};
 
 fn headline() -> ResultSet {
@@ -54,8 +54,7 @@ fn the_slow_gpu_is_named_first_with_its_link_and_check() {
             check: Some(1),
             run: Some(0),
         }),
-        machine: None,
-        gpu_unavailable: None,
+        info: NodeInfo::default(),
         results: vec![PathBuf::from("node-017/run.csv")],
         problem: None,
     }];

@@ -23,10 +23,11 @@ fn step_word(code: Option<i32>) -> String {
 
 /// The node's GPU from `info`, or why it had none.
 fn gpu_cell(n: &NodeFolder) -> String {
-    if let Some(why) = &n.gpu_unavailable {
+    if let Some(why) = &n.info.gpu_unavailable {
         return format!("no GPU: {why}");
     }
-    n.machine
+    n.info
+        .machine
         .as_ref()
         .and_then(|m| m.gpu.as_ref())
         .map_or_else(|| "—".into(), |g| g.name.clone())
@@ -46,7 +47,7 @@ pub(crate) fn nodes_section(out: &mut String, nodes: &[NodeFolder]) {
     let no_gpu = nodes
         .iter()
         .filter(|n| {
-            n.gpu_unavailable.is_some() || n.steps.as_ref().is_some_and(|s| s.run == Some(3))
+            n.info.gpu_unavailable.is_some() || n.steps.as_ref().is_some_and(|s| s.run == Some(3))
         })
         .count();
     let with_results = nodes.iter().filter(|n| !n.results.is_empty()).count();

@@ -21,11 +21,13 @@ pub struct NodeSteps {
     pub run: Option<i32>,
 }
 
-/// The part of `info --json` a fleet page shows.
-#[derive(Debug, Clone, Default, Deserialize)]
-struct NodeInfo {
-    machine: Option<Machine>,
-    gpu_unavailable: Option<String>,
+/// The part of a node's `info --json` a fleet page shows.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct NodeInfo {
+    /// The machine `info` described (its GPU, when one was usable).
+    pub machine: Option<Machine>,
+    /// Why `info` found no usable GPU, as it said it.
+    pub gpu_unavailable: Option<String>,
 }
 
 /// One node's folder.
@@ -35,10 +37,8 @@ pub struct NodeFolder {
     pub name: String,
     pub path: PathBuf,
     pub steps: Option<NodeSteps>,
-    /// The machine `info` described (its GPU, when one was usable).
-    pub machine: Option<Machine>,
-    /// Why `info` found no usable GPU, as it said it.
-    pub gpu_unavailable: Option<String>,
+    /// What its `info.json` says (empty when it could not be read).
+    pub info: NodeInfo,
     /// The results CSVs the node's run wrote.
     pub results: Vec<PathBuf>,
     /// A file of the node that could not be read (a node that died mid-write), in words.
@@ -112,8 +112,7 @@ fn node_folder(dir: &Path, results: Vec<PathBuf>) -> NodeFolder {
         name,
         path: dir.to_path_buf(),
         steps,
-        machine: info.machine,
-        gpu_unavailable: info.gpu_unavailable,
+        info,
         results,
         problem: (!problems.is_empty()).then(|| problems.join("; ")),
     }
@@ -182,7 +181,7 @@ mod tests {
         let n1 = &got.nodes[0];
         assert_eq!(n1.steps.as_ref().unwrap().run, Some(3));
         assert_eq!(n1.steps.as_ref().unwrap().check, None);
-        assert_eq!(n1.gpu_unavailable.as_deref(), Some("no NVIDIA driver"));
+        assert_eq!(n1.info.gpu_unavailable.as_deref(), Some("no NVIDIA driver"));
         assert!(n1.problem.is_none() && n1.results.is_empty());
         let n2 = &got.nodes[1];
         assert!(n2.problem.as_deref().unwrap().contains("info.json is not"));

@@ -6,27 +6,41 @@
 use super::*;
 
 /// The two ends of a one-way transfer: the host buffer (the source for H2D, the destination for
-/// D2H), a device buffer of the same size, the direction and the pattern's seed.
-pub(crate) struct OneWay {
+/// D2H), a device buffer of the same size (`()` until it is allocated), the direction and the
+/// pattern's seed.
+pub(crate) struct OneWay<D = DeviceBuffer> {
     pub host: HostBuffer,
-    pub device: DeviceBuffer,
+    pub device: D,
     pub h2d: bool,
     pub seed: u32,
     pub size: usize,
 }
 
-impl OneWay {
-    /// The ends around `host` (of `size` bytes) with the device buffer allocated now.
-    fn new(host: HostBuffer, h2d: bool, seed: u32, size: usize) -> Result<Self, CudaError> {
-        Ok(OneWay {
+impl OneWay<()> {
+    /// The ends of `case` around `host` (of `case.size` bytes), before the device buffer exists.
+    fn of(case: &Case, host: HostBuffer) -> Self {
+        OneWay {
             host,
-            device: DeviceBuffer::new(size)?,
-            h2d,
-            seed,
-            size,
-        })
+            device: (),
+            h2d: case.direction == Direction::H2d,
+            seed: seed_for(case),
+            size: case.size as usize,
+        }
     }
 
+    /// The same ends with the device buffer allocated now.
+    fn with_device(self) -> Result<OneWay, CudaError> {
+        Ok(OneWay {
+            device: DeviceBuffer::new(self.size)?,
+            host: self.host,
+            h2d: self.h2d,
+            seed: self.seed,
+            size: self.size,
+        })
+    }
+}
+
+impl<D> OneWay<D> {
     pub(crate) fn moves(&self) -> Moves {
         Moves::one_way(self.h2d, self.size)
     }
@@ -36,12 +50,15 @@ impl OneWay {
         Lane::one_way(self.h2d)
     }
 
-    /// Puts the host buffer back as first touch left it: the pattern when it is the source,
-    /// zeros when it is the destination (untimed; managed memory between samples).
+    /// First touch of the host buffer, or putting it back as first touch left it: the pattern
+    /// when it is the source, zeros when it is the destination (untimed; managed memory between
+    /// samples).
     pub(crate) fn reset_host(&mut self) {
         touch_host_end(&mut self.host, self.h2d, self.seed);
     }
+}
 
+impl OneWay {
     /// First touch of the device buffer: zeros when it is the destination, the pattern when it
     /// is the source. A size the kernels cannot cover (not a multiple of 16 bytes: latency cases
     /// from 4 B) is written from the host instead.
@@ -136,10 +153,7 @@ pub(crate) trait Enqueue {
 /// A one-way transfer before its device memory exists: the host end, the strategy's part (its
 /// host buffers), and what the device side will need.
 pub(crate) struct OneWayHost<E> {
-    host: HostBuffer,
-    h2d: bool,
-    seed: u32,
-    size: usize,
+    ends: OneWay<()>,
     streams: u32,
     setup: SetupTimes,
     how: E,
@@ -156,10 +170,7 @@ impl<E: Enqueue + 'static> OneWayHost<E> {
         how: E,
     ) -> Self {
         OneWayHost {
-            host,
-            h2d: case.direction == Direction::H2d,
-            seed: seed_for(case),
-            size: case.size as usize,
+            ends: OneWay::of(case, host),
             streams,
             setup,
             how,
@@ -172,22 +183,19 @@ impl<E: Enqueue + 'static> HostSide for OneWayHost<E> {
     /// it is the destination.
     fn touch(&mut self) {
         self.how.touch();
-        touch_host_end(&mut self.host, self.h2d, self.seed);
+        self.ends.reset_host();
     }
 
     fn footprint(&self) -> Footprint {
         let mut fp = Footprint::default();
-        footprint_of(&self.host, &mut fp);
+        footprint_of(&self.ends.host, &mut fp);
         self.how.footprint(&mut fp);
         fp
     }
 
     fn add_device(self: Box<Self>, gpu: &Gpu) -> Result<Box<dyn Transfer>, CudaError> {
         let OneWayHost {
-            host,
-            h2d,
-            seed,
-            size,
+            ends,
             streams,
             setup,
             mut how,
@@ -195,7 +203,7 @@ impl<E: Enqueue + 'static> HostSide for OneWayHost<E> {
         let streams = (0..streams.max(1))
             .map(|_| Stream::new())
             .collect::<Result<Vec<_>, _>>()?;
-        let mut io = OneWay::new(host, h2d, seed, size)?;
+        let mut io = ends.with_device()?;
         how.add_device()?;
         io.touch_device(gpu, &streams[0])?;
         Ok(Box::new(OneWayTransfer {
@@ -257,13 +265,9 @@ impl<E: Enqueue> Transfer for OneWayTransfer<E> {
     }
 
     fn free(self: Box<Self>) -> Result<SetupTimes, CudaError> {
-        let OneWayTransfer {
-            io,
-            streams,
-            setup,
-            how,
-        } = *self;
-        drop(streams);
-        io.free(how.into_buffers(), setup)
+        let t = *self;
+        // The streams go before the buffers they ran on.
+        drop(t.streams);
+        t.io.free(t.how.into_buffers(), t.setup)
     }
 }
