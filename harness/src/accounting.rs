@@ -1,8 +1,14 @@
-//! The accounting metrics, each declared once: its name (the `<m>` of the CSV's
+//! The memory observers and their readings, and the accounting metrics made from them, each
+//! declared once.
+//!
+//! An observer ([`ObserverId`], [`OBSERVERS`]) is known by the name results files write its
+//! readings under (`<observer>.<metric>`) and by the noise of its readings; a reading that is not
+//! memory held, moves with its own noise or has words readers know it by is declared in
+//! [`READINGS`]. An accounting metric ([`METRICS`]) has its name (the `<m>` of the CSV's
 //! `d_<phase>_<m>_mib` columns and of claim metrics), its header in compare tables, the words
-//! readers know it by, the observer readings that supply it and the platforms where it can be
-//! read. Columns, claim metrics, compare tables, plots, the platform page and the table in
-//! `docs/accounting.md` (checked by a test) all come from [`METRICS`].
+//! readers know it by, the readings that supply it and the platforms where it can be read.
+//! Columns, claim metrics, compare tables, plots, the platform page and the table in
+//! `docs/accounting.md` (checked by a test) all come from these tables.
 
 use std::fmt;
 
@@ -31,8 +37,8 @@ pub struct Declaration {
     pub label: &'static str,
     /// The words of report sentences.
     pub words: &'static str,
-    /// Observer readings that supply it (`observer.metric`), the first one read wins.
-    pub sources: &'static [&'static str],
+    /// Observer readings that supply it (observer, metric), the first one read wins.
+    pub sources: &'static [(ObserverId, &'static str)],
     /// Whether it can be read on each of [`PLATFORMS`].
     pub platforms: [Availability; 4],
 }
@@ -42,7 +48,7 @@ use Availability::{No, Unverified, Yes};
 /// Declares [`Metric`], [`Metric::ALL`] and [`METRICS`] from one table, a metric a line:
 /// variant, name, header, label, words, sources and platforms (see [`Declaration`]).
 macro_rules! metrics {
-    ($($m:ident: $name:literal, $header:literal, $label:literal, $words:literal, [$($src:literal),+], [$($p:ident),+];)+) => {
+    ($($m:ident: $name:literal, $header:literal, $label:literal, $words:literal, [$($o:ident.$r:ident),+], [$($p:ident),+];)+) => {
         /// An accounting metric (a column family of the results CSV, MiB deltas against
         /// `before`).
         #[derive(
@@ -67,7 +73,7 @@ macro_rules! metrics {
             header: $header,
             label: $label,
             words: $words,
-            sources: &[$($src),+],
+            sources: &[$((ObserverId::$o, stringify!($r))),+],
             platforms: [$($p),+],
         }),+];
     };
@@ -75,15 +81,15 @@ macro_rules! metrics {
 
 #[rustfmt::skip]
 metrics! {
-    CudaUsed: "cuda_used", "CUDA used", "CUDA used (cuMemGetInfo)", "CUDA used", ["cuda.used"], [Yes, Yes, Yes, Yes];
-    NvmlUsed: "nvml_used", "NVML used", "NVML device used", "NVML used", ["nvml.used"], [Yes, Unverified, Yes, Yes];
-    ProcRss: "proc_rss", "RSS/WS", "host RSS / working set", "host RSS", ["procfs.vm_rss", "process.working_set"], [Yes, Yes, Yes, Yes];
-    MemAvailable: "mem_available", "MemAvail", "MemAvailable", "MemAvailable", ["procfs.mem_available"], [Yes, Yes, No, No];
-    Committed: "committed", "committed", "committed / private bytes", "committed memory", ["procfs.committed_as", "process.private_usage"], [Yes, Yes, Yes, Yes];
-    Dedicated: "dedicated", "dedicated", "dedicated GPU memory (DXGI local)", "dedicated GPU memory", ["dxgi.local_usage", "pdh.process_dedicated"], [No, No, Yes, Unverified];
-    Shared: "shared", "shared", "shared GPU memory (Task Manager; DXGI non-local)", "shared GPU memory", ["dxgi.nonlocal_usage", "pdh.process_shared"], [No, No, Yes, Unverified];
-    LedgerPinned: "ledger_pinned", "ledger", "pinscope ledger: page-locked bytes", "pinscope's ledger", ["ledger.pinned"], [Yes, Yes, Yes, Yes];
-    CgroupMemory: "cgroup_memory", "cgroup", "cgroup v2 memory.current (the limit is memory.max)", "memory charged to the cgroup", ["cgroup.current"], [Yes, Unverified, No, No];
+    CudaUsed: "cuda_used", "CUDA used", "CUDA used (cuMemGetInfo)", "CUDA used", [Cuda.used], [Yes, Yes, Yes, Yes];
+    NvmlUsed: "nvml_used", "NVML used", "NVML device used", "NVML used", [Nvml.used], [Yes, Unverified, Yes, Yes];
+    ProcRss: "proc_rss", "RSS/WS", "host RSS / working set", "host RSS", [Procfs.vm_rss, Process.working_set], [Yes, Yes, Yes, Yes];
+    MemAvailable: "mem_available", "MemAvail", "MemAvailable", "MemAvailable", [Procfs.mem_available], [Yes, Yes, No, No];
+    Committed: "committed", "committed", "committed / private bytes", "committed memory", [Procfs.committed_as, Process.private_usage], [Yes, Yes, Yes, Yes];
+    Dedicated: "dedicated", "dedicated", "dedicated GPU memory (DXGI local)", "dedicated GPU memory", [Dxgi.local_usage, Pdh.process_dedicated], [No, No, Yes, Unverified];
+    Shared: "shared", "shared", "shared GPU memory (Task Manager; DXGI non-local)", "shared GPU memory", [Dxgi.nonlocal_usage, Pdh.process_shared], [No, No, Yes, Unverified];
+    LedgerPinned: "ledger_pinned", "ledger", "pinscope ledger: page-locked bytes", "pinscope's ledger", [Ledger.pinned], [Yes, Yes, Yes, Yes];
+    CgroupMemory: "cgroup_memory", "cgroup", "cgroup v2 memory.current (the limit is memory.max)", "memory charged to the cgroup", [Cgroup.current], [Yes, Unverified, No, No];
 }
 
 impl Metric {
@@ -111,13 +117,8 @@ impl Metric {
         Metric::ALL.into_iter().find(|m| m.name() == name)
     }
     /// The observers that supply it (`procfs`, `process`), first choice first.
-    pub fn observers(self) -> Vec<&'static str> {
-        let mut v: Vec<&str> = self
-            .declaration()
-            .sources
-            .iter()
-            .filter_map(|s| s.split_once('.').map(|(o, _)| o))
-            .collect();
+    pub fn observers(self) -> Vec<ObserverId> {
+        let mut v: Vec<ObserverId> = self.declaration().sources.iter().map(|s| s.0).collect();
         v.dedup();
         v
     }
@@ -144,37 +145,186 @@ pub enum ReadingKind {
     Link,
 }
 
-/// Every observer reading (`observer.metric`, see `probe`) that is not memory held, with what
-/// it counts; every other reading, including ones this version does not know, is
-/// [`ReadingKind::Held`].
-#[rustfmt::skip]
-const NOT_HELD: &[(&str, ReadingKind)] = &[
-    ("cuda.free", ReadingKind::Free),
-    ("cuda.total", ReadingKind::Capacity),
-    ("nvml.free", ReadingKind::Free),
-    ("nvml.total", ReadingKind::Capacity),
-    ("nvml.pcie_gen", ReadingKind::Link),
-    ("nvml.pcie_width", ReadingKind::Link),
-    ("nvml.pcie_gen_max", ReadingKind::Link),
-    ("nvml.pcie_width_max", ReadingKind::Link),
-    ("procfs.vm_hwm", ReadingKind::Peak),
-    ("procfs.mem_total", ReadingKind::Capacity),
-    ("cgroup.max", ReadingKind::Capacity),
-    ("cgroup.peak", ReadingKind::Peak),
-    ("dxgi.local_budget", ReadingKind::Capacity),
-    ("dxgi.local_available_for_reservation", ReadingKind::Capacity),
-    ("dxgi.nonlocal_budget", ReadingKind::Capacity),
-    ("dxgi.nonlocal_available_for_reservation", ReadingKind::Capacity),
-    ("process.peak_working_set", ReadingKind::Peak),
-];
+/// Declares [`ObserverId`] and [`OBSERVERS`] from one table, an observer a line: variant, the
+/// name results files write, and the noise of its readings (MiB; see
+/// [`ObserverDecl::noise_mib`]).
+macro_rules! observers {
+    ($($o:ident: $name:literal, $noise:literal;)+) => {
+        /// A memory observer, by the name results files write its readings under
+        /// (`<observer>.<metric>`) and a run's sidecar lists its availability under.
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize,
+            serde::Deserialize,
+        )]
+        #[serde(rename_all = "lowercase")]
+        pub enum ObserverId {
+            $($o,)+
+        }
 
-impl ReadingKind {
-    /// What the reading `observer.metric` counts.
-    pub fn of(reading: &str) -> ReadingKind {
-        NOT_HELD
+        /// Every observer, in the order a run sets them up and lists them.
+        pub const OBSERVERS: [ObserverDecl; [$($name),+].len()] = [$(ObserverDecl {
+            id: ObserverId::$o,
+            name: $name,
+            noise_mib: $noise,
+        }),+];
+    };
+}
+
+/// Everything said about one observer.
+#[derive(Debug, Clone, Copy)]
+pub struct ObserverDecl {
+    pub id: ObserverId,
+    /// The `<observer>` of its readings' names.
+    pub name: &'static str,
+    /// How far its readings move on their own (MiB): a hold-after-free timeline series is drawn
+    /// only when it moved by more. A reading of [`READINGS`] may say otherwise. Why each value:
+    /// pinscope's ledger counts its own allocations exactly; a process's own counters move by
+    /// about a MiB as the allocator and the runtime's threads come and go; device-wide counters
+    /// move in 2 MiB pages and with other contexts; system-wide host counters move with other
+    /// processes and the page cache (tens of MiB on an idle machine in the published runs).
+    pub noise_mib: f64,
+}
+
+observers! {
+    Cuda: "cuda", 4.0;
+    Nvml: "nvml", 4.0;
+    // System-wide host counters, but for this process's own (`vm_*`, in READINGS).
+    Procfs: "procfs", 64.0;
+    Cgroup: "cgroup", 2.0;
+    Dxgi: "dxgi", 4.0;
+    Pdh: "pdh", 4.0;
+    Process: "process", 2.0;
+    Ledger: "ledger", 0.0;
+}
+
+impl ObserverId {
+    pub fn declaration(self) -> &'static ObserverDecl {
+        &OBSERVERS[self as usize]
+    }
+    pub fn name(self) -> &'static str {
+        self.declaration().name
+    }
+    pub fn parse(name: &str) -> Option<ObserverId> {
+        OBSERVERS.iter().find(|o| o.name == name).map(|o| o.id)
+    }
+}
+
+impl fmt::Display for ObserverId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// The noise (MiB) of a reading of an observer this version does not know.
+pub const DEFAULT_NOISE_MIB: f64 = 2.0;
+
+/// What one observer reading is: what it counts, how far it moves on its own (MiB) and the
+/// words readers know it by (`None`: its name says it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReadingFacts {
+    pub kind: ReadingKind,
+    pub noise_mib: f64,
+    pub words: Option<&'static str>,
+}
+
+/// A reading (`<observer>.<metric>`) with what is declared of it.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadingDecl {
+    pub observer: ObserverId,
+    pub metric: &'static str,
+    pub facts: ReadingFacts,
+}
+
+/// Every observer reading (see `probe`) that is known by more than its name: what it counts,
+/// how far it moves on its own and the words readers know it by. Any other reading, including
+/// ones this version does not know, is memory held with its observer's noise, named by its name
+/// ([`ReadingFacts::of`]). A row: observer, metric, what it counts, its noise, its words.
+#[rustfmt::skip]
+pub const READINGS: &[ReadingDecl] = {
+    use ObserverId::*;
+    use ReadingKind::{Capacity, Free, Held, Link, Peak};
+    /// Noise: its observer's.
+    const OBS: Option<f64> = None;
+    /// Noise: a counter of this process's own host memory, which moves by about a MiB as the
+    /// allocator and the runtime's threads come and go.
+    const OWN: Option<f64> = Some(2.0);
+    const fn r(
+        observer: ObserverId,
+        metric: &'static str,
+        kind: ReadingKind,
+        noise_mib: Option<f64>,
+        words: &'static str,
+    ) -> ReadingDecl {
+        let noise_mib = match noise_mib {
+            Some(n) => n,
+            None => OBSERVERS[observer as usize].noise_mib,
+        };
+        ReadingDecl { observer, metric, facts: ReadingFacts { kind, noise_mib, words: Some(words) } }
+    }
+    &[
+        r(Cuda, "used", Held, OBS, "CUDA used"),
+        r(Cuda, "free", Free, OBS, "CUDA free"),
+        r(Cuda, "total", Capacity, OBS, "CUDA total"),
+        r(Nvml, "used", Held, OBS, "NVML device used"),
+        r(Nvml, "process_used", Held, OBS, "NVML, this process"),
+        r(Nvml, "reserved", Held, OBS, "NVML reserved"),
+        r(Nvml, "free", Free, OBS, "NVML free"),
+        r(Nvml, "total", Capacity, OBS, "NVML total"),
+        r(Nvml, "pcie_gen", Link, OBS, "PCIe generation"),
+        r(Nvml, "pcie_width", Link, OBS, "PCIe width"),
+        r(Nvml, "pcie_gen_max", Link, OBS, "PCIe generation (max)"),
+        r(Nvml, "pcie_width_max", Link, OBS, "PCIe width (max)"),
+        r(Procfs, "vm_rss", Held, OWN, "host RSS"),
+        r(Procfs, "vm_lck", Held, OWN, "locked (VmLck)"),
+        r(Procfs, "vm_pin", Held, OWN, "pinned (VmPin)"),
+        r(Procfs, "vm_hwm", Peak, OWN, "peak RSS (VmHWM)"),
+        r(Procfs, "mem_total", Capacity, OBS, "MemTotal"),
+        r(Procfs, "mem_available", Held, OBS, "MemAvailable"),
+        r(Procfs, "committed_as", Held, OBS, "Committed_AS"),
+        r(Procfs, "mlocked", Held, OBS, "Mlocked"),
+        r(Procfs, "unevictable", Held, OBS, "Unevictable"),
+        r(Procfs, "anon_pages", Held, OBS, "AnonPages"),
+        r(Procfs, "anon_huge_pages", Held, OBS, "AnonHugePages"),
+        r(Cgroup, "max", Capacity, OBS, "cgroup limit (memory.max)"),
+        r(Cgroup, "peak", Peak, OBS, "cgroup peak (memory.peak)"),
+        r(Dxgi, "local_usage", Held, OBS, "dedicated GPU memory"),
+        r(Dxgi, "nonlocal_usage", Held, OBS, "shared GPU memory"),
+        r(Dxgi, "local_budget", Capacity, OBS, "dedicated GPU memory budget"),
+        r(Dxgi, "local_available_for_reservation", Capacity, OBS, "dedicated GPU memory available for reservation"),
+        r(Dxgi, "nonlocal_budget", Capacity, OBS, "shared GPU memory budget"),
+        r(Dxgi, "nonlocal_available_for_reservation", Capacity, OBS, "shared GPU memory available for reservation"),
+        r(Process, "working_set", Held, OBS, "working set"),
+        r(Process, "private_usage", Held, OBS, "private bytes"),
+        r(Process, "peak_working_set", Peak, OBS, "peak working set"),
+        r(Ledger, "pinned", Held, OBS, "pinscope ledger: page-locked"),
+    ]
+};
+
+impl ReadingFacts {
+    /// What the reading `<observer>.<metric>` is, from its name (read once, where a results
+    /// file names it).
+    pub fn of(reading: &str) -> ReadingFacts {
+        let known = reading
+            .split_once('.')
+            .and_then(|(o, m)| Some((ObserverId::parse(o)?, m)));
+        let Some((observer, metric)) = known else {
+            return ReadingFacts::held(DEFAULT_NOISE_MIB);
+        };
+        READINGS
             .iter()
-            .find(|(r, _)| *r == reading)
-            .map_or(ReadingKind::Held, |(_, k)| *k)
+            .find(|r| r.observer == observer && r.metric == metric)
+            .map_or(ReadingFacts::held(observer.declaration().noise_mib), |r| {
+                r.facts
+            })
+    }
+
+    /// Memory held, moving by `noise_mib` on its own, named by its name.
+    fn held(noise_mib: f64) -> ReadingFacts {
+        ReadingFacts {
+            kind: ReadingKind::Held,
+            noise_mib,
+            words: None,
+        }
     }
 }
 
@@ -247,22 +397,40 @@ mod tests {
     }
 
     #[test]
-    fn readings_other_than_memory_held_are_known_by_name() {
-        assert_eq!(ReadingKind::of("cuda.used"), ReadingKind::Held);
-        assert_eq!(ReadingKind::of("cuda.free"), ReadingKind::Free);
-        assert_eq!(ReadingKind::of("nvml.pcie_width_max"), ReadingKind::Link);
+    fn readings_are_known_by_name() {
+        let kind = |r: &str| ReadingFacts::of(r).kind;
+        assert_eq!(kind("cuda.used"), ReadingKind::Held);
+        assert_eq!(kind("cuda.free"), ReadingKind::Free);
+        assert_eq!(kind("nvml.pcie_width_max"), ReadingKind::Link);
+        assert_eq!(kind("process.peak_working_set"), ReadingKind::Peak);
+        assert_eq!(kind("dxgi.local_budget"), ReadingKind::Capacity);
+        // A reading this version does not know is memory held, with its observer's noise.
+        assert_eq!(kind("newobserver.thing"), ReadingKind::Held);
+        assert_eq!(ReadingFacts::of("pdh.x").noise_mib, 4.0);
+        assert_eq!(ReadingFacts::of("procfs.vm_rss").noise_mib, 2.0);
+        assert_eq!(ReadingFacts::of("procfs.anon_pages").noise_mib, 64.0);
         assert_eq!(
-            ReadingKind::of("process.peak_working_set"),
-            ReadingKind::Peak
+            ReadingFacts::of("newobserver.thing").noise_mib,
+            DEFAULT_NOISE_MIB
         );
-        assert_eq!(ReadingKind::of("dxgi.local_budget"), ReadingKind::Capacity);
-        // A reading this version does not know is drawn as memory held.
-        assert_eq!(ReadingKind::of("newobserver.thing"), ReadingKind::Held);
         // Each reading once.
-        let mut names: Vec<&str> = NOT_HELD.iter().map(|(n, _)| *n).collect();
+        let mut names: Vec<(ObserverId, &str)> =
+            READINGS.iter().map(|r| (r.observer, r.metric)).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), NOT_HELD.len());
+        assert_eq!(names.len(), READINGS.len());
+    }
+
+    #[test]
+    fn observers_are_declared_in_the_order_of_the_enum() {
+        for (i, o) in OBSERVERS.iter().enumerate() {
+            assert_eq!(o.id as usize, i);
+            assert_eq!(ObserverId::parse(o.name), Some(o.id));
+            assert_eq!(
+                serde_json::to_string(&o.id).expect("json"),
+                format!("\"{}\"", o.name)
+            );
+        }
     }
 
     #[test]
@@ -280,8 +448,11 @@ mod tests {
 
     #[test]
     fn observers_come_from_the_sources() {
-        assert_eq!(Metric::ProcRss.observers(), ["procfs", "process"]);
-        assert_eq!(Metric::LedgerPinned.observers(), ["ledger"]);
+        assert_eq!(
+            Metric::ProcRss.observers(),
+            [ObserverId::Procfs, ObserverId::Process]
+        );
+        assert_eq!(Metric::LedgerPinned.observers(), [ObserverId::Ledger]);
     }
 
     /// The table "What each observer can see, per platform" in docs/accounting.md lists every

@@ -1,6 +1,7 @@
 //! The probe API as the runner uses it: build the set for this machine, snapshot around an
 //! "allocation" the ledger records, map to the CSV columns, hold-after-free timeline.
 
+use pinscope::accounting::ObserverId;
 use pinscope::probe::{
     self, GpuContext, Ledger, LedgerCategory, Moment, Observers, Snapshot, column_values, delta,
     describe,
@@ -27,9 +28,9 @@ fn runner_flow_without_a_gpu() {
     let alloc = obs.snapshot(Moment::Device);
 
     let d = delta(&before, &alloc);
-    let get = |k: &str| d.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
-    assert_eq!(get("ledger.pinned"), Some((64 << 20) as f64));
-    assert_eq!(get("cuda.used"), Some((32 << 20) as f64));
+    let get = |o: ObserverId, m: &str| d.iter().find(|(k, _)| *k == (o, m)).map(|(_, v)| *v);
+    assert_eq!(get(ObserverId::Ledger, "pinned"), Some((64 << 20) as f64));
+    assert_eq!(get(ObserverId::Cuda, "used"), Some((32 << 20) as f64));
 
     let cols = column_values(&before, &alloc);
     let col = |c: &str| cols.iter().find(|(n, _)| n.name() == c).map(|(_, v)| *v);
@@ -45,7 +46,7 @@ fn runner_flow_without_a_gpu() {
         &stop,
     );
     assert!(tl.len() >= 2);
-    let last = tl.last().map(|s| s.value("ledger", "pinned"));
+    let last = tl.last().map(|s| s.value(ObserverId::Ledger, "pinned"));
     assert_eq!(last, Some(Some(0.0)));
 
     let text = describe(&obs);

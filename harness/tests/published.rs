@@ -87,11 +87,10 @@ fn the_platform_page_lists_only_observers_the_runs_recorded() {
         let obs = m.observers();
         let recorded = sets.iter().any(|s| {
             let side = s.sidecar.as_ref().expect("sidecar");
-            side.observers
-                .iter()
-                .any(|o| obs.contains(&o.name.as_str()))
+            side.observers.iter().any(|o| obs.contains(&o.observer))
         });
-        let row = format!("{} [{}]</td>", m.declaration().label, obs.join(" or "));
+        let names: Vec<&str> = obs.iter().map(|o| o.name()).collect();
+        let row = format!("{} [{}]</td>", m.declaration().label, names.join(" or "));
         assert_eq!(html.contains(&row), recorded, "{m}: {row}");
     }
 }

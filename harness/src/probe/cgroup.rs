@@ -15,6 +15,7 @@
 //! or a note, never a panic.
 
 use super::{Observer, Reading};
+use crate::accounting::ObserverId;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -164,8 +165,8 @@ impl CgroupObserver {
 }
 
 impl Observer for CgroupObserver {
-    fn name(&self) -> &str {
-        "cgroup"
+    fn id(&self) -> ObserverId {
+        ObserverId::Cgroup
     }
 
     fn unavailable(&self) -> Option<String> {

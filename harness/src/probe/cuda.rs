@@ -2,6 +2,7 @@
 //! a closure the CUDA layer supplies (this module does not touch CUDA itself).
 
 use super::{Observer, Reading};
+use crate::accounting::ObserverId;
 
 /// Returns `(free, total)` bytes of the current CUDA context's device.
 pub type CudaMemFn = Box<dyn FnMut() -> Result<(u64, u64), String> + Send>;
@@ -17,8 +18,8 @@ impl CudaObserver {
 }
 
 impl Observer for CudaObserver {
-    fn name(&self) -> &str {
-        "cuda"
+    fn id(&self) -> ObserverId {
+        ObserverId::Cuda
     }
 
     fn unavailable(&self) -> Option<String> {

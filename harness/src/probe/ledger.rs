@@ -2,6 +2,7 @@
 //! neither `VmLck`, `Mlocked` nor `Unevictable`, so the only exact number is the one we keep.
 
 use super::{Observer, Reading};
+use crate::accounting::ObserverId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -80,8 +81,8 @@ impl Ledger {
 }
 
 impl Observer for Ledger {
-    fn name(&self) -> &str {
-        "ledger"
+    fn id(&self) -> ObserverId {
+        ObserverId::Ledger
     }
 
     fn read(&mut self) -> Result<Vec<Reading>, String> {

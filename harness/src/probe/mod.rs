@@ -6,7 +6,10 @@
 //! ([`Observer::unavailable`]) and the run goes on without it; a read that fails is recorded in
 //! the [`Snapshot`], never fatal.
 //!
-//! Metric names (observer `.` metric), all bytes unless noted:
+//! Each observer is declared in [`crate::accounting::OBSERVERS`] (its name and noise) and set up
+//! in [`Observers::for_this_machine`]; its readings that are not memory held, or have words of
+//! their own, in [`crate::accounting::READINGS`]. Metric names (observer `.` metric), all bytes
+//! unless noted:
 //! * `cuda`: `free`, `total`, `used` (cuMemGetInfo)
 //! * `nvml`: `used`, `free`, `total`, `reserved`, `process_used`; `pcie_gen`, `pcie_width`,
 //!   `pcie_gen_max`, `pcie_width_max` (counts)
@@ -20,7 +23,7 @@
 //! * `process`: `working_set`, `peak_working_set`, `private_usage`, `pagefile_usage`
 //! * `ledger`: `pinned_alloc`, `registered`, `managed`, `device`, `staging`, `pinned`
 
-use crate::accounting::Metric;
+use crate::accounting::{Metric, ObserverId};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -50,7 +53,8 @@ pub use procfs::{ProcfsObserver, parse_meminfo, parse_status};
 /// An observer's availability on the machine that ran.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ObserverStatus {
-    pub name: String,
+    #[serde(rename = "name")]
+    pub observer: ObserverId,
     pub available: bool,
     /// Why not, when unavailable.
     pub reason: Option<String>,
@@ -102,8 +106,8 @@ impl Reading {
 
 /// A source of memory numbers.
 pub trait Observer: Send {
-    /// `cuda`, `nvml`, `procfs`, `cgroup`, `dxgi`, `pdh`, `process`, `ledger`.
-    fn name(&self) -> &str;
+    /// Which observer it is.
+    fn id(&self) -> ObserverId;
     /// `Some(reason)` when it cannot run on this machine; never fails the run. Most observers
     /// can always run.
     fn unavailable(&self) -> Option<String> {
@@ -162,24 +166,24 @@ pub struct Snapshot {
     /// Milliseconds since the [`Observers`] set was created.
     pub t_ms: f64,
     /// `(observer, reading)`.
-    pub readings: Vec<(String, Reading)>,
+    pub readings: Vec<(ObserverId, Reading)>,
     /// `(observer, message)`: failed reads and partial problems.
-    pub errors: Vec<(String, String)>,
+    pub errors: Vec<(ObserverId, String)>,
 }
 
 impl Snapshot {
     /// The value of `observer.metric`, if it was read.
-    pub fn value(&self, observer: &str, metric: &str) -> Option<f64> {
+    pub fn value(&self, observer: ObserverId, metric: &str) -> Option<f64> {
         self.readings
             .iter()
-            .find(|(o, r)| o == observer && r.metric == metric)
+            .find(|(o, r)| *o == observer && r.metric == metric)
             .map(|(_, r)| r.value)
     }
 
-    fn keyed(&self) -> BTreeMap<String, &Reading> {
+    fn keyed(&self) -> BTreeMap<(ObserverId, &str), &Reading> {
         self.readings
             .iter()
-            .map(|(o, r)| (format!("{o}.{}", r.metric), r))
+            .map(|(o, r)| ((*o, r.metric.as_str()), r))
             .collect()
     }
 }
@@ -249,16 +253,13 @@ impl Observers {
             if obs.unavailable().is_some() {
                 continue;
             }
-            let name = obs.name().to_string();
+            let id = obs.id();
             match obs.read() {
-                Ok(readings) => {
-                    snap.readings
-                        .extend(readings.into_iter().map(|r| (name.clone(), r)));
-                }
-                Err(e) => snap.errors.push((name.clone(), e)),
+                Ok(readings) => snap.readings.extend(readings.into_iter().map(|r| (id, r))),
+                Err(e) => snap.errors.push((id, e)),
             }
             snap.errors
-                .extend(obs.take_notes().into_iter().map(|n| (name.clone(), n)));
+                .extend(obs.take_notes().into_iter().map(|n| (id, n)));
         }
         snap
     }
@@ -270,7 +271,7 @@ impl Observers {
             .map(|o| {
                 let reason = o.unavailable();
                 ObserverStatus {
-                    name: o.name().into(),
+                    observer: o.id(),
                     available: reason.is_none(),
                     reason,
                 }
@@ -279,8 +280,8 @@ impl Observers {
     }
 }
 
-/// `observer.metric -> after - before`, for metrics read in both snapshots.
-pub fn delta(before: &Snapshot, after: &Snapshot) -> Vec<(String, f64)> {
+/// `(observer, metric) -> after - before`, for readings taken in both snapshots.
+pub fn delta<'a>(before: &Snapshot, after: &'a Snapshot) -> Vec<((ObserverId, &'a str), f64)> {
     let b = before.keyed();
     after
         .keyed()
@@ -293,11 +294,11 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> Vec<(String, f64)> {
 /// read) as MiB deltas between two snapshots. A metric whose sources were not read in both
 /// snapshots is left out.
 pub fn column_values(before: &Snapshot, after: &Snapshot) -> Vec<(Metric, f64)> {
-    let d: BTreeMap<String, f64> = delta(before, after).into_iter().collect();
+    let d: BTreeMap<(ObserverId, &str), f64> = delta(before, after).into_iter().collect();
     crate::accounting::METRICS
         .iter()
         .filter_map(|m| {
-            let v = m.sources.iter().find_map(|s| d.get(*s))?;
+            let v = m.sources.iter().find_map(|s| d.get(s))?;
             Some((m.metric, v / crate::units::MIB as f64))
         })
         .collect()
@@ -343,9 +344,9 @@ pub fn describe(obs: &Observers) -> String {
     obs.list
         .iter()
         .map(|o| match (o.unavailable(), o.detail()) {
-            (Some(r), _) => format!("{}: unavailable: {r}\n", o.name()),
-            (None, Some(d)) => format!("{}: available: {d}\n", o.name()),
-            (None, None) => format!("{}: available\n", o.name()),
+            (Some(r), _) => format!("{}: unavailable: {r}\n", o.id()),
+            (None, Some(d)) => format!("{}: available: {d}\n", o.id()),
+            (None, None) => format!("{}: available\n", o.id()),
         })
         .collect()
 }
@@ -353,36 +354,36 @@ pub fn describe(obs: &Observers) -> String {
 /// An observer that cannot run here: it does not exist on this OS (the DXGI observer on Linux,
 /// ...), or it could not open what it watches (see [`opened`]).
 pub struct Unsupported {
-    name: &'static str,
+    id: ObserverId,
     reason: String,
 }
 
 impl Unsupported {
-    pub fn new(name: &'static str, reason: impl Into<String>) -> Unsupported {
+    pub fn new(id: ObserverId, reason: impl Into<String>) -> Unsupported {
         Unsupported {
-            name,
+            id,
             reason: reason.into(),
         }
     }
 }
 
 /// An observer of something it opens first (an NVML device, a DXGI adapter, a PDH query): the
-/// observer `make` builds from what was opened, or, when opening failed, the observer `name`
+/// observer `make` builds from what was opened, or, when opening failed, the observer `id`
 /// unavailable with the reason (every read fails with it too).
 pub(crate) fn opened<T, O: Observer + 'static>(
-    name: &'static str,
+    id: ObserverId,
     opened: Result<T, String>,
     make: impl FnOnce(T) -> O,
 ) -> Box<dyn Observer> {
     match opened {
         Ok(v) => Box::new(make(v)),
-        Err(why) => Box::new(Unsupported::new(name, why)),
+        Err(why) => Box::new(Unsupported::new(id, why)),
     }
 }
 
 impl Observer for Unsupported {
-    fn name(&self) -> &str {
-        self.name
+    fn id(&self) -> ObserverId {
+        self.id
     }
     fn unavailable(&self) -> Option<String> {
         Some(self.reason.clone())

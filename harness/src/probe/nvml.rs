@@ -5,6 +5,7 @@
 //! the memory); that is recorded as a note, never as a number.
 
 use super::{Observer, Reading};
+use crate::accounting::ObserverId;
 use crate::platform::{GpuDriverModel, PcieLink};
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enums::device::UsedGpuMemory;
@@ -108,7 +109,7 @@ impl NvmlObserver {
     /// Loads NVML and finds the device by UUID (index 0 only when `uuid` is `None`); unavailable,
     /// with the reason, when either fails.
     pub fn open(uuid: Option<&str>) -> Box<dyn Observer> {
-        super::opened("nvml", open(uuid), |(nvml, index)| NvmlObserver {
+        super::opened(ObserverId::Nvml, open(uuid), |(nvml, index)| NvmlObserver {
             nvml,
             index,
             notes: Vec::new(),
@@ -117,8 +118,8 @@ impl NvmlObserver {
 }
 
 impl Observer for NvmlObserver {
-    fn name(&self) -> &str {
-        "nvml"
+    fn id(&self) -> ObserverId {
+        ObserverId::Nvml
     }
 
     fn detail(&self) -> Option<String> {

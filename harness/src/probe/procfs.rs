@@ -5,6 +5,7 @@
 //! in `VmLck`, `Mlocked` or `Unevictable`; all are read so a report can show that.
 
 use super::{Observer, Reading};
+use crate::accounting::ObserverId;
 use std::path::PathBuf;
 
 /// `/proc/self/status` fields read, with their metric names.
@@ -91,8 +92,8 @@ impl ProcfsObserver {
 }
 
 impl Observer for ProcfsObserver {
-    fn name(&self) -> &str {
-        "procfs"
+    fn id(&self) -> ObserverId {
+        ObserverId::Procfs
     }
 
     fn unavailable(&self) -> Option<String> {

@@ -2,6 +2,7 @@
 //! the sidecar says why they did not run) and always unavailable.
 
 use super::{DxgiAdapter, Observer, Unsupported};
+use crate::accounting::ObserverId;
 use crate::platform::Settings;
 
 /// No DXGI here.
@@ -17,9 +18,9 @@ pub fn running_under_wine() -> bool {
 pub(super) fn observers(_luid: Option<[u8; 8]>) -> Vec<Box<dyn Observer>> {
     let why = "Windows only (this is not a Windows build)";
     vec![
-        Box::new(Unsupported::new("dxgi", why)),
-        Box::new(Unsupported::new("pdh", why)),
-        Box::new(Unsupported::new("process", why)),
+        Box::new(Unsupported::new(ObserverId::Dxgi, why)),
+        Box::new(Unsupported::new(ObserverId::Pdh, why)),
+        Box::new(Unsupported::new(ObserverId::Process, why)),
     ]
 }
 

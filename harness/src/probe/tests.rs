@@ -12,7 +12,7 @@ fn snap(phase: Moment, readings: &[(&str, &str, f64)]) -> Snapshot {
             .iter()
             .map(|(o, m, v)| {
                 (
-                    o.to_string(),
+                    ObserverId::parse(o).expect("a known observer"),
                     Reading {
                         metric: m.to_string(),
                         value: *v,
@@ -37,7 +37,7 @@ fn delta_only_for_metrics_in_both() {
         Moment::Device,
         &[("cuda", "used", 150.0), ("dxgi", "nonlocal_usage", 9.0)],
     );
-    assert_eq!(delta(&b, &a), vec![("cuda.used".to_string(), 50.0)]);
+    assert_eq!(delta(&b, &a), vec![((ObserverId::Cuda, "used"), 50.0)]);
 }
 
 #[test]
@@ -77,7 +77,7 @@ fn columns_follow_the_windows_article() {
     let read_here = |m: &Metric| {
         m.observers()
             .iter()
-            .any(|o| readings.iter().any(|(r, ..)| r == o))
+            .any(|o| readings.iter().any(|(r, ..)| *r == o.name()))
     };
     let expected: Vec<Metric> = Metric::ALL.into_iter().filter(read_here).collect();
     assert_eq!(order, expected);
@@ -128,10 +128,11 @@ fn every_metric_has_a_source_of_an_observer() {
     }
 }
 
+/// An NVML observer whose device was lost.
 struct Failing;
 impl Observer for Failing {
-    fn name(&self) -> &str {
-        "failing"
+    fn id(&self) -> ObserverId {
+        ObserverId::Nvml
     }
     fn read(&mut self) -> Result<Vec<Reading>, String> {
         Err("device lost".into())
@@ -154,22 +155,22 @@ fn snapshot_records_errors_and_skips_unavailable() {
     let mut obs = Observers::new(vec![
         Box::new(CudaObserver::new(Some(cuda))),
         Box::new(Failing),
-        Box::new(Unsupported::new("dxgi", "Windows only")),
+        Box::new(Unsupported::new(ObserverId::Dxgi, "Windows only")),
         Box::new(ledger.clone()),
     ]);
     let s = obs.snapshot(Moment::Before);
     assert_eq!(s.phase, Moment::Before);
-    assert_eq!(s.value("cuda", "used"), Some(3000.0));
-    assert_eq!(s.value("ledger", "pinned"), Some(4096.0));
-    assert_eq!(s.value("dxgi", "local_usage"), None);
-    assert_eq!(s.errors, vec![("failing".into(), "device lost".into())]);
+    assert_eq!(s.value(ObserverId::Cuda, "used"), Some(3000.0));
+    assert_eq!(s.value(ObserverId::Ledger, "pinned"), Some(4096.0));
+    assert_eq!(s.value(ObserverId::Dxgi, "local_usage"), None);
+    assert_eq!(s.errors, vec![(ObserverId::Nvml, "device lost".into())]);
     let s2 = obs.snapshot(Moment::Device);
     assert!(s2.t_ms >= s.t_ms);
-    assert_eq!(s2.value("cuda", "used"), None);
+    assert_eq!(s2.value(ObserverId::Cuda, "used"), None);
     assert!(
         s2.errors
             .iter()
-            .any(|(o, e)| o == "cuda" && e.contains("ILLEGAL"))
+            .any(|(o, e)| *o == ObserverId::Cuda && e.contains("ILLEGAL"))
     );
 
     let st = obs.statuses();
@@ -189,27 +190,24 @@ fn for_this_machine_never_panics() {
         ledger: ledger.clone(),
         ..Default::default()
     });
-    let names: Vec<String> = obs.statuses().into_iter().map(|s| s.name).collect();
-    assert_eq!(
-        names,
-        [
-            "cuda", "nvml", "procfs", "cgroup", "dxgi", "pdh", "process", "ledger"
-        ]
-    );
+    // Every declared observer is set up, in the declared order.
+    let ids: Vec<ObserverId> = obs.statuses().into_iter().map(|s| s.observer).collect();
+    let declared = crate::accounting::OBSERVERS.map(|o| o.id);
+    assert_eq!(ids, declared);
     for s in obs.statuses() {
         if let Some(r) = &s.reason {
-            assert!(!r.is_empty(), "{} gave an empty reason", s.name);
+            assert!(!r.is_empty(), "{} gave an empty reason", s.observer);
         }
     }
     assert!(obs.statuses()[0].reason.is_some(), "no closure, no cuda");
     let s = obs.snapshot(Moment::Before);
-    assert_eq!(s.value("ledger", "pinned"), Some(0.0));
+    assert_eq!(s.value(ObserverId::Ledger, "pinned"), Some(0.0));
     if cfg!(target_os = "linux") {
-        assert!(s.value("procfs", "vm_rss").unwrap_or(0.0) > 0.0);
-        assert!(s.value("procfs", "mem_total").unwrap_or(0.0) > 0.0);
+        assert!(s.value(ObserverId::Procfs, "vm_rss").unwrap_or(0.0) > 0.0);
+        assert!(s.value(ObserverId::Procfs, "mem_total").unwrap_or(0.0) > 0.0);
     }
     if cfg!(windows) {
-        assert!(s.value("process", "working_set").unwrap_or(0.0) > 0.0);
+        assert!(s.value(ObserverId::Process, "working_set").unwrap_or(0.0) > 0.0);
     }
     ledger.add(LedgerCategory::PinnedAlloc, 3 * 1048576);
     let a = obs.snapshot(Moment::Device);

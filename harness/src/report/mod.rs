@@ -268,7 +268,7 @@ fn observer_cells(o: &ObserverStatus) -> ClassedRow {
         ("skipped", "unavailable")
     };
     let cells = vec![
-        o.name.clone(),
+        o.observer.to_string(),
         state.into(),
         o.reason.clone().unwrap_or_default(),
     ];

@@ -12,7 +12,7 @@ use super::html::{escape, table};
 use super::labels::{case_memory_words, case_words, direction_key};
 use super::platform_answer::ceiling;
 use super::plot_accounting::device_held;
-use crate::accounting::{Metric, Phase};
+use crate::accounting::{Metric, ObserverId, Phase};
 use crate::platform::{GpuDriverModel, Platform, Recorded};
 use crate::results::{Lane, ResultSet, Row};
 use std::collections::HashMap;
@@ -103,11 +103,13 @@ fn identities(sets: &[ResultSet]) -> Vec<&Row> {
         .collect()
 }
 
-fn observer_state(s: &ResultSet, observers: &[&str]) -> Option<(bool, String)> {
+/// Whether run `s` had one of `observers` available (`true` at the first that was), else why
+/// the last it recorded was not; `None` when it recorded none of them.
+fn observer_state(s: &ResultSet, observers: &[ObserverId]) -> Option<(bool, String)> {
     let c = s.sidecar.as_ref()?;
     let mut found = None;
     for o in observers {
-        if let Some(st) = c.observers.iter().find(|x| x.name == *o) {
+        if let Some(st) = c.observers.iter().find(|x| x.observer == *o) {
             if st.available {
                 return Some((true, String::new()));
             }
@@ -327,7 +329,8 @@ fn availability(sets: &[ResultSet], names: &[String]) -> String {
         .map(|m| {
             let obs = m.observers();
             let label = m.declaration().label;
-            let mut row = vec![format!("{label} [{}]", obs.join(" or "))];
+            let names: Vec<&str> = obs.iter().map(|o| o.name()).collect();
+            let mut row = vec![format!("{label} [{}]", names.join(" or "))];
             row.extend(sets.iter().map(|s| match observer_state(s, &obs) {
                 Some((true, _)) => "available".to_string(),
                 Some((false, why)) => format!("unavailable: {why}"),

@@ -3,7 +3,8 @@
 //! case allocated anything (`phase:<metric>` at `before`; a file without it falls back to the
 //! first reading after the free, and the axis says so).
 //!
-//! A series is drawn only when it moved by more than the noise of its observer ([`NOISE`]):
+//! A series is drawn only when it moved by more than the noise of its reading (declared with
+//! its observer in [`crate::accounting`]):
 //! over the readings before allocation and during the hold, its highest minus its lowest value
 //! must exceed that observer's noise. A case with no such series gets no chart; a scenario where
 //! nothing moved gets one sentence saying so. At most [`MAX_LINES`] lines per chart (the largest
@@ -13,7 +14,7 @@
 use super::CaseRow;
 use super::chart::{self, Figure, Line, XAxis, downsample};
 use super::labels::case_memory_words;
-use crate::accounting::ReadingKind;
+use crate::accounting::{ReadingFacts, ReadingKind};
 use crate::results::{Baseline, ResultSet, Timelines};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -25,71 +26,20 @@ pub const MAX_LINES: usize = 5;
 /// Timeline charts per scenario; further cases go to the table.
 pub const MAX_CHARTS: usize = 6;
 
-/// The noise of each observer's readings (MiB), by metric-name prefix, first match wins: a
-/// timeline series is drawn only when it moved by more than this. Why each value: pinscope's
-/// ledger counts its own allocations exactly; a process's own counters move by about a MiB as
-/// the allocator and the runtime's threads come and go; device-wide counters move in 2 MiB pages
-/// and with other contexts; system-wide host counters move with other processes and the page
-/// cache (tens of MiB on an idle machine in the published runs).
-pub const NOISE: &[(&str, f64)] = &[
-    ("ledger.", 0.0),
-    ("procfs.vm_", 2.0),
-    ("process.", 2.0),
-    ("nvml.process_used", 4.0),
-    ("cuda.", 4.0),
-    ("nvml.", 4.0),
-    ("dxgi.", 4.0),
-    ("pdh.", 4.0),
-    ("procfs.", 64.0),
-];
-/// The noise of a metric no [`NOISE`] prefix names.
-pub const DEFAULT_NOISE_MIB: f64 = 2.0;
-
 /// The sentence stating the noise rule, as the page prints it.
 pub const NOISE_RULE: &str = "A series is drawn only when it moved by more than its observer's noise (highest minus lowest reading, before allocation and during the hold): pinscope's ledger any change; this process's counters (VmRSS, working set, NVML per-process) 2–4 MiB; device-wide counters (CUDA, NVML, DXGI, PDH) 4 MiB; system-wide host counters (MemAvailable, Committed_AS, AnonPages) 64 MiB.";
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// The noise (MiB) of `metric`'s observer.
-pub fn noise_mib(metric: &str) -> f64 {
-    NOISE
-        .iter()
-        .find(|(p, _)| metric.starts_with(p))
-        .map_or(DEFAULT_NOISE_MIB, |(_, n)| *n)
-}
-
-/// Names readers know the timeline series by.
-const NAMES: &[(&str, &str)] = &[
-    ("cuda.used", "CUDA used"),
-    ("nvml.used", "NVML device used"),
-    ("nvml.process_used", "NVML, this process"),
-    ("nvml.reserved", "NVML reserved"),
-    ("procfs.vm_rss", "host RSS"),
-    ("procfs.vm_lck", "locked (VmLck)"),
-    ("procfs.vm_pin", "pinned (VmPin)"),
-    ("procfs.mem_available", "MemAvailable"),
-    ("procfs.committed_as", "Committed_AS"),
-    ("procfs.mlocked", "Mlocked"),
-    ("procfs.unevictable", "Unevictable"),
-    ("procfs.anon_pages", "AnonPages"),
-    ("procfs.anon_huge_pages", "AnonHugePages"),
-    ("dxgi.local_usage", "dedicated GPU memory"),
-    ("dxgi.nonlocal_usage", "shared GPU memory"),
-    ("process.working_set", "working set"),
-    ("process.private_usage", "private bytes"),
-    ("ledger.pinned", "pinscope ledger: page-locked"),
-];
-
-/// The legend text of a series: the reader's name, the observer's metric and its noise.
-pub fn series_name(metric: &str) -> String {
-    let noise = noise_mib(metric);
-    let noise = if noise == 0.0 {
+/// The legend text of a series: the reader's words for reading `metric`, its name and its noise.
+pub fn series_name(metric: &str, facts: &ReadingFacts) -> String {
+    let noise = if facts.noise_mib == 0.0 {
         "exact".to_string()
     } else {
-        format!("noise {noise} MiB")
+        format!("noise {} MiB", facts.noise_mib)
     };
-    match NAMES.iter().find(|(m, _)| *m == metric) {
-        Some((_, n)) => format!("{n} [{metric}; {noise}]"),
+    match facts.words {
+        Some(n) => format!("{n} [{metric}; {noise}]"),
         None => format!("{metric} [{noise}]"),
     }
 }
@@ -118,6 +68,7 @@ impl<'a> TimelineIndex<'a> {
 /// A series that moved: its points as MiB of change against its baseline.
 pub struct Moving<'a> {
     pub metric: &'a str,
+    pub facts: ReadingFacts,
     /// (ms after free, MiB of change).
     pub points: Vec<(f64, f64)>,
     /// Highest minus lowest reading, before allocation included (MiB).
@@ -136,7 +87,9 @@ pub fn moving_series<'a>(
     let mut still = 0usize;
     // Only memory that is held and released: links, totals, budgets, peaks and `free` (the
     // mirror of `used`) are not drawn.
-    let held = metrics.iter().filter(|(_, t)| t.kind == ReadingKind::Held);
+    let held = metrics
+        .iter()
+        .filter(|(_, t)| t.facts.kind == ReadingKind::Held);
     for (metric, line) in held {
         let mut p = line.points.clone();
         p.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -150,12 +103,13 @@ pub fn moving_series<'a>(
             .chain(base)
             .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(v), h.max(v)));
         let range = (hi - lo) / MIB;
-        if range <= noise_mib(metric) || range == 0.0 {
+        if range <= line.facts.noise_mib || range == 0.0 {
             still += 1;
             continue;
         }
         moving.push(Moving {
             metric: metric.as_ref(),
+            facts: line.facts,
             points: p.iter().map(|q| (q.0, (q.1 - zero) / MIB)).collect(),
             range,
             from_before: base.is_some(),
@@ -179,7 +133,7 @@ pub fn case_chart(case: &str, moving: &[Moving<'_>]) -> Figure {
     let series: Vec<Line> = moving
         .iter()
         .map(|m| Line {
-            name: series_name(m.metric),
+            name: series_name(m.metric, &m.facts),
             points: downsample(&m.points, MAX_POINTS)
                 .into_iter()
                 .map(|(x, y)| (x, y, y, y))
@@ -226,7 +180,7 @@ impl Tally {
             let last = m.points.last().map_or(0.0, |p| p.1);
             self.table.push(vec![
                 case.clone(),
-                series_name(m.metric),
+                series_name(m.metric, &m.facts),
                 format!("{first:+.1}"),
                 format!("{last:+.1}"),
                 format!("{:.1}", m.range),
@@ -351,14 +305,15 @@ mod tests {
 
     #[test]
     fn legend_names_the_observer_and_its_noise() {
+        let name = |r: &str| series_name(r, &ReadingFacts::of(r));
         assert_eq!(
-            series_name("procfs.mem_available"),
+            name("procfs.mem_available"),
             "MemAvailable [procfs.mem_available; noise 64 MiB]"
         );
         assert_eq!(
-            series_name("ledger.pinned"),
+            name("ledger.pinned"),
             "pinscope ledger: page-locked [ledger.pinned; exact]"
         );
-        assert_eq!(series_name("pdh.x"), "pdh.x [noise 4 MiB]");
+        assert_eq!(name("pdh.x"), "pdh.x [noise 4 MiB]");
     }
 }

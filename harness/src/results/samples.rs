@@ -14,7 +14,7 @@ use super::schema::{
     BANDWIDTH_SERIES, Lane, PHASE_PREFIX, SCHEMA_VERSION, Series, TIMELINE_PREFIX,
 };
 use crate::Error;
-use crate::accounting::ReadingKind;
+use crate::accounting::ReadingFacts;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -32,8 +32,9 @@ pub type Timelines = BTreeMap<Box<str>, Timeline>;
 /// One reading's points during the hold after free.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
-    /// What the reading counts, known from its name when the series is read.
-    pub kind: ReadingKind,
+    /// What the reading is (what it counts, its noise, its words), known from its name when
+    /// the series is read.
+    pub facts: ReadingFacts,
     /// (ms after the free, value).
     pub points: Vec<(f64, f64)>,
 }
@@ -42,7 +43,7 @@ impl Timeline {
     /// The empty timeline of reading `metric`.
     pub fn of(metric: &str) -> Timeline {
         Timeline {
-            kind: ReadingKind::of(metric),
+            facts: ReadingFacts::of(metric),
             points: Vec::new(),
         }
     }

@@ -7,6 +7,7 @@
 
 use super::super::{DxgiAdapter, Observer, Reading};
 use super::luid_bytes;
+use crate::accounting::ObserverId;
 use windows::Win32::Graphics::Dxgi::{
     CreateDXGIFactory1, DXGI_ADAPTER_DESC1, DXGI_ADAPTER_FLAG_SOFTWARE, DXGI_ERROR_NOT_FOUND,
     DXGI_MEMORY_SEGMENT_GROUP, DXGI_MEMORY_SEGMENT_GROUP_LOCAL,
@@ -112,16 +113,15 @@ impl DxgiObserver {
     /// Finds the adapter by LUID (`cuDeviceGetLuid` bytes), or the first hardware adapter;
     /// unavailable, with the reason, when there is none.
     pub fn open(luid: Option<[u8; 8]>) -> Box<dyn Observer> {
-        super::super::opened("dxgi", open(luid), |(adapter, desc)| DxgiObserver {
-            adapter,
-            desc,
+        super::super::opened(ObserverId::Dxgi, open(luid), |(adapter, desc)| {
+            DxgiObserver { adapter, desc }
         })
     }
 }
 
 impl Observer for DxgiObserver {
-    fn name(&self) -> &str {
-        "dxgi"
+    fn id(&self) -> ObserverId {
+        ObserverId::Dxgi
     }
 
     fn detail(&self) -> Option<String> {

@@ -11,6 +11,7 @@
 
 use super::super::{Observer, Reading};
 use super::{ffi_has_export, luid_instance_tag};
+use crate::accounting::ObserverId;
 use windows::Win32::System::Performance::{
     PDH_FMT_COUNTERVALUE_ITEM_W, PDH_FMT_LARGE, PDH_HCOUNTER, PDH_HQUERY, PDH_MORE_DATA,
     PdhAddEnglishCounterW, PdhCloseQuery, PdhCollectQueryData, PdhGetFormattedCounterArrayW,
@@ -182,16 +183,15 @@ impl PdhObserver {
     /// unavailable, with the reason, when the query cannot be opened.
     pub fn open(luid: Option<[u8; 8]>) -> Box<dyn Observer> {
         let luid_tag = luid.map(luid_instance_tag);
-        super::super::opened("pdh", ffi_open(std::process::id()), |query| PdhObserver {
-            query,
-            luid_tag,
+        super::super::opened(ObserverId::Pdh, ffi_open(std::process::id()), |query| {
+            PdhObserver { query, luid_tag }
         })
     }
 }
 
 impl Observer for PdhObserver {
-    fn name(&self) -> &str {
-        "pdh"
+    fn id(&self) -> ObserverId {
+        ObserverId::Pdh
     }
 
     fn read(&mut self) -> Result<Vec<Reading>, String> {

@@ -3,6 +3,7 @@
 //! Wine leaves `PrivateUsage` at 0; real Windows fills it.
 
 use super::super::{Observer, Reading};
+use crate::accounting::ObserverId;
 use windows::Win32::System::ProcessStatus::{
     GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS, PROCESS_MEMORY_COUNTERS_EX,
 };
@@ -30,8 +31,8 @@ fn ffi_memory_counters() -> Result<PROCESS_MEMORY_COUNTERS_EX, String> {
 }
 
 impl Observer for ProcessObserver {
-    fn name(&self) -> &str {
-        "process"
+    fn id(&self) -> ObserverId {
+        ObserverId::Process
     }
 
     fn read(&mut self) -> Result<Vec<Reading>, String> {
