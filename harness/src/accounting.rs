@@ -41,14 +41,19 @@ pub struct Declaration {
     pub sources: &'static [(ObserverId, &'static str)],
     /// Whether it can be read on each of [`PLATFORMS`].
     pub platforms: [Availability; 4],
+    /// Where the number comes from, in the words of `docs/accounting.md`'s table (Markdown).
+    pub source: &'static str,
+    /// What page-locked memory moves in it, as measured or expected (Markdown).
+    pub pinned_moves: &'static str,
 }
 
 use Availability::{No, Unverified, Yes};
 
-/// Declares [`Metric`], [`Metric::ALL`] and [`METRICS`] from one table, a metric a line:
-/// variant, name, header, label, words, sources and platforms (see [`Declaration`]).
+/// Declares [`Metric`], [`Metric::ALL`] and [`METRICS`] from one table, a metric a row:
+/// variant, name, header, label, words, sources and platforms, then the source and what pinned
+/// memory moves in the words of the docs (see [`Declaration`]).
 macro_rules! metrics {
-    ($($m:ident: $name:literal, $header:literal, $label:literal, $words:literal, [$($o:ident.$r:ident),+], [$($p:ident),+];)+) => {
+    ($($m:ident: $name:literal, $header:literal, $label:literal, $words:literal, [$($o:ident.$r:ident),+], [$($p:ident),+], $source:literal, $moves:literal;)+) => {
         /// An accounting metric (a column family of the results CSV, MiB deltas against
         /// `before`).
         #[derive(
@@ -75,21 +80,23 @@ macro_rules! metrics {
             words: $words,
             sources: &[$((ObserverId::$o, stringify!($r))),+],
             platforms: [$($p),+],
+            source: $source,
+            pinned_moves: $moves,
         }),+];
     };
 }
 
 #[rustfmt::skip]
 metrics! {
-    CudaUsed: "cuda_used", "CUDA used", "CUDA used (cuMemGetInfo)", "CUDA used", [Cuda.used], [Yes, Yes, Yes, Yes];
-    NvmlUsed: "nvml_used", "NVML used", "NVML device used", "NVML used", [Nvml.used], [Yes, Unverified, Yes, Yes];
-    ProcRss: "proc_rss", "RSS/WS", "host RSS / working set", "host RSS", [Procfs.vm_rss, Process.working_set], [Yes, Yes, Yes, Yes];
-    MemAvailable: "mem_available", "MemAvail", "MemAvailable", "MemAvailable", [Procfs.mem_available], [Yes, Yes, No, No];
-    Committed: "committed", "committed", "committed / private bytes", "committed memory", [Procfs.committed_as, Process.private_usage], [Yes, Yes, Yes, Yes];
-    Dedicated: "dedicated", "dedicated", "dedicated GPU memory (DXGI local)", "dedicated GPU memory", [Dxgi.local_usage, Pdh.process_dedicated], [No, No, Yes, Unverified];
-    Shared: "shared", "shared", "shared GPU memory (Task Manager; DXGI non-local)", "shared GPU memory", [Dxgi.nonlocal_usage, Pdh.process_shared], [No, No, Yes, Unverified];
-    LedgerPinned: "ledger_pinned", "ledger", "pinscope ledger: page-locked bytes", "pinscope's ledger", [Ledger.pinned], [Yes, Yes, Yes, Yes];
-    CgroupMemory: "cgroup_memory", "cgroup", "cgroup v2 memory.current (the limit is memory.max)", "memory charged to the cgroup", [Cgroup.current], [Yes, Unverified, No, No];
+    CudaUsed: "cuda_used", "CUDA used", "CUDA used (cuMemGetInfo)", "CUDA used", [Cuda.used], [Yes, Yes, Yes, Yes], "`cuMemGetInfo` total − free", "a few MiB of mapping (measured on Linux: +8 MiB for 4 GiB), not the pinned size";
+    NvmlUsed: "nvml_used", "NVML used", "NVML device used", "NVML used", [Nvml.used], [Yes, Unverified, Yes, Yes], "NVML device memory used", "as `cuda_used`";
+    ProcRss: "proc_rss", "RSS/WS", "host RSS / working set", "host RSS", [Procfs.vm_rss, Process.working_set], [Yes, Yes, Yes, Yes], "VmRSS; working set on Windows", "the pinned size (its pages are resident)";
+    MemAvailable: "mem_available", "MemAvail", "MemAvailable", "MemAvailable", [Procfs.mem_available], [Yes, Yes, No, No], "`/proc/meminfo` MemAvailable", "minus the pinned size";
+    Committed: "committed", "committed", "committed / private bytes", "committed memory", [Procfs.committed_as, Process.private_usage], [Yes, Yes, Yes, Yes], "Committed_AS; private usage on Windows", "depends on the flags (measured on Linux: write-combined and registered memory are not counted again)";
+    Dedicated: "dedicated", "dedicated", "dedicated GPU memory (DXGI local)", "dedicated GPU memory", [Dxgi.local_usage, Pdh.process_dedicated], [No, No, Yes, Unverified], "DXGI LOCAL usage; PDH process dedicated", "nothing: it is device memory (TCC has no DXGI adapter)";
+    Shared: "shared", "shared", "shared GPU memory (Task Manager; DXGI non-local)", "shared GPU memory", [Dxgi.nonlocal_usage, Pdh.process_shared], [No, No, Yes, Unverified], "DXGI NON_LOCAL usage (Task Manager's \"shared GPU memory\"); PDH process shared", "the pinned size under WDDM, as article 000 says (on WSL2, look at Task Manager on the Windows host)";
+    LedgerPinned: "ledger_pinned", "ledger", "pinscope ledger: page-locked bytes", "pinscope's ledger", [Ledger.pinned], [Yes, Yes, Yes, Yes], "pinscope's own count", "the pinned size, by construction";
+    CgroupMemory: "cgroup_memory", "cgroup", "cgroup v2 memory.current (the limit is memory.max)", "memory charged to the cgroup", [Cgroup.current], [Yes, Unverified, No, No], "cgroup v2 `memory.current` of this process's cgroup (`memory.max`, its limit, is in the samples file)", "not yet measured: whether the driver charges page-locked pages to the job's or container's cgroup is what this column shows (if it does, a pin can meet `memory.max` while MemAvailable is large). Unavailable, with the reason, where memory is on cgroup v1 (hybrid mounts) or the process is in the root cgroup";
 }
 
 impl Metric {
@@ -455,38 +462,58 @@ mod tests {
         assert_eq!(Metric::LedgerPinned.observers(), [ObserverId::Ledger]);
     }
 
-    /// The table "What each observer can see, per platform" in docs/accounting.md lists every
-    /// metric once, with the platforms its declaration gives.
-    #[test]
-    fn docs_table_matches_the_declarations() {
-        let doc = include_str!("../../docs/accounting.md");
-        let rows: Vec<Vec<&str>> = doc
-            .lines()
-            .skip_while(|l| !l.starts_with("| metric | source |"))
-            .take_while(|l| l.starts_with('|'))
-            .filter(|l| l.starts_with("| `"))
-            .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
-            .collect();
-        let names: Vec<&str> = rows.iter().map(|r| r[0].trim_matches('`')).collect();
-        let declared: Vec<&str> = METRICS.iter().map(|d| d.name).collect();
-        assert_eq!(
-            names, declared,
-            "docs/accounting.md lists the metrics in CSV order"
+    /// The table "What each observer can see, per platform" of `docs/accounting.md`, made from
+    /// [`METRICS`].
+    fn docs_table() -> String {
+        let mut t = format!(
+            "| metric | source | {} | what page-locked memory moves |\n|---|---|{}---|\n",
+            PLATFORMS.join(" | "),
+            "---|".repeat(PLATFORMS.len())
         );
-        for (row, d) in rows.iter().zip(&METRICS) {
-            for (i, a) in d.platforms.iter().enumerate() {
-                let cell = row[2 + i];
-                let said = match a {
-                    Yes => cell == "yes",
-                    No => cell.starts_with('—'),
-                    Unverified => cell.starts_with("unverified"),
-                };
-                assert!(
-                    said,
-                    "{} on {}: the docs say `{cell}`, the declaration {a:?}",
-                    d.name, PLATFORMS[i]
-                );
-            }
+        for d in &METRICS {
+            let cells: Vec<&str> = d
+                .platforms
+                .iter()
+                .map(|a| match a {
+                    Yes => "yes",
+                    No => "—",
+                    Unverified => "unverified",
+                })
+                .collect();
+            t += &format!(
+                "| `{}` | {} | {} | {} |\n",
+                d.name,
+                d.source,
+                cells.join(" | "),
+                d.pinned_moves
+            );
+        }
+        t
+    }
+
+    /// `docs/accounting.md`'s table of metrics is the one [`METRICS`] makes. With
+    /// `PINSCOPE_WRITE_DOCS=1` the test writes it there instead (after a metric is added or
+    /// changed), so the docs never need a hand edit for a metric.
+    #[test]
+    fn docs_table_is_made_from_the_declarations() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/accounting.md");
+        let doc = std::fs::read_to_string(path).expect("docs/accounting.md is readable");
+        let start = doc
+            .find("| metric | source |")
+            .expect("docs/accounting.md has the table of metrics");
+        let len = doc[start..]
+            .find("\n\n")
+            .map_or(doc.len() - start, |e| e + 1);
+        let want = docs_table();
+        if std::env::var_os("PINSCOPE_WRITE_DOCS").is_some() {
+            let written = format!("{}{want}{}", &doc[..start], &doc[start + len..]);
+            std::fs::write(path, written).expect("docs/accounting.md is writable");
+        } else {
+            assert_eq!(
+                &doc[start..start + len],
+                want,
+                "docs/accounting.md's table of metrics: run `PINSCOPE_WRITE_DOCS=1 cargo test -p pinscope --lib accounting` to write it"
+            );
         }
     }
 }

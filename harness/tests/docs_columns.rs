@@ -1,7 +1,8 @@
-//! The "Results files" section of `docs/results-schema.md` and the "Columns" sections of
+//! The "Results files" section of `docs/results-schema.md`, the "Columns" sections of
 //! `docs/latency.md` (the latency columns) and `docs/accounting.md` (the host phase and probe
-//! columns) together list every column the writer writes (and the family
-//! `d_<phase>_<metric>_mib` with every phase and metric), so the docs cannot fall behind the CSV.
+//! columns) and the latter's table of metrics together list every column the writer writes (and
+//! the family `d_<phase>_<metric>_mib` with every phase and metric), so the docs cannot fall
+//! behind the CSV.
 
 use pinscope::accounting::{Metric, Phase, parse_column};
 use pinscope::results::{base_columns, columns};
@@ -20,17 +21,18 @@ fn results_section() -> String {
             .find("Beside it")
             .expect("the section's end");
     readme[start..end].to_string()
-        + &columns_section("/../docs/latency.md")
-        + &columns_section("/../docs/accounting.md")
+        + &section("/../docs/latency.md", "## Columns")
+        + &section("/../docs/accounting.md", "## Columns")
+        + &section("/../docs/accounting.md", "## What each observer can see")
 }
 
-/// The "Columns" section of a document under the repository root (`rel` from the crate).
-fn columns_section(rel: &str) -> String {
+/// The section headed `heading` of a document under the repository root (`rel` from the crate).
+fn section(rel: &str, heading: &str) -> String {
     let path = format!("{}{rel}", env!("CARGO_MANIFEST_DIR"));
     let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let start = doc
-        .find("## Columns")
-        .unwrap_or_else(|| panic!("{path} has no Columns section"));
+        .find(heading)
+        .unwrap_or_else(|| panic!("{path} has no {heading} section"));
     let end = doc[start + 3..]
         .find("\n## ")
         .map_or(doc.len(), |e| start + 3 + e);
