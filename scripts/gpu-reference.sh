@@ -2,7 +2,8 @@
 # Every GPU check of a wave in ONE device call: pinscope's GPU tests and `check`, then pinscope
 # measured side by side with its references, interleaved in the same call: nvbandwidth v0.8
 # (copy engine one-way and bidirectional, device-local copy, host-device latency), the C++
-# latency probe and the device-copy probe. Never changes the GPU's clocks, modes or settings.
+# latency probe, the device-copy probe, and nvbandwidth's bidirectional tests alternated with
+# pinscope's (scripts/bidir-check.sh). Never changes the GPU's clocks, modes or settings.
 #
 #   here:  scripts/build-dist.sh && bash ../shared/tools/nvbandwidth.sh prepare .peers
 #   GPU:   scripts/gpu-reference.sh          (carry dist and .peers; writes under $OUT)
@@ -76,6 +77,7 @@ left "nvbandwidth round 2" && nvb 2
 left latency && log "latency: pinscope's latency scenario beside the C++ probe" && LATENCY_SAMPLES=${LATENCY_SAMPLES:-300} PINSCOPE=$P bash scripts/latency-check.sh "$W/latency-check" 2>&1 | tee "$W/latency-check.log" | tail -80
 [ -x /tmp/device_copy ] && left device-copy && { log "device-copy probe"; /tmp/device_copy 2>&1 | tee "$W/device_copy.txt"; }
 left "nvbandwidth round 3" && nvb 3
+left "bidirectional rounds" && { log "bidirectional: nvbandwidth and pinscope alternated"; PINSCOPE=$P bash scripts/bidir-check.sh "$W/bidir" 2>&1 | tee "$W/bidir-check.log" | tail -30; }
 
 log "done; packing"
 tar czf "$OUT/reference.tar.gz" -C "$OUT" work

@@ -1,6 +1,6 @@
 //! The clocks of one operation timed by itself (the latency modes and the enqueue cost):
-//! [`WaitClock`], the host clock from the operation's call until the host sees it done (with the
-//! event time of an identical operation right after), and [`call_alone`], the host clock around
+//! [`WaitClock`], the host clock from the operation's call until the host sees it done (and,
+//! after sampling, the event time of an identical operation per sample), and [`call_alone`], the host clock around
 //! the call alone with the stream held by the spin gate.
 
 use super::clock::Stopwatch;
@@ -8,48 +8,27 @@ use super::sample::{Gpu, SampleTimes};
 use crate::cuda::{CudaError, Event, Stream};
 use crate::scenario::Wait;
 
-/// Times one operation until the host sees it done, waiting as `wait` says: the host clock
-/// around the operation and the wait, and the event pair around an identical operation queued
-/// right after (so no event record sits inside the host interval). The pairs are read only after
-/// sampling ([`WaitClock::complete`]): the driver-API probe measured the next pageable
-/// device→host copies ~1.1 µs slower when each sample read its pair (`async-elapsed` against
-/// `async-settle`), even with a plain copy in between.
+/// Times one operation until the host sees it done, waiting as `wait` says. Two passes:
+/// during sampling each sample is the operation and its wait alone under the host clock, so
+/// consecutive samples are back-to-back operations, as a program's loop of small copies is
+/// (nothing recorded or read between them: the driver-API probe measured pageable device→host
+/// copies ~1 µs slower right after an event-bracketed copy, `async-evt` against `async`, and
+/// ~1.1 µs slower when an event pair was read between samples, `async-elapsed`). Once sampling
+/// is over, [`WaitClock::device_view`] runs one identical operation per sample between an event
+/// pair: the device's view of the same operation.
 pub(crate) struct WaitClock {
     wait: Wait,
-    /// One event pair per sample, reused as a ring of [`EVENT_PAIRS`]: the device view of the
-    /// latest that many samples.
-    pairs: Vec<[Event; 2]>,
-    /// Pairs recorded so far (warm-up included).
-    recorded: usize,
+    /// The device view's event pair.
+    pair: [Event; 2],
     /// The event `event-blocking` waits on (sleeping, not timed).
     blocking: Option<Event>,
 }
 
-/// How many samples' event pairs are kept for reading after sampling: the device view of a case
-/// that takes more samples is that of its latest this many.
-const EVENT_PAIRS: usize = 4096;
-
-/// The ring slot of the event pair of sample `i` of the latest `n` samples (oldest first) when
-/// `recorded` pairs have been recorded; `None` when the ring has been round past it.
-fn slot_of(recorded: usize, n: usize, i: usize) -> Option<usize> {
-    let age = n.checked_sub(i)?;
-    (1..=recorded.min(EVENT_PAIRS))
-        .contains(&age)
-        .then(|| (recorded - age) % EVENT_PAIRS)
-}
-
 impl WaitClock {
-    /// A clock for `samples` samples (warm-up included): their event pairs are created here, up
-    /// to [`EVENT_PAIRS`], so that the sampling loop makes only the calls of the operation,
-    /// its wait and its events, as a program timing its copies would.
-    pub(crate) fn new(wait: Wait, samples: u32) -> Result<WaitClock, CudaError> {
-        let pairs = (0..(samples as usize).min(EVENT_PAIRS))
-            .map(|_| Ok([Event::new()?, Event::new()?]))
-            .collect::<Result<Vec<_>, CudaError>>()?;
+    pub(crate) fn new(wait: Wait) -> Result<WaitClock, CudaError> {
         Ok(WaitClock {
             wait,
-            pairs,
-            recorded: 0,
+            pair: [Event::new()?, Event::new()?],
             blocking: match wait {
                 Wait::EventBlocking => Some(Event::blocking()?),
                 _ => None,
@@ -75,53 +54,36 @@ impl WaitClock {
         }
     }
 
-    /// The ring slot of the next sample's event pair (created here only when more samples come
-    /// than the clock was made for).
-    fn next_pair(&mut self) -> Result<usize, CudaError> {
-        let i = self.recorded % EVENT_PAIRS;
-        if i == self.pairs.len() {
-            self.pairs.push([Event::new()?, Event::new()?]);
-        }
-        self.recorded += 1;
-        Ok(i)
-    }
-
-    /// Runs `op` on `s` three times: the host ms from just before the first until its wait
-    /// returned; the second between the sample's event pair; the third, untimed, settles the
-    /// stream so that the next sample's timed operation follows a plain one, as a program's
-    /// back-to-back copies do (the probe measured a pageable device→host copy ~1 µs slower right
-    /// after an event-bracketed one: `async-evt` against `async`).
+    /// Host ms from just before `op` is called on `s` until the wait for it returned.
     pub(crate) fn until_done(
-        &mut self,
+        &self,
         s: &Stream,
-        mut op: impl FnMut() -> Result<(), CudaError>,
+        op: impl FnOnce() -> Result<(), CudaError>,
     ) -> Result<f64, CudaError> {
         let host_clock = Stopwatch::start();
         op()?;
         self.wait_for(s)?;
-        let host = host_clock.ms();
-        let pair = self.next_pair()?;
-        let [start, end] = &self.pairs[pair];
-        start.record(s)?;
-        op()?;
-        end.record(s)?;
-        self.wait_for(s)?;
-        op()?;
-        self.wait_for(s)?;
-        Ok(host)
+        Ok(host_clock.ms())
     }
 
-    /// Gives each of `samples` (the latest taken, oldest first) the event time of its pair, on
-    /// the lane of its host time; samples older than the ring keep none.
-    pub(crate) fn complete(&self, samples: &mut [SampleTimes]) -> Result<(), CudaError> {
-        let n = samples.len();
-        for (i, sample) in samples.iter_mut().enumerate() {
-            let slot = slot_of(self.recorded, n, i);
-            let (Some(&(lane, _)), Some([start, end])) =
-                (sample.lanes.first(), slot.and_then(|k| self.pairs.get(k)))
-            else {
+    /// The device view of `samples` (host-timed by [`WaitClock::until_done`]): for each, `op`
+    /// once more between the event pair, waited for, and the pair's time put on the lane of the
+    /// sample's host time.
+    pub(crate) fn device_view(
+        &self,
+        s: &Stream,
+        samples: &mut [SampleTimes],
+        mut op: impl FnMut() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        let [start, end] = &self.pair;
+        for sample in samples {
+            let Some(&(lane, _)) = sample.lanes.first() else {
                 continue;
             };
+            start.record(s)?;
+            op()?;
+            end.record(s)?;
+            self.wait_for(s)?;
             sample.event_ms = vec![(lane, start.elapsed_ms(end)?)];
         }
         Ok(())
@@ -155,27 +117,4 @@ pub(crate) fn call_alone(
         ));
     }
     Ok(host)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{EVENT_PAIRS, slot_of};
-
-    #[test]
-    fn samples_find_their_pairs_after_the_warm_up() {
-        // 100 warm-up samples, then 1000 kept: the kept ones used pairs 100..1100.
-        assert_eq!(slot_of(1100, 1000, 0), Some(100));
-        assert_eq!(slot_of(1100, 1000, 999), Some(1099));
-        assert_eq!(slot_of(1100, 1000, 1000), None);
-    }
-
-    #[test]
-    fn samples_older_than_the_ring_have_no_pair() {
-        let n = EVENT_PAIRS + 904;
-        assert_eq!(slot_of(n, n, 0), None);
-        assert_eq!(slot_of(n, n, 903), None);
-        assert_eq!(slot_of(n, n, 904), Some(904));
-        assert_eq!(slot_of(n, n, n - 1), Some(903));
-        assert_eq!(slot_of(0, 0, 0), None);
-    }
 }

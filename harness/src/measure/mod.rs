@@ -122,10 +122,13 @@ fn sample_until(
         batch,
         ..Default::default()
     };
-    for _ in 0..m.warmup {
+    let warming = Instant::now();
+    let mut warm = 0;
+    while still_warming(m, warm, warming, stop) {
         if let Err(e) = next() {
             return Err((e, out));
         }
+        warm += 1;
     }
     let started = Instant::now();
     loop {
@@ -146,6 +149,12 @@ fn sample_until(
     Ok(out)
 }
 
+/// True while warm-up goes on: fewer than `measure.warmup` transfers so far, or less than
+/// `measure.warmup_time` since it began and the run not interrupted.
+fn still_warming(m: &Measure, done: u32, since: Instant, stop: &AtomicBool) -> bool {
+    done < m.warmup || (since.elapsed() < m.warmup_time && !stop.load(Ordering::SeqCst))
+}
+
 /// One sampling loop (`sampling`, given the sample to take and the watched lane) over
 /// `transfer`, then the samples completed.
 fn drive(
@@ -159,16 +168,17 @@ fn drive(
 ) -> Result<Measured, (CudaError, Measured)> {
     let watched = watched(transfer);
     let measured = sampling(&mut || transfer.sample(gpu, batch), watched)?;
-    completed(transfer, measured)
+    completed(transfer, gpu, measured)
 }
 
-/// The samples with what they left to be read after sampling filled in
+/// The samples with what they left to be taken after sampling filled in
 /// ([`Measurable::complete`]); on an error, the samples as they are.
 fn completed(
     transfer: &mut dyn Measurable,
+    gpu: &Gpu,
     mut out: Measured,
 ) -> Result<Measured, (CudaError, Measured)> {
-    match transfer.complete(&mut out.samples) {
+    match transfer.complete(gpu, &mut out.samples) {
         Ok(()) => Ok(out),
         Err(e) => Err((e, out)),
     }
@@ -238,6 +248,7 @@ fn sample_in_step(
         ..Default::default()
     };
     let mut warm = 0;
+    let mut warming: Option<Instant> = None;
     let mut started: Option<Instant> = None;
     let mut vote = Vote::More;
     let mut reason = None;
@@ -257,7 +268,8 @@ fn sample_in_step(
                 return Err((e, out));
             }
         };
-        if warm < rule.measure.warmup {
+        let since = *warming.get_or_insert_with(Instant::now);
+        if started.is_none() && still_warming(rule.measure, warm, since, rule.stop) {
             warm += 1;
             continue;
         }

@@ -77,10 +77,10 @@ pub trait Measurable {
     /// Runs `batch` transfers and returns their times, taken with the clocks of
     /// [`crate::measure`] (the event timer, the host stopwatch).
     fn sample(&mut self, gpu: &Gpu, batch: u32) -> Result<SampleTimes, CudaError>;
-    /// Fills in what the samples left to be read once sampling is over: `samples` are the last
-    /// `samples.len()` taken, oldest first. Latency samples read their device view (their event
-    /// pairs) here, not between samples, where the read itself slowed the next pageable copies.
-    fn complete(&mut self, _samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+    /// Fills in what the samples left to be taken once sampling is over: `samples` are the ones
+    /// kept, oldest first. Latency samples take their device view (event-timed operations) here,
+    /// so that nothing but the timed operations runs between samples.
+    fn complete(&mut self, _gpu: &Gpu, _samples: &mut [SampleTimes]) -> Result<(), CudaError> {
         Ok(())
     }
 }

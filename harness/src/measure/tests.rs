@@ -54,6 +54,27 @@ fn warm_up_samples_are_taken_and_not_kept() {
 }
 
 #[test]
+fn warm_up_goes_on_until_its_time_has_passed_when_that_is_longer_than_its_count() {
+    let stop = AtomicBool::new(false);
+    let mut calls = 0u32;
+    let slow = || {
+        calls += 1;
+        std::thread::sleep(Duration::from_millis(2));
+        Ok(sample(f64::from(calls)))
+    };
+    let m = Measure {
+        warmup_time: Duration::from_millis(30),
+        ..rule(1, 3, 3, 0.0)
+    };
+    let got = sample_until(slow, Rule::new(&m, 1, WATCHED, &stop)).unwrap();
+    // 30 ms of 2 ms warm-up calls is at least 15 of them, all before the first kept sample.
+    let kept = lane_ms(&got);
+    assert_eq!(kept.len(), 3);
+    assert!(kept[0] >= 16.0, "first kept sample was call {}", kept[0]);
+    assert_eq!(kept[2] - kept[0], 2.0);
+}
+
+#[test]
 fn a_steady_transfer_stops_at_the_spread_target_or_at_the_cap_when_the_target_is_zero() {
     // (target spread, sample cap, samples taken, why sampling stopped)
     for (target, cap, taken, why) in [

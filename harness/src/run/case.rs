@@ -119,7 +119,14 @@ fn sampling(case: &Case) -> (Measure, u32) {
         ..case.measure.clone()
     };
     match case.route() {
-        Route::Churn { cycles, .. } => (single(0, cycles, cycles, std::time::Duration::MAX), 1),
+        Route::Churn { cycles, .. } => {
+            let m = single(0, cycles, cycles, std::time::Duration::MAX);
+            let no_warmup = Measure {
+                warmup_time: std::time::Duration::ZERO,
+                ..m
+            };
+            (no_warmup, 1)
+        }
         Route::Latency { .. } => {
             let (warmup, n) = crate::scenario::latency_counts(&case.measure);
             (single(warmup, 1, n, case.measure.time_limit), 1)

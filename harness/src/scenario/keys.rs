@@ -138,6 +138,7 @@ pub(super) const KEYS: &[Key] = &[
     key!(Threads, Ty::Threads, "\"auto\"", Threads => threads),
     key!(Guard, Ty::Bool, "true", Bool => guard),
     key!(MeasureWarmup, Ty::Int { min: 0, max: ANY }, "2", Int => measure.warmup),
+    key!(MeasureWarmupTime, Ty::Dur, "\"0s\"", Dur => measure.warmup_time),
     key!(MeasureMinSamples, Ty::Int { min: 1, max: 100_000 }, "5", Int => measure.min_samples),
     key!(MeasureMaxSamples, Ty::Int { min: 1, max: 100_000 }, "30", Int => measure.max_samples),
     key!(MeasureTargetSpread, Ty::Spread, "0.01", Float => measure.target_spread),

@@ -226,6 +226,10 @@ impl Mode {
 pub struct Measure {
     /// Untimed transfers before the first sample.
     pub warmup: u32,
+    /// Warm-up goes on until this much wall time has passed too (after `warmup` transfers): for
+    /// links that reach their steady rate only after a few hundred ms of traffic.
+    #[serde(default)]
+    pub warmup_time: Duration,
     pub min_samples: u32,
     pub max_samples: u32,
     /// Stop once the relative spread (MAD / median) of the samples is at or below this.
@@ -288,6 +292,7 @@ impl Default for Measure {
     fn default() -> Self {
         Self {
             warmup: 2,
+            warmup_time: Duration::ZERO,
             min_samples: 5,
             max_samples: 30,
             target_spread: 0.01,

@@ -61,7 +61,7 @@ pub fn estimate_seconds(c: &Case) -> f64 {
         u64::from(c.measure.batch)
     };
     let per_sample = batch as f64 * c.size as f64 / bps;
-    let warmup = f64::from(c.measure.warmup) * per_sample;
+    let warmup = warmup_seconds(&c.measure, f64::from(c.measure.warmup), per_sample);
     let at_least = f64::from(c.measure.min_samples) * per_sample;
     let at_most = f64::from(c.measure.max_samples) * per_sample;
     let limit = c.measure.time_limit.as_secs_f64();
@@ -79,7 +79,10 @@ fn latency_estimate_seconds(c: &Case) -> f64 {
     let bytes = if c.engine == Engine::Empty { 0 } else { c.size };
     let per = ASSUMED_LATENCY_S + bytes as f64 / assumed_bps(c);
     let sampling = (f64::from(samples) * per).min(c.measure.time_limit.as_secs_f64());
-    f64::from(warmup) * per + sampling + c.probes.hold_after_free.as_secs_f64() + SETUP_S
+    warmup_seconds(&c.measure, f64::from(warmup), per)
+        + sampling
+        + c.probes.hold_after_free.as_secs_f64()
+        + SETUP_S
 }
 
 /// Assumed time of one dependent load from mapped host memory (a PCIe round trip), seconds.
@@ -105,10 +108,16 @@ fn launches_estimate_seconds(c: &Case) -> f64 {
             .as_secs_f64()
             .max(f64::from(c.measure.min_samples) * per_sample),
     );
-    f64::from(c.measure.warmup) * per_sample
+    warmup_seconds(&c.measure, f64::from(c.measure.warmup), per_sample)
         + sampling
         + c.probes.hold_after_free.as_secs_f64()
         + SETUP_S
+}
+
+/// The warm-up's time: `count` untimed operations of `per` seconds each, or
+/// `measure.warmup_time`, whichever is longer.
+fn warmup_seconds(m: &super::Measure, count: f64, per: f64) -> f64 {
+    (count * per).max(m.warmup_time.as_secs_f64())
 }
 
 /// Untimed and timed copies of a latency case: (warm-up, samples). The warm-up is
@@ -664,5 +673,5 @@ fn device_estimate_seconds(c: &Case) -> Option<f64> {
             .as_secs_f64()
             .max(f64::from(c.measure.min_samples) * per_sample),
     );
-    Some(f64::from(c.measure.warmup) * per_sample + sampling + setup)
+    Some(warmup_seconds(&c.measure, f64::from(c.measure.warmup), per_sample) + sampling + setup)
 }

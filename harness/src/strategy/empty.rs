@@ -1,6 +1,6 @@
 //! The empty kernel (`engine = "empty"`): nothing moves, so what is timed is the launch and the
 //! synchronisation themselves. `latency`: one launch + the wait `wait` names per sample (host
-//! clock; the event pair around an identical launch right after); `enqueue`: the launch call alone, the stream held
+//! clock; after sampling, one identical launch per sample between an event pair); `enqueue`: the launch call alone, the stream held
 //! by the spin gate; `direct`: `batch` launches back to back and one synchronisation, so the
 //! time per launch is the inverse of the launch rate.
 
@@ -30,7 +30,7 @@ impl EmptyKernel {
             stream: Stream::new()?,
             start: Event::new()?,
             end: Event::new()?,
-            clock: WaitClock::new(wait, case.measure.warmup + case.measure.max_samples)?,
+            clock: WaitClock::new(wait)?,
         })
     }
 
@@ -70,13 +70,14 @@ impl Measurable for EmptyKernel {
         Ok(SampleTimes::host_timed(Lane::Device, host, event))
     }
 
-    /// The device view of the launches waited for one at a time, read once sampling is over.
-    fn complete(&mut self, samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+    /// The device view of the launches waited for one at a time, taken once sampling is over.
+    fn complete(&mut self, gpu: &Gpu, samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+        let s = &self.stream;
         match self.route {
             Route::Latency {
                 call: LatencyCall::AsyncAndSync,
                 ..
-            } => self.clock.complete(samples),
+            } => self.clock.device_view(s, samples, || gpu.kernels.empty(s)),
             _ => Ok(()),
         }
     }

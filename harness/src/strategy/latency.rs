@@ -4,8 +4,9 @@
 //! - **host-observed latency** (`latency`): the host clock from just before the asynchronous
 //!   copy call until the wait returns — what a program waiting for one small copy waits. No
 //!   event is recorded inside that interval (a `cuEventRecord` costs about a microsecond, a
-//!   seventh of a small copy); the device's view comes from an identical copy right after it,
-//!   bracketed by an event pair read once sampling is over, so each sample holds both.
+//!   seventh of a small copy), and samples are back-to-back copies; once sampling is over, one
+//!   identical copy per sample runs between an event pair, the device's view, so each sample
+//!   holds both.
 //! - **synchronous-call latency** (`latency-sync`): the host clock around one `cuMemcpyHtoD` /
 //!   `cuMemcpyDtoH` (the legacy default stream; no events).
 //! - **enqueue cost** (`enqueue`): the host clock around the asynchronous copy call alone. For
@@ -40,7 +41,7 @@ impl Latency {
         let setup = SetupTimes::of(&host);
         let how = Latency {
             call,
-            clock: WaitClock::new(wait, case.measure.warmup + case.measure.max_samples)?,
+            clock: WaitClock::new(wait)?,
         };
         Ok(OneWayHost::new(case, host, 1, setup, how))
     }
@@ -82,10 +83,12 @@ impl Enqueue for Latency {
         Ok(SampleTimes::host_timed(io.lane(), host_ms, None))
     }
 
-    /// The device view of the asynchronous copies, read once sampling is over.
-    fn complete(&mut self, samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+    /// The device view of the asynchronous copies, taken once sampling is over.
+    fn complete(&mut self, rig: Rig<'_, '_>, samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+        let Rig { io, streams, .. } = rig;
+        let s = &streams[0];
         match self.call {
-            LatencyCall::AsyncAndSync => self.clock.complete(samples),
+            LatencyCall::AsyncAndSync => self.clock.device_view(s, samples, || copy_async(io, s)),
             LatencyCall::Sync | LatencyCall::Enqueue => Ok(()),
         }
     }

@@ -120,8 +120,12 @@ pub(crate) trait Enqueue {
     /// Runs `batch` transfers between the ends on the streams and times them.
     fn sample(&mut self, rig: Rig<'_, '_>, batch: u32) -> Result<SampleTimes, CudaError>;
 
-    /// Fills in what the samples left to be read after sampling ([`Measurable::complete`]).
-    fn complete(&mut self, _samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+    /// Fills in what the samples left to be taken after sampling ([`Measurable::complete`]).
+    fn complete(
+        &mut self,
+        _rig: Rig<'_, '_>,
+        _samples: &mut [SampleTimes],
+    ) -> Result<(), CudaError> {
         Ok(())
     }
 
@@ -237,8 +241,13 @@ impl<E: Enqueue> Measurable for OneWayTransfer<E> {
         self.how.sample(rig, batch)
     }
 
-    fn complete(&mut self, samples: &mut [SampleTimes]) -> Result<(), CudaError> {
-        self.how.complete(samples)
+    fn complete(&mut self, gpu: &Gpu, samples: &mut [SampleTimes]) -> Result<(), CudaError> {
+        let rig = Rig {
+            io: &mut self.io,
+            streams: &self.streams,
+            gpu,
+        };
+        self.how.complete(rig, samples)
     }
 }
 
