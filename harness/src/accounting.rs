@@ -152,11 +152,30 @@ pub enum ReadingKind {
     Link,
 }
 
+/// How far a kind of reading moves on its own, and why: a hold-after-free timeline series is
+/// drawn only when it moved by more.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Noise {
+    /// MiB; 0: any change counts.
+    pub mib: f64,
+    /// What moves it (the docs' words).
+    pub why: &'static str,
+}
+
+#[rustfmt::skip]
+impl Noise {
+    pub const EXACT: Noise = Noise { mib: 0.0, why: "pinscope counts its own allocations exactly" };
+    pub const OWN: Noise = Noise { mib: 2.0, why: "this process's own counters: the allocator and the runtime's threads" };
+    pub const DEVICE: Noise = Noise { mib: 4.0, why: "device memory: 2 MiB device pages, other contexts" };
+    pub const SYSTEM: Noise = Noise { mib: 64.0, why: "system-wide host counters: other processes and the page cache (up to ~60 MiB on an idle VM in the published runs)" };
+    /// An observer whose noise has not been measured, or one this version does not know.
+    pub const UNMEASURED: Noise = Noise { mib: 2.0, why: "not measured yet (the default)" };
+}
+
 /// Declares [`ObserverId`] and [`OBSERVERS`] from one table, an observer a line: variant, the
-/// name results files write, and the noise of its readings (MiB; see
-/// [`ObserverDecl::noise_mib`]).
+/// name results files write, and the [`Noise`] of its readings.
 macro_rules! observers {
-    ($($o:ident: $name:literal, $noise:literal;)+) => {
+    ($($o:ident: $name:literal, $noise:ident;)+) => {
         /// A memory observer, by the name results files write its readings under
         /// (`<observer>.<metric>`) and a run's sidecar lists its availability under.
         #[derive(
@@ -172,7 +191,7 @@ macro_rules! observers {
         pub const OBSERVERS: [ObserverDecl; [$($name),+].len()] = [$(ObserverDecl {
             id: ObserverId::$o,
             name: $name,
-            noise_mib: $noise,
+            noise: Noise::$noise,
         }),+];
     };
 }
@@ -183,25 +202,20 @@ pub struct ObserverDecl {
     pub id: ObserverId,
     /// The `<observer>` of its readings' names.
     pub name: &'static str,
-    /// How far its readings move on their own (MiB): a hold-after-free timeline series is drawn
-    /// only when it moved by more. A reading of [`READINGS`] may say otherwise. Why each value:
-    /// pinscope's ledger counts its own allocations exactly; a process's own counters move by
-    /// about a MiB as the allocator and the runtime's threads come and go; device-wide counters
-    /// move in 2 MiB pages and with other contexts; system-wide host counters move with other
-    /// processes and the page cache (tens of MiB on an idle machine in the published runs).
-    pub noise_mib: f64,
+    /// How far its readings move on their own; a reading of [`READINGS`] may say otherwise.
+    pub noise: Noise,
 }
 
 observers! {
-    Cuda: "cuda", 4.0;
-    Nvml: "nvml", 4.0;
+    Cuda: "cuda", DEVICE;
+    Nvml: "nvml", DEVICE;
     // System-wide host counters, but for this process's own (`vm_*`, in READINGS).
-    Procfs: "procfs", 64.0;
-    Cgroup: "cgroup", 2.0;
-    Dxgi: "dxgi", 4.0;
-    Pdh: "pdh", 4.0;
-    Process: "process", 2.0;
-    Ledger: "ledger", 0.0;
+    Procfs: "procfs", SYSTEM;
+    Cgroup: "cgroup", UNMEASURED;
+    Dxgi: "dxgi", DEVICE;
+    Pdh: "pdh", DEVICE;
+    Process: "process", OWN;
+    Ledger: "ledger", EXACT;
 }
 
 impl ObserverId {
@@ -222,15 +236,12 @@ impl fmt::Display for ObserverId {
     }
 }
 
-/// The noise (MiB) of a reading of an observer this version does not know.
-pub const DEFAULT_NOISE_MIB: f64 = 2.0;
-
-/// What one observer reading is: what it counts, how far it moves on its own (MiB) and the
-/// words readers know it by (`None`: its name says it).
+/// What one observer reading is: what it counts, how far it moves on its own and the words
+/// readers know it by (`None`: its name says it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReadingFacts {
     pub kind: ReadingKind,
-    pub noise_mib: f64,
+    pub noise: Noise,
     pub words: Option<&'static str>,
 }
 
@@ -251,22 +262,21 @@ pub const READINGS: &[ReadingDecl] = {
     use ObserverId::*;
     use ReadingKind::{Capacity, Free, Held, Link, Peak};
     /// Noise: its observer's.
-    const OBS: Option<f64> = None;
-    /// Noise: a counter of this process's own host memory, which moves by about a MiB as the
-    /// allocator and the runtime's threads come and go.
-    const OWN: Option<f64> = Some(2.0);
+    const OBS: Option<Noise> = None;
+    /// Noise: a counter of this process's own memory.
+    const OWN: Option<Noise> = Some(Noise::OWN);
     const fn r(
         observer: ObserverId,
         metric: &'static str,
         kind: ReadingKind,
-        noise_mib: Option<f64>,
+        noise: Option<Noise>,
         words: &'static str,
     ) -> ReadingDecl {
-        let noise_mib = match noise_mib {
+        let noise = match noise {
             Some(n) => n,
-            None => OBSERVERS[observer as usize].noise_mib,
+            None => OBSERVERS[observer as usize].noise,
         };
-        ReadingDecl { observer, metric, facts: ReadingFacts { kind, noise_mib, words: Some(words) } }
+        ReadingDecl { observer, metric, facts: ReadingFacts { kind, noise, words: Some(words) } }
     }
     &[
         r(Cuda, "used", Held, OBS, "CUDA used"),
@@ -315,21 +325,21 @@ impl ReadingFacts {
             .split_once('.')
             .and_then(|(o, m)| Some((ObserverId::parse(o)?, m)));
         let Some((observer, metric)) = known else {
-            return ReadingFacts::held(DEFAULT_NOISE_MIB);
+            return ReadingFacts::held(Noise::UNMEASURED);
         };
         READINGS
             .iter()
             .find(|r| r.observer == observer && r.metric == metric)
-            .map_or(ReadingFacts::held(observer.declaration().noise_mib), |r| {
+            .map_or(ReadingFacts::held(observer.declaration().noise), |r| {
                 r.facts
             })
     }
 
-    /// Memory held, moving by `noise_mib` on its own, named by its name.
-    fn held(noise_mib: f64) -> ReadingFacts {
+    /// Memory held, moving by `noise` on its own, named by its name.
+    fn held(noise: Noise) -> ReadingFacts {
         ReadingFacts {
             kind: ReadingKind::Held,
-            noise_mib,
+            noise,
             words: None,
         }
     }
@@ -413,13 +423,11 @@ mod tests {
         assert_eq!(kind("dxgi.local_budget"), ReadingKind::Capacity);
         // A reading this version does not know is memory held, with its observer's noise.
         assert_eq!(kind("newobserver.thing"), ReadingKind::Held);
-        assert_eq!(ReadingFacts::of("pdh.x").noise_mib, 4.0);
-        assert_eq!(ReadingFacts::of("procfs.vm_rss").noise_mib, 2.0);
-        assert_eq!(ReadingFacts::of("procfs.anon_pages").noise_mib, 64.0);
-        assert_eq!(
-            ReadingFacts::of("newobserver.thing").noise_mib,
-            DEFAULT_NOISE_MIB
-        );
+        let noise = |r: &str| ReadingFacts::of(r).noise.mib;
+        assert_eq!(noise("pdh.x"), 4.0);
+        assert_eq!(noise("procfs.vm_rss"), 2.0);
+        assert_eq!(noise("procfs.anon_pages"), 64.0);
+        assert_eq!(noise("newobserver.thing"), Noise::UNMEASURED.mib);
         // Each reading once.
         let mut names: Vec<(ObserverId, &str)> =
             READINGS.iter().map(|r| (r.observer, r.metric)).collect();
@@ -491,29 +499,85 @@ mod tests {
         t
     }
 
-    /// `docs/accounting.md`'s table of metrics is the one [`METRICS`] makes. With
-    /// `PINSCOPE_WRITE_DOCS=1` the test writes it there instead (after a metric is added or
-    /// changed), so the docs never need a hand edit for a metric.
-    #[test]
-    fn docs_table_is_made_from_the_declarations() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/accounting.md");
-        let doc = std::fs::read_to_string(path).expect("docs/accounting.md is readable");
-        let start = doc
-            .find("| metric | source |")
-            .expect("docs/accounting.md has the table of metrics");
-        let len = doc[start..]
-            .find("\n\n")
-            .map_or(doc.len() - start, |e| e + 1);
-        let want = docs_table();
-        if std::env::var_os("PINSCOPE_WRITE_DOCS").is_some() {
-            let written = format!("{}{want}{}", &doc[..start], &doc[start + len..]);
-            std::fs::write(path, written).expect("docs/accounting.md is writable");
-        } else {
-            assert_eq!(
-                &doc[start..start + len],
-                want,
-                "docs/accounting.md's table of metrics: run `PINSCOPE_WRITE_DOCS=1 cargo test -p pinscope --lib accounting` to write it"
+    /// The table of timeline noise of `docs/accounting.md` (indented: it sits in a list item),
+    /// made from [`OBSERVERS`] and [`READINGS`]: a row a [`Noise`], lowest first.
+    fn noise_table() -> String {
+        let mut classes: Vec<Noise> = Vec::new();
+        let noises = OBSERVERS.iter().map(|o| o.noise);
+        for n in noises.chain(READINGS.iter().map(|r| r.facts.noise)) {
+            if !classes.contains(&n) {
+                classes.push(n);
+            }
+        }
+        classes.sort_by(|a, b| a.mib.total_cmp(&b.mib));
+        let own_noise = |r: &&ReadingDecl| r.facts.noise != r.observer.declaration().noise;
+        let mut t = "  | readings | noise | why |\n  |---|---|---|\n".to_string();
+        for n in classes {
+            let mut who: Vec<String> = Vec::new();
+            for o in OBSERVERS.iter().filter(|o| o.noise == n) {
+                let others = READINGS
+                    .iter()
+                    .filter(own_noise)
+                    .any(|r| r.observer == o.id);
+                who.push(format!(
+                    "`{}.*`{}",
+                    o.name,
+                    if others { " (the others)" } else { "" }
+                ));
+            }
+            who.extend(
+                READINGS
+                    .iter()
+                    .filter(own_noise)
+                    .filter(|r| r.facts.noise == n)
+                    .map(|r| format!("`{}.{}`", r.observer, r.metric)),
             );
+            if n == Noise::UNMEASURED {
+                who.push("an observer this version does not know".into());
+            }
+            let mib = if n.mib == 0.0 {
+                "any change".to_string()
+            } else {
+                format!("{} MiB", n.mib)
+            };
+            t += &format!("  | {} | {mib} | {} |\n", who.join(", "), n.why);
+        }
+        t
+    }
+
+    /// `docs/accounting.md`'s table of metrics and table of timeline noise are the ones
+    /// [`METRICS`], [`OBSERVERS`] and [`READINGS`] make. With `PINSCOPE_WRITE_DOCS=1` the test
+    /// writes them there instead (after a metric or an observer is added or changed), so the
+    /// docs never need a hand edit for one.
+    #[test]
+    fn docs_tables_are_made_from_the_declarations() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/accounting.md");
+        let mut doc = std::fs::read_to_string(path).expect("docs/accounting.md is readable");
+        let write = std::env::var_os("PINSCOPE_WRITE_DOCS").is_some();
+        for (header, want) in [
+            ("| metric | source |", docs_table()),
+            ("  | readings | noise |", noise_table()),
+        ] {
+            let start = doc
+                .find(header)
+                .unwrap_or_else(|| panic!("docs/accounting.md has a table `{header}`"));
+            let len: usize = doc[start..]
+                .split_inclusive('\n')
+                .take_while(|l| l.trim_start().starts_with('|'))
+                .map(str::len)
+                .sum();
+            if write {
+                doc.replace_range(start..start + len, &want);
+            } else {
+                assert_eq!(
+                    &doc[start..start + len],
+                    want,
+                    "docs/accounting.md: run `PINSCOPE_WRITE_DOCS=1 cargo test -p pinscope --lib accounting` to write it"
+                );
+            }
+        }
+        if write {
+            std::fs::write(path, doc).expect("docs/accounting.md is writable");
         }
     }
 }

@@ -33,10 +33,10 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// The legend text of a series: the reader's words for reading `metric`, its name and its noise.
 pub fn series_name(metric: &str, facts: &ReadingFacts) -> String {
-    let noise = if facts.noise_mib == 0.0 {
+    let noise = if facts.noise.mib == 0.0 {
         "exact".to_string()
     } else {
-        format!("noise {} MiB", facts.noise_mib)
+        format!("noise {} MiB", facts.noise.mib)
     };
     match facts.words {
         Some(n) => format!("{n} [{metric}; {noise}]"),
@@ -103,7 +103,7 @@ pub fn moving_series<'a>(
             .chain(base)
             .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(v), h.max(v)));
         let range = (hi - lo) / MIB;
-        if range <= line.facts.noise_mib || range == 0.0 {
+        if range <= line.facts.noise.mib || range == 0.0 {
             still += 1;
             continue;
         }
