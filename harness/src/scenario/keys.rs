@@ -17,7 +17,7 @@ use std::time::Duration;
 /// The type of a case key.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Ty {
-    /// One of a setting enum's names (see [`choice!`]): `names[i]` is the value `val(i)`.
+    /// One of a setting enum's names (made by `choice!`): `names[i]` is the value `val(i)`.
     Choice {
         names: &'static [&'static str],
         val: fn(usize) -> Val,
