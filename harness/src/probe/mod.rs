@@ -14,7 +14,8 @@
 //! * `nvml`: `used`, `free`, `total`, `reserved`, `process_used`; `pcie_gen`, `pcie_width`,
 //!   `pcie_gen_max`, `pcie_width_max` (counts)
 //! * `procfs`: `vm_rss`, `vm_hwm`, `vm_lck`, `vm_pin` (/proc/self/status); `mem_total`,
-//!   `mem_available`, `committed_as`, `mlocked`, `unevictable`, `anon_pages` (/proc/meminfo)
+//!   `mem_available`, `committed_as`, `mlocked`, `unevictable`, `anon_pages`, `anon_huge_pages`
+//!   (/proc/meminfo)
 //! * `cgroup`: `current`, `max`, `peak` (this process's cgroup v2 `memory.*`)
 //! * `dxgi`: `local_usage`, `local_budget`, `local_available_for_reservation`,
 //!   `local_reservation`, and the same four `nonlocal_*` (NON_LOCAL = Task Manager's "shared")
