@@ -22,6 +22,10 @@ nvcc -O2 -o "$OUT/latency_driver" scripts/probes/latency_driver.cu -lcuda >"$OUT
   || { echo "nvcc latency_driver failed:"; tail -20 "$OUT/driver-build.log"; exit 1; }
 scen="$OUT/latency.toml"
 sed "s/samples = 1000/samples = $N/" harness/scenarios/latency.toml >"$scen"
+# The same with no observers read between cases (no NVML, /proc or cuMemGetInfo snapshots), to
+# tell whether the observers move the small pageable copies.
+quiet="$OUT/latency-quiet.toml"
+sed 's/^probes = { hold_after_free = "0s" }/probes = { hold_after_free = "0s", accounting = false }/' "$scen" >"$quiet"
 
 # probe TAG PREFIX [taskset args...]
 probe() {
@@ -40,6 +44,7 @@ for r in $(seq "$ROUNDS"); do
   log "round $r (placed by the scheduler)"
   probe "free-$r" copy/pageable/
   pinscope "free-$r" pageable
+  scen=$quiet pinscope "quiet-$r" pageable
 done
 for r in $(seq "$ROUNDS"); do
   log "round $r (both on CPU 2)"
@@ -52,7 +57,7 @@ for r in 1 2; do
   pinscope "pinned-$r" pinned
 done
 
-log "p50 per round (µs): probe | pinscope"
+log "p50 per round (µs): probe | pinscope; then pinscope with no observers (free rounds)"
 python3 - "$OUT" <<'PY'
 import csv, glob, os, re, sys
 out = sys.argv[1]
@@ -80,5 +85,8 @@ keys = sorted({k for t in tags for k in pins(t)})
 fmt = lambda x: f"{x:6.2f}" if x is not None else "     -"
 for k in keys:
     cells = [f"{t}: {fmt(probe(t).get(k))} |{fmt(pins(t).get(k))}" for t in tags if k in pins(t) or k in probe(t)]
+    quiet = [pins(f"quiet-{t.split('-')[1]}").get(k) for t in tags if t.startswith("free-")]
+    if any(q is not None for q in quiet):
+        cells.append("no observers: " + " ".join(fmt(q) for q in quiet))
     print(f"{k:32} " + "   ".join(cells))
 PY

@@ -7,13 +7,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $# -ge 1 ]]; then P=("$1"); else cargo build --release -q; P=(target/release/pinscope); fi
-ref=reports/h200/nvbandwidth.json
 for csv in reports/h200/*.csv reports/h200-x2/*.csv; do
   [[ $csv == *.samples.csv ]] && continue
   name=$(basename "$csv" .csv)
   scen=$(sed -E 's/^[0-9]{8}-[0-9]{6}-(.*)-[^-]+$/\1/' <<<"$name")
   extra=()
-  [[ $scen == h200-headline || $scen == quick ]] && extra=(--nvbandwidth "$ref")
+  # Each machine's own nvbandwidth run is its reference line (nvbandwidth*.json in its folder).
+  ref=$(ls "$(dirname "$csv")"/nvbandwidth*.json 2>/dev/null | head -1)
+  [[ -n $ref && ( $scen == h200-headline || $scen == quick ) ]] && extra=(--nvbandwidth "$ref")
   "${P[@]}" -q report "$csv" "${extra[@]}" -o "${csv%.csv}.html" --title "$scen on $(basename "$(dirname "$csv")")"
 done
 for scen in quick h200-headline; do
