@@ -9,6 +9,8 @@
 //   nvcc -O2 -o latency_driver scripts/probes/latency_driver.cu -lcuda
 //   ./latency_driver harness/kernels/pinscope.ptx [samples] [key-prefix]
 //   (a key prefix, e.g. copy/pageable/, runs only the measurements whose keys start with it)
+//   LATENCY_NVML=1 ./latency_driver ...   initialises NVML first (nvmlInit_v2, a device handle),
+//   as pinscope does for its observers, to tell whether NVML in the process moves the numbers.
 //
 // One line per measurement, host clock (std::chrono::steady_clock), µs, with a key that
 // scripts/latency-compare.py joins to pinscope's rows:
@@ -16,6 +18,7 @@
 // Keys: copy/<pinned|registered|mapped|pageable|pageable-malloc>/<h2d|d2h>/<bytes>/<async|async-evt|async-settle|sync|enqueue>,
 // sync/<stream|spin|yield|blocking|event-blocking|query>, launch-call, launch-rate.
 #include <cuda.h>
+#include <dlfcn.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -305,6 +308,15 @@ int main(int argc, char **argv) {
   setenv("PTX_PATH", argv[1], 1);
   if (argc > 2) g_samples = std::max(10, std::atoi(argv[2]));
   if (argc > 3) g_only = argv[3];
+  if (const char *n = std::getenv("LATENCY_NVML"); n && *n == '1') {
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    auto init = lib ? (int (*)())dlsym(lib, "nvmlInit_v2") : nullptr;
+    auto handle = lib ? (int (*)(unsigned, void **))dlsym(lib, "nvmlDeviceGetHandleByIndex_v2") : nullptr;
+    void *dev = nullptr;
+    int r = init ? init() : -1;
+    int h = (r == 0 && handle) ? handle(0, &dev) : -1;
+    std::printf("latency_driver: NVML initialised first (nvmlInit_v2 %d, device handle %d)\n", r, h);
+  }
   CK(cuInit(0));
   CK(cuDeviceGet(&g_dev, 0));
   CUcontext primary;
