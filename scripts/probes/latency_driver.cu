@@ -8,7 +8,8 @@
 //
 //   nvcc -O2 -o latency_driver scripts/probes/latency_driver.cu -lcuda
 //   ./latency_driver harness/kernels/pinscope.ptx [samples] [key-prefix]
-//   (a key prefix, e.g. copy/pageable/, runs only the measurements whose keys start with it)
+//   (a key prefix, e.g. copy/pageable/, runs only the measurements whose keys start with it;
+//   a key followed by $, e.g. copy/pageable/d2h/4/async$, runs that one alone)
 //   LATENCY_NVML=1 ./latency_driver ...   initialises NVML first (nvmlInit_v2, a device handle),
 //   as pinscope does for its observers, to tell whether NVML in the process moves the numbers.
 //
@@ -43,8 +44,11 @@ static double us_since(Clock::time_point t0) {
 }
 
 static int g_samples = 1000;
-static std::string g_only;  // run only the keys that start with this (empty: all)
-static bool wanted(const std::string &key) { return key.compare(0, g_only.size(), g_only) == 0; }
+static std::string g_only;  // run only the keys that start with this (empty: all; `key$`: that key)
+static bool wanted(const std::string &key) {
+  if (!g_only.empty() && g_only.back() == '$') return key == g_only.substr(0, g_only.size() - 1);
+  return key.compare(0, g_only.size(), g_only) == 0;
+}
 // Whether a group of keys starting with `prefix` may hold a wanted one.
 static bool wanted_group(const std::string &prefix) {
   return wanted(prefix) || g_only.compare(0, prefix.size(), prefix) == 0;
