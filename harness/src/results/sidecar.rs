@@ -90,6 +90,9 @@ pub struct Sidecar {
     pub command_line: Vec<String>,
     pub machine: Machine,
     pub scenarios: Vec<ScenarioRecord>,
+    /// The observers this version knows; a sidecar written by a newer pinscope may list more,
+    /// which are left out when read rather than refusing the file.
+    #[serde(deserialize_with = "known_observers")]
     pub observers: Vec<ObserverStatus>,
     /// Every GPU of a multi-GPU run (index, UUID, PCI bus, NUMA node); empty for one-GPU runs,
     /// whose GPU is `machine.gpu`.
@@ -184,6 +187,26 @@ pub fn samples_path(csv: &Path) -> PathBuf {
     csv.with_file_name(format!("{stem}.samples.csv"))
 }
 
+/// The entries of a sidecar's `observers` that name an observer this version knows.
+fn known_observers<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<ObserverStatus>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Entry {
+        Known(ObserverStatus),
+        Other(serde::de::IgnoredAny),
+    }
+    let entries = Vec::<Entry>::deserialize(d)?;
+    Ok(entries
+        .into_iter()
+        .filter_map(|e| match e {
+            Entry::Known(o) => Some(o),
+            Entry::Other(_) => None,
+        })
+        .collect())
+}
+
 #[cfg(test)]
 impl Sidecar {
     /// A sidecar with nothing in it, for tests.
@@ -206,5 +229,29 @@ impl Sidecar {
             derived: vec![],
             timed_out: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sidecar;
+
+    #[test]
+    fn an_observer_this_version_does_not_know_is_left_out_not_refused() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../reports/h200/20261202-165128-quick-vm.json");
+        let text = std::fs::read_to_string(&path).expect("the published quick sidecar");
+        let known = serde_json::from_str::<Sidecar>(&text)
+            .expect("reads")
+            .observers;
+        let newer = text.replacen(
+            "\"observers\": [",
+            "\"observers\": [{\"name\": \"a-future-observer\", \"available\": true, \"reason\": null},",
+            1,
+        );
+        assert_ne!(newer, text, "the sidecar lists its observers");
+        let read = serde_json::from_str::<Sidecar>(&newer).expect("a newer sidecar still reads");
+        assert_eq!(read.observers, known);
+        assert!(!known.is_empty());
     }
 }
