@@ -2,7 +2,8 @@
 # What in pinscope's process moves small-copy latency against the driver-API probe's? Rounds of
 # the same small copies (4 B and 64 KiB, async + stream synchronisation, 1000 samples) by
 # the probe, by the probe with NVML initialised first (LATENCY_NVML=1, as pinscope's observers
-# do), and by `pinscope run` of the latency scenario's `pinned` case, each under GNU time (its
+# do), by `pinscope run` of the latency scenario's case, and by the same with one rayon thread
+# (RAYON_NUM_THREADS=1: no idle pool beside the timed thread), each under GNU time (its
 # voluntary context switches say whether the waits slept) and, where strace exists, once under
 # `strace -c -f` (which system calls each process made while sampling). Host clock throughout;
 # never changes the GPU's clocks, modes or settings.
@@ -39,6 +40,9 @@ for r in $(seq "$ROUNDS"); do
   log "round $r: pinscope"
   "${TIME[@]}" $P run "$OUT/case.toml" --no-report --out-dir "$OUT/pinscope-$r" >"$OUT/pinscope-$r.log" 2>&1
   tail -1 "$OUT/pinscope-$r.log"
+  log "round $r: pinscope with one rayon thread"
+  RAYON_NUM_THREADS=1 "${TIME[@]}" $P run "$OUT/case.toml" --no-report --out-dir "$OUT/rayon1-$r" >"$OUT/rayon1-$r.log" 2>&1
+  tail -1 "$OUT/rayon1-$r.log"
 done
 if command -v strace >/dev/null; then
   log "system calls (strace -c -f)"
@@ -49,7 +53,7 @@ else
   echo "no strace here"
 fi
 
-log "p50 (µs) of the async copies: probe | probe with NVML | pinscope"
+log "p50 (µs) of the async copies: probe | probe with NVML | pinscope | pinscope with RAYON_NUM_THREADS=1"
 python3 - "$OUT" "$ROUNDS" "$KIND" <<'PY'
 import csv, glob, re, sys
 out, rounds, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -60,9 +64,9 @@ def probe(f):
         if m:
             v[m.group(1)] = float(m.group(2))
     return v
-def pins(r):
+def pins(r, tag="pinscope"):
     v = {}
-    for f in glob.glob(f"{out}/pinscope-{r}/*-vm.csv") + glob.glob(f"{out}/pinscope-{r}/*.csv"):
+    for f in glob.glob(f"{out}/{tag}-{r}/*.csv"):
         if f.endswith(".samples.csv"):
             continue
         for row in csv.DictReader(open(f)):
@@ -70,8 +74,8 @@ def pins(r):
                 v[f"copy/{kind}/{row['lane']}/{row['size_bytes']}/async"] = float(row["lat_p50_us"])
     return v
 for r in range(1, rounds + 1):
-    a, b, c = probe(f"{out}/probe-{r}.txt"), probe(f"{out}/nvml-{r}.txt"), pins(r)
+    a, b, c, d = probe(f"{out}/probe-{r}.txt"), probe(f"{out}/nvml-{r}.txt"), pins(r), pins(r, "rayon1")
     for k in sorted(a):
-        f = lambda d: f"{d[k]:6.2f}" if k in d else "     -"
-        print(f"round {r} {k:32} {f(a)} | {f(b)} | {f(c)}")
+        f = lambda m: f"{m[k]:6.2f}" if k in m else "     -"
+        print(f"round {r} {k:32} {f(a)} | {f(b)} | {f(c)} | {f(d)}")
 PY
