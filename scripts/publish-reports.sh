@@ -12,9 +12,11 @@ for csv in reports/h200/*.csv reports/h200-x2/*.csv; do
   name=$(basename "$csv" .csv)
   scen=$(sed -E 's/^[0-9]{8}-[0-9]{6}-(.*)-[^-]+$/\1/' <<<"$name")
   extra=()
-  # Each machine's own nvbandwidth run is its reference line (nvbandwidth*.json in its folder).
-  ref=$(ls "$(dirname "$csv")"/nvbandwidth*.json 2>/dev/null | head -1)
-  [[ -n $ref && ( $scen == h200-headline || $scen == quick ) ]] && extra=(--nvbandwidth "$ref")
+  # A machine's own one-GPU nvbandwidth run (nvbandwidth.json in its folder) is its reference
+  # line; the two-GPU host's file (nvbandwidth-all.json) holds sums over both GPUs, which a
+  # one-GPU case does not compare with, so its pages have none.
+  ref=$(dirname "$csv")/nvbandwidth.json
+  [[ -f $ref && ( $scen == h200-headline || $scen == quick ) ]] && extra=(--nvbandwidth "$ref")
   "${P[@]}" -q report "$csv" "${extra[@]}" -o "${csv%.csv}.html" --title "$scen on $(basename "$(dirname "$csv")")"
 done
 for scen in quick h200-headline; do

@@ -356,8 +356,9 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
             .label_style((FAMILY, LABEL_PX))
             .axis_desc_style((FAMILY, AXIS_PX))
             .draw()?;
+        let mut values = Vec::new();
         for ci in 0..b.categories.len() {
-            b.draw_group(&mut chart, &root, ci, lo)?;
+            values.extend(b.draw_group(&mut chart, &root, ci, lo)?);
         }
         if lo < 0.0 {
             chart.draw_series(std::iter::once(PathElement::new(
@@ -373,6 +374,7 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
                 REF_COLOR.stroke_width(2),
             ))?;
         }
+        draw_values(&root, values)?;
         // Legend above the plot, so it never covers a bar and is read first.
         if layout.legend_h > 0 {
             let x0 = (layout.label_w as i32 - 20).max(12);
@@ -385,19 +387,19 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
 
 impl Bars {
     /// Category `ci`: its label left of the axis (whose left end is `lo`), then per series its
-    /// bar, its whisker and the value (or the missing-value word) after it.
+    /// bar and its whisker; returns the values (or the missing-value word) to print after them,
+    /// with where, drawn last so that no reference line crosses them ([`draw_values`]).
     fn draw_group(
         &self,
         chart: &mut BarChart<'_, '_>,
         root: &DrawingArea<SVGBackend<'_>, Shift>,
         ci: usize,
         lo: f64,
-    ) -> DrawResult<()> {
+    ) -> DrawResult<Vec<(String, (i32, i32))>> {
         let ncat = self.categories.len().max(1);
         let nser = self.series.len().max(1);
         let band = 0.8 / nser as f64;
-        let value_style =
-            TextStyle::from((FAMILY, VALUE_PX).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+        let mut values = Vec::new();
         let top = (ncat - ci) as f64;
         let (px, py) = chart.backend_coord(&(lo, top - 0.5));
         let style = TextStyle::from((FAMILY, LABEL_PX).into_font())
@@ -434,10 +436,30 @@ impl Bars {
                 .max(0.0)
                 .max(whisker.map_or(0.0, |w| w.1));
             let (tx, ty) = chart.backend_coord(&(end, yc));
-            root.draw(&Text::new(text, (tx + 4, ty), value_style.clone()))?;
+            values.push((text, (tx + 4, ty)));
         }
-        Ok(())
+        Ok(values)
     }
+}
+
+/// The values at the ends of the bars, each on a white ground a little wider than its text, so a
+/// dashed reference line passing under it never hides a digit.
+fn draw_values(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    values: Vec<(String, (i32, i32))>,
+) -> DrawResult<()> {
+    let style =
+        TextStyle::from((FAMILY, VALUE_PX).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let half_h = (VALUE_PX / 2.0).ceil() as i32 + 1;
+    for (text, (x, y)) in values {
+        let w = (f64::from(text_px(&text)) * VALUE_PX / LABEL_PX).ceil() as i32;
+        root.draw(&Rectangle::new(
+            [(x - 1, y - half_h), (x + w, y + half_h)],
+            WHITE.filled(),
+        ))?;
+        root.draw(&Text::new(text, (x, y), style.clone()))?;
+    }
+    Ok(())
 }
 
 /// The value of category `ci`, series `si` in a `[category][series]` grid (`None` where the grid
@@ -913,6 +935,33 @@ mod tests {
         assert!(svg.contains("sans-serif"));
         assert!(!svg.contains("<case>"));
         assert!(svg.contains("unavailable"));
+    }
+
+    #[test]
+    fn bar_values_are_drawn_over_the_reference_lines_on_a_white_ground() {
+        let svg = hbars(&Bars {
+            title: "t".into(),
+            x_desc: "GB/s".into(),
+            series: vec!["a".into()],
+            categories: vec!["c".into()],
+            values: vec![vec![Some(49.5)]],
+            whiskers: vec![vec![None]],
+            refs: vec![("ref".into(), 50.0)],
+            digits: 1,
+            ..Bars::default()
+        })
+        .expect("draws");
+        // Drawn in order: the bar, the dashed reference line across it, the value on its white
+        // ground, then the legend.
+        let value = svg.find("49.5").expect("the value is printed");
+        let last_dash = svg[..value]
+            .rfind("stroke-width=\"2\"")
+            .expect("the reference line is drawn before the value");
+        let ground = svg[..value]
+            .rfind("<rect")
+            .expect("a ground under the value");
+        assert!(last_dash < ground, "the ground comes after the line: {svg}");
+        assert!(svg[ground..value].contains("#FFFFFF"), "{svg}");
     }
 
     #[test]
