@@ -12,13 +12,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-bidir}}
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
-export PATH=$PATH:/usr/local/cuda/bin
-P=${PINSCOPE:-dist/pinscope}
+. scripts/gpu-common.sh
 ROUNDS=${ROUNDS:-5}
 NVB=/tmp/nvbandwidth-build/nvbandwidth
 TESTS="host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce"
-log() { echo "== $(date +%T) $*"; }
 
 if [[ ! -x $NVB ]]; then
   log "building nvbandwidth"

@@ -10,10 +10,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-latency-check}}
 mkdir -p "$OUT"
-export PATH=$PATH:/usr/local/cuda/bin
-P=${PINSCOPE:-dist/pinscope}
+. scripts/gpu-common.sh
 N=${LATENCY_SAMPLES:-1000}
-log() { echo "== $*"; }
 
 driver_probe() {
   [ -x "$OUT/latency_driver" ] || return
@@ -21,10 +19,7 @@ driver_probe() {
   timeout 120 "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/driver-probe-$1.txt" 2>&1
   echo "exit $?"; cat "$OUT/driver-probe-$1.txt"
 }
-if command -v nvcc >/dev/null; then
-  nvcc -O2 -o "$OUT/latency_driver" scripts/probes/latency_driver.cu -lcuda >"$OUT/driver-build.log" 2>&1 \
-    || { echo "nvcc latency_driver failed:"; tail -20 "$OUT/driver-build.log"; }
-fi
+command -v nvcc >/dev/null && build_latency_driver "$OUT"
 pinscope_round() {
   log "pinscope run scenarios/latency.toml (measure.samples = $N), round $1"
   local start=$SECONDS

@@ -13,16 +13,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-latency-process}}
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
-export PATH=$PATH:/usr/local/cuda/bin
-P=${PINSCOPE:-dist/pinscope}
+. scripts/gpu-common.sh
 ROUNDS=${ROUNDS:-3}
 KIND=${KIND:-pinned}
 TIME=(/usr/bin/time -f "%e s wall, %w voluntary and %c involuntary context switches")
-log() { echo "== $(date +%T) $*"; }
 
-nvcc -O2 -o "$OUT/latency_driver" scripts/probes/latency_driver.cu -lcuda -ldl >"$OUT/driver-build.log" 2>&1 \
-  || { echo "nvcc latency_driver failed:"; tail -20 "$OUT/driver-build.log"; exit 1; }
+build_latency_driver "$OUT" || exit 1
 python3 - scenarios/latency.toml "$OUT/case.toml" "$KIND" <<'PY'
 import re, sys
 head, *cases = open(sys.argv[1]).read().split("[[case]]")

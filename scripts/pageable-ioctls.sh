@@ -11,13 +11,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-pageable-ioctls}}
 mkdir -p "$OUT"
-export PATH=$PATH:/usr/local/cuda/bin
-P=${PINSCOPE:-dist/pinscope}
+. scripts/gpu-common.sh
 ROUNDS=${ROUNDS:-2}
-log() { echo "== $(date +%T) $*"; }
 
-nvcc -O2 -o "$OUT/latency_driver" scripts/probes/latency_driver.cu -lcuda -ldl >"$OUT/driver-build.log" 2>&1 \
-  || { echo "nvcc latency_driver failed:"; tail -20 "$OUT/driver-build.log"; exit 1; }
+build_latency_driver "$OUT" || exit 1
 gcc -O2 -shared -fPIC -o "$OUT/ioctl_count.so" scripts/probes/ioctl_count.c -ldl >"$OUT/shim-build.log" 2>&1 \
   || { echo "gcc ioctl_count failed:"; tail -20 "$OUT/shim-build.log"; exit 1; }
 scenario() {  # scenario SAMPLES

@@ -10,16 +10,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-pageable}}
 mkdir -p "$OUT"
-export PATH=$PATH:/usr/local/cuda/bin
-P=${PINSCOPE:-dist/pinscope}
+. scripts/gpu-common.sh
 ROUNDS=${ROUNDS:-4}
 N=${SAMPLES:-1000}
-log() { echo "== $(date +%T) $*"; }
 
 log "machine"
 { nproc; lscpu 2>/dev/null | grep -E "Model name|NUMA|^CPU\(s\)|Thread|MHz"; cat /sys/devices/system/node/online 2>/dev/null; } | tee "$OUT/machine.txt"
-nvcc -O2 -o "$OUT/latency_driver" scripts/probes/latency_driver.cu -lcuda >"$OUT/driver-build.log" 2>&1 \
-  || { echo "nvcc latency_driver failed:"; tail -20 "$OUT/driver-build.log"; exit 1; }
+build_latency_driver "$OUT" || exit 1
 scen="$OUT/latency.toml"
 sed "s/samples = 1000/samples = $N/" harness/scenarios/latency.toml >"$scen"
 # The same with no observers read between cases (no NVML, /proc or cuMemGetInfo snapshots), to

@@ -9,13 +9,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-pageable-sequence}}
 mkdir -p "$OUT"
-export PATH=$PATH:/usr/local/cuda/bin
-P=${PINSCOPE:-dist/pinscope}
+. scripts/gpu-common.sh
 ROUNDS=${ROUNDS:-3}
-log() { echo "== $(date +%T) $*"; }
 
-nvcc -O2 -o "$OUT/latency_driver" scripts/probes/latency_driver.cu -lcuda -ldl >"$OUT/driver-build.log" 2>&1 \
-  || { echo "nvcc latency_driver failed:"; tail -20 "$OUT/driver-build.log"; exit 1; }
+build_latency_driver "$OUT" || exit 1
 # scenario NAME CASES...: each case "direction:size", in this order.
 scenario() {
   local name=$1; shift

@@ -18,12 +18,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-ramp}}
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
-export PATH=$PATH:/usr/local/cuda/bin
-P=${PINSCOPE:-dist/pinscope}
+. scripts/gpu-common.sh
 STEPS=${STEPS:-ramp,bidir,order}
 has() { [[ ",$STEPS," == *",$1,"* ]]; }
-log() { echo "== $(date +%T) $*"; }
 
 ramp_scenario() {
   cat <<'TOML'
@@ -120,8 +117,7 @@ PY
 fi
 
 if has order; then
-  nvcc -O2 -o "$OUT/latency_driver" scripts/probes/latency_driver.cu -lcuda >"$OUT/driver-build.log" 2>&1 \
-    || { echo "nvcc latency_driver failed:"; tail -20 "$OUT/driver-build.log"; exit 1; }
+  build_latency_driver "$OUT" || exit 1
   # variant NAME LABELS...: the latency scenario with only the cases of these labels, in this order.
   variant() {
     local name=$1; shift
