@@ -40,7 +40,9 @@ out = sys.argv[1]
 measured = {"host_to_device_bidirectional_memcpy_ce": ("h2d", re.compile(r"Sample \d+: Host -> Device")),
             "device_to_host_bidirectional_memcpy_ce": ("d2h", re.compile(r"Sample \d+: Device \d+ -> Host"))}
 rounds, samples = {}, {}
-for f in sorted(glob.glob(f"{out}/nvbandwidth-*.txt")):
+def round_of(path):
+    return int(re.search(r"-(\d+)(?:/[^/]*)?\.(?:txt|csv)$", path).group(1))
+for f in sorted(glob.glob(f"{out}/nvbandwidth-*.txt"), key=round_of):
     test = None
     for line in open(f, errors="replace"):
         m = re.match(r"Running (\S+)\.", line.strip())
@@ -52,7 +54,7 @@ for f in sorted(glob.glob(f"{out}/nvbandwidth-*.txt")):
         if m and m.group(1) in measured:
             rounds.setdefault(measured[m.group(1)][0], []).append(float(m.group(2)))
 ours, our_samples = {}, {}
-for f in sorted(glob.glob(f"{out}/pinscope-*/*.csv")):
+for f in sorted(glob.glob(f"{out}/pinscope-*/*.csv"), key=round_of):
     if f.endswith(".samples.csv"):
         continue
     for r in csv.DictReader(open(f)):
@@ -73,6 +75,15 @@ for lane in ("h2d", "d2h"):
         inside += lo <= v <= hi
         print(f"  pinscope {run}: {v:6.2f} (spread {float(spread or 0):.1f}%)  {where}")
     print(f"  {inside} of {len(ours.get(lane, []))} pinscope runs inside nvbandwidth's range")
+    # The same test applied to nvbandwidth itself: each of its rounds against the range of its
+    # other rounds. On a host whose state wanders, this says how often any one run can be inside.
+    own = sum(min(ref[:i] + ref[i + 1:]) <= x <= max(ref[:i] + ref[i + 1:]) for i, x in enumerate(ref)) if len(ref) > 2 else 0
+    print(f"  {own} of {len(ref)} nvbandwidth rounds inside the range of its other rounds")
+    # Round by round: each pinscope run against the nvbandwidth round just before it.
+    diffs = [(v / ref[i] - 1) * 100 for i, (_, v, _) in enumerate(ours.get(lane, [])) if i < len(ref)]
+    if diffs:
+        print(f"  pinscope against the nvbandwidth round before it: median {st.median(diffs):+.2f}%, "
+              f"range {min(diffs):+.2f}% .. {max(diffs):+.2f}%")
     a, b = samples.get(lane, []), our_samples.get(lane, [])
     if a and b:
         print(f"  all samples: nvbandwidth median {st.median(a):.2f} (n={len(a)}, {min(a):.1f}-{max(a):.1f}), "

@@ -1,77 +1,85 @@
 #!/usr/bin/env bash
-# What in pinscope's process moves small-copy latency against the driver-API probe's? Rounds of
-# the same small copies (4 B and 64 KiB, async + stream synchronisation, 1000 samples) by
-# the probe, by the probe with NVML initialised first (LATENCY_NVML=1, as pinscope's observers
-# do), by `pinscope run` of the latency scenario's case, and by the same with one rayon thread
-# (RAYON_NUM_THREADS=1: no idle pool beside the timed thread), each under GNU time (its
-# voluntary context switches say whether the waits slept) and, where strace exists, once under
-# `strace -c -f` (which system calls each process made while sampling). Host clock throughout;
-# never changes the GPU's clocks, modes or settings.
-#   GPU:  scripts/latency-process.sh [OUT]      (carry dist; PINSCOPE=dist/pinscope, ROUNDS=3,
-#         KIND=pinned or pageable: the scenario case and the probe keys measured)
+# Where between the driver and `pinscope run` does one small copy's latency move? Tight rounds of
+# the same copy (async + stream synchronisation, back to back, host clock, 1000 samples after
+# 100), each round timing it five ways, one process each:
+#   probe    the driver-API probe (scripts/probes/latency_driver.cu, C++, no other thread)
+#   loop     copy_loop (harness/examples/copy_loop.rs): the probe's loop through pinscope's own
+#            CUDA layer (cudarc), nothing else in the process
+#   loop+r   the same after rayon's global pool was started by pinscope's buffer fill, as in
+#            every `pinscope run`
+#   pinscope `pinscope run` of a one-case scenario with that copy
+#   pins-r1  the same with RAYON_NUM_THREADS=1 (the pool holds one idle thread, not one per CPU)
+# The order inside a round rotates, so no variant always follows the same one. If `loop` reads
+# like the probe and `pinscope` does not, the difference is in the runner's process; if `loop`
+# reads like pinscope, it is in the CUDA layer or the Rust binary. Never changes the GPU's clocks,
+# modes or settings.
+#   GPU:  scripts/latency-process.sh [OUT]   (carry dist: dist/pinscope and dist/copy_loop;
+#         ROUNDS=8; KIND=pageable|pinned, DIR=d2h|h2d, BYTES=4)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-latency-process}}
 mkdir -p "$OUT"
 . scripts/gpu-common.sh
-ROUNDS=${ROUNDS:-3}
-KIND=${KIND:-pinned}
-TIME=(/usr/bin/time -f "%e s wall, %w voluntary and %c involuntary context switches")
+ROUNDS=${ROUNDS:-8}
+KIND=${KIND:-pageable}
+DIR=${DIR:-d2h}
+BYTES=${BYTES:-4}
+LOOP=${COPY_LOOP:-dist/copy_loop}
+KEY="copy/$KIND/$DIR/$BYTES/async"
+host=$([ "$KIND" = pinned ] && echo alloc || echo pageable)
 
 build_latency_driver "$OUT" || exit 1
-python3 - scenarios/latency.toml "$OUT/case.toml" "$KIND" <<'PY'
-import re, sys
-head, *cases = open(sys.argv[1]).read().split("[[case]]")
-keep = [c for c in cases if re.search(f'label = "{sys.argv[3]}"', c)]
-open(sys.argv[2], "w").write(head + "".join("[[case]]" + c for c in keep))
-PY
+printf 'name = "one-copy"\ndescription = "one small copy, latency"\n[defaults]\nmode = "latency"\nmeasure = { samples = 1000, warmup = 100, time_limit = "5s" }\nprobes = { hold_after_free = "0s" }\n[[case]]\nlabel = "one"\nhost = "%s"\ndirection = "%s"\nsize = "%s"\n' \
+  "$host" "$DIR" "$BYTES" >"$OUT/case.toml"
 
+# variant NAME ROUND: one timing of the key, its output in $OUT/NAME-ROUND.*
+variant() {
+  case $1 in
+    probe) "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop) "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop+r) "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 --rayon >"$OUT/$1-$2.txt" 2>&1 ;;
+    pinscope) $P run "$OUT/case.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
+    pins-r1) RAYON_NUM_THREADS=1 $P run "$OUT/case.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
+  esac || echo "$1 round $2: exit $?"
+}
+names=(probe loop loop+r pinscope pins-r1)
 for r in $(seq "$ROUNDS"); do
-  log "round $r: probe"
-  "${TIME[@]}" "$OUT/latency_driver" kernels/pinscope.ptx 1000 copy/$KIND/ >"$OUT/probe-$r.txt" 2>&1
-  tail -1 "$OUT/probe-$r.txt"
-  log "round $r: probe with NVML"
-  LATENCY_NVML=1 "${TIME[@]}" "$OUT/latency_driver" kernels/pinscope.ptx 1000 copy/$KIND/ >"$OUT/nvml-$r.txt" 2>&1
-  tail -1 "$OUT/nvml-$r.txt"
-  log "round $r: pinscope"
-  "${TIME[@]}" $P run "$OUT/case.toml" --no-report --out-dir "$OUT/pinscope-$r" >"$OUT/pinscope-$r.log" 2>&1
-  tail -1 "$OUT/pinscope-$r.log"
-  log "round $r: pinscope with one rayon thread"
-  RAYON_NUM_THREADS=1 "${TIME[@]}" $P run "$OUT/case.toml" --no-report --out-dir "$OUT/rayon1-$r" >"$OUT/rayon1-$r.log" 2>&1
-  tail -1 "$OUT/rayon1-$r.log"
+  log "round $r"
+  for i in 0 1 2 3 4; do
+    variant "${names[$(( (i + r - 1) % 5 ))]}" "$r"
+  done
 done
-if command -v strace >/dev/null; then
-  log "system calls (strace -c -f)"
-  strace -c -f -o "$OUT/strace-probe.txt" "$OUT/latency_driver" kernels/pinscope.ptx 1000 copy/$KIND/ >/dev/null 2>&1
-  strace -c -f -o "$OUT/strace-pinscope.txt" $P run "$OUT/case.toml" --no-report --out-dir "$OUT/pinscope-strace" >/dev/null 2>&1
-  head -25 "$OUT/strace-probe.txt"; head -25 "$OUT/strace-pinscope.txt"
-else
-  echo "no strace here"
-fi
 
-log "p50 (µs) of the async copies: probe | probe with NVML | pinscope | pinscope with RAYON_NUM_THREADS=1"
-python3 - "$OUT" "$ROUNDS" "$KIND" <<'PY'
-import csv, glob, re, sys
-out, rounds, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-def probe(f):
-    v = {}
-    for line in open(f, errors="replace"):
-        m = re.match(rf"key=(copy/{kind}/\S+/async)\s+min\s+\S+\s+p50\s+(\S+)", line)
-        if m:
-            v[m.group(1)] = float(m.group(2))
-    return v
-def pins(r, tag="pinscope"):
-    v = {}
-    for f in glob.glob(f"{out}/{tag}-{r}/*.csv"):
-        if f.endswith(".samples.csv"):
-            continue
-        for row in csv.DictReader(open(f)):
-            if row["mode"] == "latency" and row["lat_p50_us"]:
-                v[f"copy/{kind}/{row['lane']}/{row['size_bytes']}/async"] = float(row["lat_p50_us"])
-    return v
-for r in range(1, rounds + 1):
-    a, b, c, d = probe(f"{out}/probe-{r}.txt"), probe(f"{out}/nvml-{r}.txt"), pins(r), pins(r, "rayon1")
-    for k in sorted(a):
-        f = lambda m: f"{m[k]:6.2f}" if k in m else "     -"
-        print(f"round {r} {k:32} {f(a)} | {f(b)} | {f(c)} | {f(d)}")
+log "$KEY p50 (µs), one column per variant, one line per round"
+python3 - "$OUT" "$ROUNDS" "$KEY" "${names[@]}" <<'PY'
+import csv, glob, re, statistics, sys
+out, rounds, key, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+def p50(name, r):
+    if name in ("probe", "loop", "loop+r"):
+        try:
+            for line in open(f"{out}/{name}-{r}.txt", errors="replace"):
+                m = re.match(rf"key={re.escape(key)}\s+min\s+\S+\s+p50\s+(\S+)", line)
+                if m:
+                    return float(m.group(1))
+        except OSError:
+            return None
+        return None
+    for f in glob.glob(f"{out}/{name}-{r}/*.csv"):
+        if not f.endswith(".samples.csv"):
+            for row in csv.DictReader(open(f)):
+                if row["mode"] == "latency" and row["lat_p50_us"]:
+                    return float(row["lat_p50_us"])
+    return None
+cols = {n: [p50(n, r) for r in range(1, rounds + 1)] for n in names}
+print("round " + "".join(f"{n:>10}" for n in names))
+for r in range(rounds):
+    print(f"{r + 1:5} " + "".join(f"{cols[n][r]:10.2f}" if cols[n][r] is not None else f"{'-':>10}" for n in names))
+med = {n: statistics.median([x for x in cols[n] if x is not None]) for n in names if any(x is not None for x in cols[n])}
+print("median" + "".join(f"{med[n]:10.2f}" if n in med else f"{'-':>10}" for n in names))
+# Within a round every variant met the same moment of the machine: the per-round difference to
+# the probe is the fair comparison.
+for n in names[1:]:
+    d = [c - p for c, p in zip(cols[n], cols["probe"]) if c is not None and p is not None]
+    if d:
+        print(f"{n:>8} - probe, per round: median {statistics.median(d):+.2f} µs, range {min(d):+.2f} .. {max(d):+.2f}")
 PY

@@ -2,17 +2,21 @@
 
 use crate::results::{CaseTimeout, Sidecar};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 
 /// Ends the run cleanly when one case takes longer than `--case-timeout` (a hung driver call
 /// cannot be cancelled): marks the sidecar partial with the reason, writes it, exits with 124.
 /// Every finished case is already on disk (rows are flushed per case).
 pub struct Watchdog {
     shared: Arc<std::sync::Mutex<Watch>>,
-    done: Arc<AtomicBool>,
+    /// Dropped to stop the thread: its wait for the next check returns at once, so ending a run
+    /// costs no part of a check interval.
+    stop: Option<mpsc::Sender<()>>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
+
+/// How often the thread looks at the running case's age.
+const CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
 struct Watch {
     sidecar: Sidecar,
@@ -22,14 +26,18 @@ struct Watch {
 
 impl Watchdog {
     pub fn start(sidecar: Sidecar, json: PathBuf, timeout: std::time::Duration) -> Watchdog {
-        Self::start_with(sidecar, json, timeout, || std::process::exit(124))
+        Self::start_with(sidecar, json, timeout, CHECK_EVERY, || {
+            std::process::exit(124)
+        })
     }
 
-    /// `on_timeout` runs after the sidecar was written (the process exits there; tests observe).
+    /// Checks every `every`; `on_timeout` runs after the sidecar was written (the process exits
+    /// there; tests observe).
     fn start_with(
         sidecar: Sidecar,
         json: PathBuf,
         timeout: std::time::Duration,
+        every: std::time::Duration,
         on_timeout: impl Fn() + Send + 'static,
     ) -> Watchdog {
         let shared = Arc::new(std::sync::Mutex::new(Watch {
@@ -37,16 +45,16 @@ impl Watchdog {
             json,
             case: None,
         }));
-        let done = Arc::new(AtomicBool::new(false));
-        let (sh, dn) = (shared.clone(), done.clone());
+        let (stop, stopped) = mpsc::channel::<()>();
+        let sh = shared.clone();
         let handle = std::thread::spawn(move || {
-            while !dn.load(Ordering::SeqCst) {
-                std::thread::sleep(std::time::Duration::from_millis(200));
+            // Nothing is ever sent: the wait ends by timing out (check) or by the sender's drop.
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
                 let Ok(mut w) = sh.lock() else { return };
                 let Some((t, title)) = w.case.clone() else {
                     continue;
                 };
-                if t.elapsed() < timeout || dn.load(Ordering::SeqCst) {
+                if t.elapsed() < timeout {
                     continue;
                 }
                 let ended = CaseTimeout {
@@ -68,7 +76,7 @@ impl Watchdog {
         });
         Watchdog {
             shared,
-            done,
+            stop: Some(stop),
             handle: Some(handle),
         }
     }
@@ -87,7 +95,7 @@ impl Watchdog {
 
 impl Drop for Watchdog {
     fn drop(&mut self) {
-        self.done.store(true, Ordering::SeqCst);
+        drop(self.stop.take());
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
@@ -97,6 +105,7 @@ impl Drop for Watchdog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     pub(crate) fn sidecar() -> Sidecar {
         crate::results::Sidecar::empty_for_tests()
@@ -115,6 +124,7 @@ mod tests {
             sidecar(),
             json.clone(),
             std::time::Duration::from_millis(limit_ms),
+            CHECK_EVERY,
             move || f.store(true, Ordering::SeqCst),
         );
         (w, json, fired)
@@ -150,5 +160,20 @@ mod tests {
         drop(w);
         assert!(!fired.load(Ordering::SeqCst));
         assert!(!json.exists(), "nothing written when no case hangs");
+    }
+
+    #[test]
+    fn stopping_does_not_wait_for_the_next_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let hour = std::time::Duration::from_secs(3600);
+        let w = Watchdog::start_with(sidecar(), dir.path().join("run.json"), hour, hour, || {});
+        let t = std::time::Instant::now();
+        drop(w);
+        // The old loop slept out its interval before it looked at the stop flag: an hour here.
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "{:?}",
+            t.elapsed()
+        );
     }
 }
