@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Where between the driver and `pinscope run` does one small copy's latency move? Tight rounds of
 # the same copy (async + stream synchronisation, back to back, host clock, 1000 samples after
-# 100), each round timing it five ways, one process each:
-#   probe    the driver-API probe (scripts/probes/latency_driver.cu, C++, no other thread)
-#   loop     copy_loop (harness/examples/copy_loop.rs): the probe's loop through pinscope's own
-#            CUDA layer (cudarc), nothing else in the process
-#   loop+r   the same after rayon's global pool was started by pinscope's buffer fill, as in
-#            every `pinscope run`
-#   pinscope `pinscope run` of a one-case scenario with that copy
-#   pins-r1  the same with RAYON_NUM_THREADS=1 (the pool holds one idle thread, not one per CPU)
-# The order inside a round rotates, so no variant always follows the same one. If `loop` reads
-# like the probe and `pinscope` does not, the difference is in the runner's process; if `loop`
-# reads like pinscope, it is in the CUDA layer or the Rust binary. Never changes the GPU's clocks,
+# 100), each round timing it several ways, one process each:
+#   probe        the driver-API probe (scripts/probes/latency_driver.cu, C++, no other thread)
+#   loop         copy_loop (harness/examples/copy_loop.rs): the probe's loop through pinscope's
+#                own CUDA layer (cudarc), nothing else in the process
+#   loop-PART    the same with one part of a `pinscope run` process set up first and held:
+#                rayon (its pool started by pinscope's fill), session (the whole run session),
+#                kernels, gate, machine, observers (copy_loop's flags)
+#   pinscope     `pinscope run` of a one-case scenario with that copy
+#   pins-r1      the same with RAYON_NUM_THREADS=1
+# The order inside a round rotates, so no variant always follows the same one; the per-round
+# difference to the probe is the fair comparison (this VM's latency moves by ~1 µs between
+# minutes). If `loop` reads like the probe and `pinscope` does not, the difference is in the
+# runner's process, and the loop-PART columns say which part. Never changes the GPU's clocks,
 # modes or settings.
 #   GPU:  scripts/latency-process.sh [OUT]   (carry dist: dist/pinscope and dist/copy_loop;
-#         ROUNDS=8; KIND=pageable|pinned, DIR=d2h|h2d, BYTES=4)
+#         ROUNDS=8; KIND=pageable|pinned, DIR=d2h|h2d, BYTES=4; VARIANTS="probe loop ...")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-latency-process}}
@@ -37,16 +39,17 @@ variant() {
   case $1 in
     probe) "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
     loop) "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
-    loop+r) "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 --rayon >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop-*) "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 "--${1#loop-}" >"$OUT/$1-$2.txt" 2>&1 ;;
     pinscope) $P run "$OUT/case.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
     pins-r1) RAYON_NUM_THREADS=1 $P run "$OUT/case.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
   esac || echo "$1 round $2: exit $?"
 }
-names=(probe loop loop+r pinscope pins-r1)
+read -r -a names <<<"${VARIANTS:-probe loop loop-rayon loop-session loop-kernels loop-gate loop-machine loop-observers pinscope pins-r1}"
+n=${#names[@]}
 for r in $(seq "$ROUNDS"); do
   log "round $r"
-  for i in 0 1 2 3 4; do
-    variant "${names[$(( (i + r - 1) % 5 ))]}" "$r"
+  for i in $(seq 0 $((n - 1))); do
+    variant "${names[$(( (i + r - 1) % n ))]}" "$r"
   done
 done
 
@@ -55,7 +58,7 @@ python3 - "$OUT" "$ROUNDS" "$KEY" "${names[@]}" <<'PY'
 import csv, glob, re, statistics, sys
 out, rounds, key, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 def p50(name, r):
-    if name in ("probe", "loop", "loop+r"):
+    if name == "probe" or name.startswith("loop"):
         try:
             for line in open(f"{out}/{name}-{r}.txt", errors="replace"):
                 m = re.match(rf"key={re.escape(key)}\s+min\s+\S+\s+p50\s+(\S+)", line)
@@ -71,15 +74,16 @@ def p50(name, r):
                     return float(row["lat_p50_us"])
     return None
 cols = {n: [p50(n, r) for r in range(1, rounds + 1)] for n in names}
-print("round " + "".join(f"{n:>10}" for n in names))
+w = max(10, max(len(n) for n in names) + 2)
+print("round " + "".join(f"{n:>{w}}" for n in names))
 for r in range(rounds):
-    print(f"{r + 1:5} " + "".join(f"{cols[n][r]:10.2f}" if cols[n][r] is not None else f"{'-':>10}" for n in names))
+    print(f"{r + 1:5} " + "".join(f"{cols[n][r]:{w}.2f}" if cols[n][r] is not None else f"{'-':>{w}}" for n in names))
 med = {n: statistics.median([x for x in cols[n] if x is not None]) for n in names if any(x is not None for x in cols[n])}
-print("median" + "".join(f"{med[n]:10.2f}" if n in med else f"{'-':>10}" for n in names))
+print("median" + "".join(f"{med[n]:{w}.2f}" if n in med else f"{'-':>{w}}" for n in names))
 # Within a round every variant met the same moment of the machine: the per-round difference to
 # the probe is the fair comparison.
 for n in names[1:]:
     d = [c - p for c, p in zip(cols[n], cols["probe"]) if c is not None and p is not None]
     if d:
-        print(f"{n:>8} - probe, per round: median {statistics.median(d):+.2f} µs, range {min(d):+.2f} .. {max(d):+.2f}")
+        print(f"{n:>14} - probe, per round: median {statistics.median(d):+.2f} µs, range {min(d):+.2f} .. {max(d):+.2f}")
 PY
