@@ -4,7 +4,8 @@
 # pinscope; joined row by row by scripts/latency-compare.py), then the runtime-API probe
 # scripts/probes/latency_probe.cu (what a cudaMemcpyAsync program sees). Host clock throughout.
 # Called by scripts/gpu-check.sh (step `latency`), or alone on a GPU machine:
-#   scripts/latency-check.sh [OUT]        LATENCY_SAMPLES=300 for a shorter run
+#   scripts/latency-check.sh [OUT]        LATENCY_SAMPLES=300 for a shorter run, ROUNDS=2
+#                                         pinscope runs (between ROUNDS + 1 probe runs)
 # Never changes the GPU's clocks, modes or settings.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -39,12 +40,15 @@ PY
 }
 scen="$OUT/latency.toml"
 sed "s/samples = 1000/samples = $N/" harness/scenarios/latency.toml >"$scen"
-# Interleaved, so both see the same machine: probe, pinscope, probe, pinscope, probe.
-driver_probe 1
-pinscope_round 1
-driver_probe 2
-pinscope_round 2
-driver_probe 3
+# Interleaved, so both see the same machine: probe, pinscope, probe, ..., probe (ROUNDS pinscope
+# runs between ROUNDS + 1 probe runs). This VM's small-copy latency moves between levels about
+# 1 µs apart from one process to the next, in both tools, so more rounds show both tools' spread.
+ROUNDS=${ROUNDS:-2}
+for r in $(seq "$ROUNDS"); do
+  driver_probe "$r"
+  pinscope_round "$r"
+done
+driver_probe $((ROUNDS + 1))
 log "pinscope beside the driver-API probe (its range over the rounds)"
 # shellcheck disable=SC2046
 python3 scripts/latency-compare.py $(ls "$OUT"/latency-*/*.csv | grep -v samples.csv) -- "$OUT"/driver-probe-*.txt

@@ -7,7 +7,10 @@
 #                own CUDA layer (cudarc), nothing else in the process
 #   loop-PART    the same with one part of a `pinscope run` process set up first and held:
 #                rayon (its pool started by pinscope's fill), session (the whole run session),
-#                kernels, gate, machine, observers (copy_loop's flags)
+#                kernels, gate, machine, observers, record (copy_loop's flags); loop-a_b has
+#                both parts a and b
+#   run-strategy copy_loop taking that case through pinscope's strategy and sampling loop alone
+#   run-case     copy_loop taking it through the runner's whole case (run_case), in-process
 #   pinscope     `pinscope run` of a one-case scenario with that copy
 #   pins-r1      the same with RAYON_NUM_THREADS=1
 # The order inside a round rotates, so no variant always follows the same one; the per-round
@@ -39,7 +42,12 @@ variant() {
   case $1 in
     probe) "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
     loop) "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
-    loop-*) "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 "--${1#loop-}" >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop-*) # loop-a_b: copy_loop with --a --b
+      local flags=() part parts
+      IFS=_ read -r -a parts <<<"${1#loop-}"
+      for part in "${parts[@]}"; do flags+=("--$part"); done
+      "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 "${flags[@]}" >"$OUT/$1-$2.txt" 2>&1 ;;
+    run-strategy | run-case) "$LOOP" run "$OUT/case.toml" "${1#run-}" >"$OUT/$1-$2.txt" 2>&1 ;;
     pinscope) $P run "$OUT/case.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
     pins-r1) RAYON_NUM_THREADS=1 $P run "$OUT/case.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
   esac || echo "$1 round $2: exit $?"
@@ -58,7 +66,7 @@ python3 - "$OUT" "$ROUNDS" "$KEY" "${names[@]}" <<'PY'
 import csv, glob, re, statistics, sys
 out, rounds, key, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 def p50(name, r):
-    if name == "probe" or name.startswith("loop"):
+    if name == "probe" or name.startswith(("loop", "run-")):
         try:
             for line in open(f"{out}/{name}-{r}.txt", errors="replace"):
                 m = re.match(rf"key={re.escape(key)}\s+min\s+\S+\s+p50\s+(\S+)", line)

@@ -4,8 +4,9 @@
 //! order (a copy on a non-blocking stream, then the stream's synchronisation, host clock around
 //! both, back to back) and prints the probe's line, so `scripts/latency-process.sh` reads both.
 //!
-//!   copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--rayon] [--session]
-//!             [--kernels] [--gate] [--machine] [--observers]
+//!   copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] [--events] [--record]
+//!             [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]
+//!   copy_loop run <scenario.toml> <strategy|case>
 //!
 //! Each flag adds one thing a `pinscope run` process has, set up before the buffers and held
 //! while sampling, so rounds with and without it say what moves the copy:
@@ -15,14 +16,29 @@
 //!   and settings, NVML, observers) instead of the bare GPU;
 //! - `--kernels`, `--gate`, `--machine`, `--observers`: one part of the session each (the
 //!   embedded PTX module; the spin gate's mapped page-locked flag; the machine's facts; the
-//!   observers, with one snapshot taken).
+//!   observers, with three snapshots taken, as a case takes before its sampling);
+//! - `--record`: each sample kept as pinscope's sampling loop keeps it (a `SampleTimes` pushed
+//!   onto a growing list, the stop flag and the clock read), not as a bare number;
+//! - `--upload`: the device buffer first written as a one-way strategy writes a small source
+//!   (the pattern in a fresh `Vec`, `cuMemcpyHtoD` from it, the stream synchronised);
+//! - `--events`: two timing events created before sampling (the latency clock's pair).
+//!
+//! `run` takes the first case of a scenario through pinscope's own code, in a session:
+//! `strategy` is the strategy's buffers, first touch and sampling loop alone (what `pinscope run`
+//! does less the observers, the ledger and the phases); `case` is the runner's whole case.
 
 use pinscope::cuda::{DeviceBuffer, Gpu, HostBuffer, HostFlags, Stream, fill_zero};
+use pinscope::measure::SampleTimes;
+use pinscope::scenario::Lane;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// The optional parts of a run's process, by flag.
-const PARTS: [&str; 6] = [
+const PARTS: [&str; 9] = [
+    "--upload",
+    "--events",
+    "--record",
     "--rayon",
     "--session",
     "--kernels",
@@ -55,8 +71,8 @@ fn parse() -> Result<Args, String> {
             None => rest.push(a),
         }
     }
-    let usage = "usage: copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--rayon] \
-                 [--session] [--kernels] [--gate] [--machine] [--observers]";
+    let usage = "usage: copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] \
+                 [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
     let [kind, dir, bytes, more @ ..] = rest.as_slice() else {
         return Err(usage.into());
     };
@@ -121,7 +137,9 @@ fn set_up(a: &Args) -> Result<Held, Box<dyn std::error::Error>> {
             cuda_mem: None,
             ledger: pinscope::probe::Ledger::new(),
         });
-        parts.push(Box::new(obs.snapshot(pinscope::probe::Moment::Before)));
+        for _ in 0..3 {
+            parts.push(Box::new(obs.snapshot(pinscope::probe::Moment::Before)));
+        }
         parts.push(Box::new(obs));
     }
     let mut held: Held = vec![Box::new(gpu)];
@@ -141,10 +159,25 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
     } else {
         host.as_mut_slice().fill(0);
     }
-    let dev = DeviceBuffer::new(a.bytes)?;
     let s = Stream::new()?;
+    let dev = DeviceBuffer::new(a.bytes)?;
+    if a.has("--upload") {
+        let mut pattern = vec![0u8; a.bytes];
+        pinscope::cuda::fill_pattern(&mut pattern, 0, 1);
+        dev.write(0, &pattern)?;
+        s.synchronize()?;
+    }
+    let events = if a.has("--events") {
+        Some([pinscope::cuda::Event::new()?, pinscope::cuda::Event::new()?])
+    } else {
+        None
+    };
     let warmup = (a.samples / 10).max(100);
     let mut v = Vec::with_capacity(a.samples);
+    // What `--record` keeps, as the sampling loop keeps it: grown one sample at a time.
+    let mut kept: Vec<SampleTimes> = Vec::new();
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
     for i in 0..warmup + a.samples {
         let t0 = Instant::now();
         if a.h2d {
@@ -154,11 +187,19 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
         }
         s.synchronize()?;
         let us = t0.elapsed().as_secs_f64() * 1e6;
-        if i >= warmup {
-            v.push(us);
+        if i < warmup {
+            continue;
         }
+        if a.has("--record") {
+            let lane = Lane::one_way(a.h2d);
+            kept.push(SampleTimes::host_timed(lane, us / 1e3, None));
+            if stop.load(Ordering::SeqCst) || started.elapsed() > Duration::from_secs(3600) {
+                break;
+            }
+        }
+        v.push(us);
     }
-    drop((s, dev, host));
+    drop((events, s, dev, host, kept));
     // The parts made in the GPU's context go before it.
     while held.len() > 1 {
         held.pop();
@@ -186,7 +227,77 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
     ))
 }
 
+/// `copy_loop run FILE strategy|case`: the host-clock p50 of the scenario's first case (a
+/// latency case), measured through pinscope's strategy alone or through its whole case.
+fn run_scenario_case(file: &str, how: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let scenario = pinscope::scenario::load(std::path::Path::new(file))?;
+    let case = scenario.cases.first().ok_or("the scenario has no case")?;
+    let mut session = pinscope::run::open_session(0, false)?;
+    let stop = AtomicBool::new(false);
+    let measured = match how {
+        "strategy" => {
+            let gpu = pinscope::measure::Gpu {
+                kernels: &session.kernels,
+                gate: &session.gate,
+            };
+            let mut host = pinscope::strategy::allocate(case)?;
+            host.touch();
+            let mut transfer = host.add_device(&gpu)?;
+            let (warmup, n) = pinscope::scenario::latency_counts(&case.measure);
+            let m = pinscope::scenario::Measure {
+                warmup,
+                min_samples: 1,
+                max_samples: n,
+                target_spread: 0.0,
+                ..case.measure.clone()
+            };
+            pinscope::measure::run(transfer.as_mut(), &gpu, &m, 1, &stop).map_err(|(e, _)| e)?
+        }
+        "case" => pinscope::run::run_case(&mut session, case, &stop).measured,
+        _ => return Err("run takes `strategy` or `case`".into()),
+    };
+    let lane = Lane::one_way(case.direction == pinscope::scenario::Direction::H2d);
+    let mut v: Vec<f64> = measured.times(lane).iter().map(|ms| ms * 1e3).collect();
+    if v.is_empty() {
+        return Err("no samples".into());
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(format!(
+        "key={:<34} min {:8.2}  p50 {:8.2}  p90 {:8.2}  p99 {:8.2} us  n={}  data=n/a  with pinscope's {how}",
+        format!(
+            "copy/{}/{}/{}/async",
+            if case.host == pinscope::scenario::HostKind::Pageable {
+                "pageable"
+            } else {
+                "pinned"
+            },
+            if lane == Lane::H2d { "h2d" } else { "d2h" },
+            case.size
+        ),
+        v[0],
+        quantile(&v, 0.5),
+        quantile(&v, 0.9),
+        quantile(&v, 0.99),
+        v.len(),
+    ))
+}
+
 fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if let [mode, file, how] = argv.as_slice()
+        && mode == "run"
+    {
+        return match run_scenario_case(file, how) {
+            Ok(line) => {
+                println!("{line}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("copy_loop: {e}");
+                ExitCode::from(3)
+            }
+        };
+    }
     let args = match parse() {
         Ok(a) => a,
         Err(e) => {

@@ -66,9 +66,13 @@ impl OneWay {
         if self.h2d {
             self.device.memset(stream, 0)?;
         } else if !self.size.is_multiple_of(16) {
-            let mut pattern = vec![0u8; self.size];
-            crate::cuda::fill_pattern(&mut pattern, 0, self.seed);
-            self.device.write(0, &pattern)?;
+            // Uploaded from the host buffer itself, which is then zeroed again, as the driver-API
+            // probe does: on the H200 host an upload from a small heap allocation instead left
+            // the later 4-byte pageable device-to-host copies ~1 µs slower for the whole process
+            // (scripts/latency-process.sh, reports/h200/logs/wave-20261202f).
+            crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
+            self.device.write(0, self.host.as_slice())?;
+            crate::cuda::fill_zero(self.host.as_mut_slice());
         } else {
             gpu.kernels
                 .write(stream, &self.device, self.device.len(), self.seed)?;
