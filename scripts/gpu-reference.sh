@@ -6,7 +6,8 @@
 # pinscope's (scripts/bidir-check.sh). Never changes the GPU's clocks, modes or settings.
 #
 #   here:  scripts/build-dist.sh && bash ../shared/tools/nvbandwidth.sh prepare .peers
-#   GPU:   scripts/gpu-reference.sh          (carry dist and .peers; writes under $OUT)
+#   GPU:   scripts/gpu-reference.sh          (carry dist and .peers; writes under $OUT; BUDGET=210 s,
+#          LATENCY_SAMPLES=300 and LATENCY_ROUNDS=2 for the latency check, BIDIR_ROUNDS=5)
 # Everything it wrote is packed into $OUT/reference.tar.gz (the device tool returns few files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -77,7 +78,7 @@ left "nvbandwidth round 2" && nvb 2
 left latency && log "latency: pinscope's latency scenario beside the C++ probe" && LATENCY_SAMPLES=${LATENCY_SAMPLES:-300} PINSCOPE=$P bash scripts/latency-check.sh "$W/latency-check" 2>&1 | tee "$W/latency-check.log" | tail -80
 [ -x /tmp/device_copy ] && left device-copy && { log "device-copy probe"; /tmp/device_copy 2>&1 | tee "$W/device_copy.txt"; }
 left "nvbandwidth round 3" && nvb 3
-left "bidirectional rounds" && { log "bidirectional: nvbandwidth and pinscope alternated"; PINSCOPE=$P bash scripts/bidir-check.sh "$W/bidir" 2>&1 | tee "$W/bidir-check.log" | tail -30; }
+left "bidirectional rounds" && { log "bidirectional: nvbandwidth and pinscope alternated"; ROUNDS=${BIDIR_ROUNDS:-5} PINSCOPE=$P bash scripts/bidir-check.sh "$W/bidir" 2>&1 | tee "$W/bidir-check.log" | tail -30; }
 
 log "done; packing"
 tar czf "$OUT/reference.tar.gz" -C "$OUT" work

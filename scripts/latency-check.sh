@@ -4,8 +4,8 @@
 # pinscope; joined row by row by scripts/latency-compare.py), then the runtime-API probe
 # scripts/probes/latency_probe.cu (what a cudaMemcpyAsync program sees). Host clock throughout.
 # Called by scripts/gpu-check.sh (step `latency`), or alone on a GPU machine:
-#   scripts/latency-check.sh [OUT]        LATENCY_SAMPLES=300 for a shorter run, ROUNDS=2
-#                                         pinscope runs (between ROUNDS + 1 probe runs)
+#   scripts/latency-check.sh [OUT]        LATENCY_SAMPLES=300 for a shorter run,
+#                                         LATENCY_ROUNDS=2 pinscope runs (between 3 probe runs)
 # Never changes the GPU's clocks, modes or settings.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +43,7 @@ sed "s/samples = 1000/samples = $N/" harness/scenarios/latency.toml >"$scen"
 # Interleaved, so both see the same machine: probe, pinscope, probe, ..., probe (ROUNDS pinscope
 # runs between ROUNDS + 1 probe runs). This VM's small-copy latency moves between levels about
 # 1 µs apart from one process to the next, in both tools, so more rounds show both tools' spread.
-ROUNDS=${ROUNDS:-2}
+ROUNDS=${LATENCY_ROUNDS:-2}
 for r in $(seq "$ROUNDS"); do
   driver_probe "$r"
   pinscope_round "$r"
