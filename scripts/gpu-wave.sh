@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# One device call that does a whole wave's GPU work within the call limit, each step packed as
+# soon as it ends (so a step cut short still leaves the earlier ones):
+#   1. scripts/latency-process.sh   the small-copy bisection rounds      -> $OUT/lp.tgz
+#   2. scripts/gpu-reference.sh     tests, check, pinscope beside its references -> $OUT/reference.tar.gz
+#   3. scripts/publish-runs.sh      shipped scenarios for reports/h200/  -> $OUT/runs.tar.gz
+# Step 3 gets what is left of LIMIT seconds (default 570) and is stopped before the call's end;
+# its scenarios run in SCENARIOS' order. Never changes the GPU's clocks, modes or settings.
+#   GPU:  scripts/gpu-wave.sh   (carry dist and .peers; writes under $OUT)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/pinscope-wave}
+mkdir -p "$OUT"
+LIMIT=${LIMIT:-570}
+log() { echo "== $(date +%T) +${SECONDS}s $*"; }
+
+log "1. latency bisection rounds"
+ROUNDS=${LP_ROUNDS:-6} KIND=pageable DIR=d2h BYTES=4 VARIANTS="probe loop loop-upload run-strategy pinscope" \
+  bash scripts/latency-process.sh "$OUT/lp" >"$OUT/lp.log" 2>&1
+grep -A20 "^round" "$OUT/lp.log"
+cp "$OUT/lp.log" "$OUT/lp/" 2>/dev/null
+tar czf "$OUT/lp.tgz" -C "$OUT" lp && rm -rf "$OUT/lp"
+
+log "2. reference"
+OUT=$OUT BUDGET=${REF_BUDGET:-170} LATENCY_SAMPLES=300 LATENCY_ROUNDS=${LATENCY_ROUNDS:-3} \
+  BIDIR_ROUNDS=${BIDIR_ROUNDS:-6} bash scripts/gpu-reference.sh >"$OUT/reference-console.log" 2>&1
+grep -E "^== |rc=|test result|keys|inside|median|ratio|overhead" "$OUT/reference-console.log" | tail -45
+rm -rf "$OUT/work"
+
+# Every shipped scenario but h200-headline (step 2 publishes it beside nvbandwidth): those whose
+# numbers the wave's changes touch first, the longest last.
+ORDER="latency size-curve quick ollama-like register-vs-alloc chunked-vs-monolithic comfyui-lowvram
+dataloader-pin-memory host-alloc-flags multi-gpu pinned-ceiling pinned-churn pinned-vs-vram
+staging-repeat staging-tune vram-overflow when-vram-runs-out zero-copy wddm-pinned-4g"
+left=$((LIMIT - SECONDS))
+log "3. publishing runs, ${left}s left"
+if [ "$left" -gt 30 ]; then
+  OUT=$OUT SCENARIOS=${SCENARIOS:-$ORDER} BUDGET=$((left - 60)) timeout "$((left - 5))" bash scripts/publish-runs.sh "$OUT" \
+    >"$OUT/publish-console.log" 2>&1
+  echo "publish-runs exit $?"
+  grep -E "^== |^-- skipped|wall [0-9]" "$OUT/publish-console.log" | tail -40
+  [ -f "$OUT/runs.tar.gz" ] || tar czf "$OUT/runs.tar.gz" -C "$OUT/runs" .
+  rm -rf "$OUT/runs"
+fi
+log done
