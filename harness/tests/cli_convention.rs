@@ -8,7 +8,7 @@ mod common;
 use common::{Refused, Succeeds, assert_html_page, no_panic, pinscope, repo};
 use predicates::prelude::*;
 
-const QUICK_A: &str = "reports/h200/20261202-165128-quick-vm.csv";
+const QUICK_A: &str = "reports/h200/20261202-212120-quick-vm.csv";
 const QUICK_B: &str = "reports/h200-x2/20261130-082648-quick-vm.csv";
 
 fn stdout_of(args: &[&str]) -> String {
@@ -126,10 +126,10 @@ fn compare_fail_on_exits_4_only_when_a_verdict_matches() {
         .args(["compare", QUICK_A, QUICK_A, "--fail-on", "change"])
         .assert()
         .code(0);
-    // The published one-GPU and two-GPU hosts differ: with the two-GPU host as the baseline,
-    // some cases are slower on the one-GPU host (pageable D2H: 12.0 against 13.8 GB/s).
+    // The published one-GPU and two-GPU hosts differ: with the one-GPU host as the baseline,
+    // some cases are slower on the two-GPU host (pageable D2H: 13.8 against 16.2 GB/s).
     pinscope()
-        .args(["compare", QUICK_B, QUICK_A, "--fail-on", "slower"])
+        .args(["compare", QUICK_A, QUICK_B, "--fail-on", "slower"])
         .assert()
         .code(4)
         .stderr(

@@ -67,9 +67,9 @@ impl OneWay {
             self.device.memset(stream, 0)?;
         } else if !self.size.is_multiple_of(16) {
             // Uploaded from the host buffer itself, which is then zeroed again, as the driver-API
-            // probe does: on the H200 host an upload from a small heap allocation instead left
-            // the later 4-byte pageable device-to-host copies ~1 µs slower for the whole process
-            // (scripts/latency-process.sh, reports/h200/logs/wave-20261202f).
+            // probe does. On the H200 host a process that made such an upload before its 4-byte
+            // pageable device-to-host copies timed them ~1 µs slower; uploading from the host
+            // buffer did not remove that (reports/h200/logs/wave-20261202f, calls 5 and 6).
             crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
             self.device.write(0, self.host.as_slice())?;
             crate::cuda::fill_zero(self.host.as_mut_slice());
