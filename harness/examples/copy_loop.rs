@@ -4,8 +4,9 @@
 //! order (a copy on a non-blocking stream, then the stream's synchronisation, host clock around
 //! both, back to back) and prints the probe's line, so `scripts/latency-process.sh` reads both.
 //!
-//!   copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] [--events] [--record]
-//!             [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]
+//!   copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] [--upload-first]
+//!             [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine]
+//!             [--observers]
 //!   copy_loop run <scenario.toml> <strategy|case>
 //!
 //! Each flag adds one thing a `pinscope run` process has, set up before the buffers and held
@@ -21,7 +22,9 @@
 //!   onto a growing list, the stop flag and the clock read), not as a bare number;
 //! - `--upload`: the device buffer first written as a one-way strategy writes a small source
 //!   (the pattern in a fresh `Vec`, `cuMemcpyHtoD` from it, the stream synchronised);
-//! - `--events`: two timing events created before sampling (the latency clock's pair).
+//! - `--events`: two timing events created before sampling (the latency clock's pair);
+//! - `--upload-first`: the same upload as `--upload`, made before the stream is created (the
+//!   driver-API probe's order).
 //!
 //! `run` takes the first case of a scenario through pinscope's own code, in a session:
 //! `strategy` is the strategy's buffers, first touch and sampling loop alone (what `pinscope run`
@@ -35,7 +38,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The optional parts of a run's process, by flag.
-const PARTS: [&str; 9] = [
+const PARTS: [&str; 10] = [
+    "--upload-first",
     "--upload",
     "--events",
     "--record",
@@ -72,7 +76,7 @@ fn parse() -> Result<Args, String> {
         }
     }
     let usage = "usage: copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] \
-                 [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
+                 [--upload-first] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
     let [kind, dir, bytes, more @ ..] = rest.as_slice() else {
         return Err(usage.into());
     };
@@ -147,6 +151,33 @@ fn set_up(a: &Args) -> Result<Held, Box<dyn std::error::Error>> {
     Ok(held)
 }
 
+/// The copy's stream and device buffer, the buffer first written as `--upload` or
+/// `--upload-first` say.
+fn device_end(a: &Args) -> Result<(Stream, DeviceBuffer), Box<dyn std::error::Error>> {
+    let upload = |dev: &DeviceBuffer| {
+        let mut pattern = vec![0u8; a.bytes];
+        pinscope::cuda::fill_pattern(&mut pattern, 0, 1);
+        dev.write(0, &pattern)
+    };
+    let first = if a.has("--upload-first") {
+        let dev = DeviceBuffer::new(a.bytes)?;
+        upload(&dev)?;
+        Some(dev)
+    } else {
+        None
+    };
+    let s = Stream::new()?;
+    let dev = match first {
+        Some(d) => d,
+        None => DeviceBuffer::new(a.bytes)?,
+    };
+    if a.has("--upload") {
+        upload(&dev)?;
+        s.synchronize()?;
+    }
+    Ok((s, dev))
+}
+
 fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
     let mut held = set_up(a)?;
     let mut host = if a.pageable {
@@ -159,14 +190,7 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
     } else {
         host.as_mut_slice().fill(0);
     }
-    let s = Stream::new()?;
-    let dev = DeviceBuffer::new(a.bytes)?;
-    if a.has("--upload") {
-        let mut pattern = vec![0u8; a.bytes];
-        pinscope::cuda::fill_pattern(&mut pattern, 0, 1);
-        dev.write(0, &pattern)?;
-        s.synchronize()?;
-    }
+    let (s, dev) = device_end(a)?;
     let events = if a.has("--events") {
         Some([pinscope::cuda::Event::new()?, pinscope::cuda::Event::new()?])
     } else {
