@@ -106,12 +106,27 @@ fn parse() -> Result<Args, String> {
     })
 }
 
-/// The `p`-quantile of sorted `v`, interpolated as the probe does.
-fn quantile(v: &[f64], p: f64) -> f64 {
-    let h = (v.len() - 1) as f64 * p;
-    let lo = h as usize;
-    let hi = (lo + 1).min(v.len() - 1);
-    v[lo] + (h - lo as f64) * (v[hi] - v[lo])
+/// The probe's output line for `key`: the order statistics of `us` (pinscope's own type-7
+/// percentiles, the probe's interpolation), and what the process held besides the copy.
+fn probe_line(key: &str, us: &[f64], with: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let p = pinscope::stats::percentiles(us).ok_or("no samples")?;
+    Ok(format!(
+        "key={key:<34} min {:8.2}  p50 {:8.2}  p90 {:8.2}  p99 {:8.2} us  n={}  data=n/a  with {with}",
+        p.min,
+        p.p50,
+        p.p90,
+        p.p99,
+        us.len(),
+    ))
+}
+
+/// The probe's key of an async copy.
+fn copy_key(pageable: bool, h2d: bool, bytes: impl std::fmt::Display) -> String {
+    format!(
+        "copy/{}/{}/{bytes}/async",
+        if pageable { "pageable" } else { "pinned" },
+        if h2d { "h2d" } else { "d2h" },
+    )
 }
 
 type Held = Vec<Box<dyn std::any::Any>>;
@@ -229,26 +244,12 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
         held.pop();
     }
     drop(held);
-    v.sort_by(f64::total_cmp);
-    let key = format!(
-        "copy/{}/{}/{}/async",
-        if a.pageable { "pageable" } else { "pinned" },
-        if a.h2d { "h2d" } else { "d2h" },
-        a.bytes
-    );
     let with = if a.parts.is_empty() {
         "nothing else".to_string()
     } else {
         a.parts.join(" ")
     };
-    Ok(format!(
-        "key={key:<34} min {:8.2}  p50 {:8.2}  p90 {:8.2}  p99 {:8.2} us  n={}  data=n/a  with {with}",
-        v[0],
-        quantile(&v, 0.5),
-        quantile(&v, 0.9),
-        quantile(&v, 0.99),
-        v.len(),
-    ))
+    probe_line(&copy_key(a.pageable, a.h2d, a.bytes), &v, &with)
 }
 
 /// `copy_loop run FILE strategy|case`: the host-clock p50 of the scenario's first case (a
@@ -267,43 +268,17 @@ fn run_scenario_case(file: &str, how: &str) -> Result<String, Box<dyn std::error
             let mut host = pinscope::strategy::allocate(case)?;
             host.touch();
             let mut transfer = host.add_device(&gpu)?;
-            let (warmup, n) = pinscope::scenario::latency_counts(&case.measure);
-            let m = pinscope::scenario::Measure {
-                warmup,
-                min_samples: 1,
-                max_samples: n,
-                target_spread: 0.0,
-                ..case.measure.clone()
-            };
-            pinscope::measure::run(transfer.as_mut(), &gpu, &m, 1, &stop).map_err(|(e, _)| e)?
+            let (m, batch) = pinscope::run::case::sampling(case);
+            pinscope::measure::run(transfer.as_mut(), &gpu, &m, batch, &stop).map_err(|(e, _)| e)?
         }
         "case" => pinscope::run::run_case(&mut session, case, &stop).measured,
         _ => return Err("run takes `strategy` or `case`".into()),
     };
     let lane = Lane::one_way(case.direction == pinscope::scenario::Direction::H2d);
-    let mut v: Vec<f64> = measured.times(lane).iter().map(|ms| ms * 1e3).collect();
-    if v.is_empty() {
-        return Err("no samples".into());
-    }
-    v.sort_by(f64::total_cmp);
-    Ok(format!(
-        "key={:<34} min {:8.2}  p50 {:8.2}  p90 {:8.2}  p99 {:8.2} us  n={}  data=n/a  with pinscope's {how}",
-        format!(
-            "copy/{}/{}/{}/async",
-            if case.host == pinscope::scenario::HostKind::Pageable {
-                "pageable"
-            } else {
-                "pinned"
-            },
-            if lane == Lane::H2d { "h2d" } else { "d2h" },
-            case.size
-        ),
-        v[0],
-        quantile(&v, 0.5),
-        quantile(&v, 0.9),
-        quantile(&v, 0.99),
-        v.len(),
-    ))
+    let us: Vec<f64> = measured.times(lane).iter().map(|ms| ms * 1e3).collect();
+    let pageable = case.host == pinscope::scenario::HostKind::Pageable;
+    let key = copy_key(pageable, lane == Lane::H2d, case.size);
+    probe_line(&key, &us, &format!("pinscope's {how}"))
 }
 
 fn main() -> ExitCode {

@@ -109,7 +109,7 @@ impl OwnGpu {
 /// copies with no warm-up (strategy/churn.rs) and a latency case `measure.samples` single copies
 /// after its warm-up ([`crate::scenario::latency_counts`]) or until `measure.time_limit`;
 /// neither stops on the spread target (0: none).
-fn sampling(case: &Case) -> (Measure, u32) {
+pub fn sampling(case: &Case) -> (Measure, u32) {
     let single = |warmup: u32, min: u32, max: u32, time_limit: std::time::Duration| Measure {
         warmup,
         min_samples: min,
