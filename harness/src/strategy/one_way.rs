@@ -72,7 +72,7 @@ impl OneWay {
             // buffer did not remove that (reports/h200/logs/wave-20261202f, calls 5 and 6).
             crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
             self.device.write(0, self.host.as_slice())?;
-            self.reset_host();
+            crate::cuda::fill_zero(self.host.as_mut_slice());
         } else {
             gpu.kernels
                 .write(stream, &self.device, self.device.len(), self.seed)?;
