@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # One device call that does a whole wave's GPU work within the call limit, each step packed as
-# soon as it ends (so a step cut short still leaves the earlier ones):
-#   1. scripts/latency-process.sh   the small-copy bisection rounds      -> $OUT/lp.tgz
-#   2. scripts/gpu-reference.sh     tests, check, pinscope beside its references -> $OUT/reference.tar.gz
-#   3. scripts/publish-runs.sh      shipped scenarios for reports/h200/  -> $OUT/runs.tar.gz
-# Step 3 gets what is left of LIMIT seconds (default 570) and is stopped before the call's end;
-# its scenarios run in SCENARIOS' order. Never changes the GPU's clocks, modes or settings.
+# soon as it ends (so a step cut short still leaves the earlier ones). STEPS names the steps to
+# run, in this order (default "bisect reference publish"):
+#   placement scripts/latency-placement.sh, then latency-process.sh unpinned and with every
+#             variant on one CPU (PIN_CPU, default 2)                     -> $OUT/pl.tgz
+#   bisect    scripts/latency-process.sh   the small-copy bisection rounds -> $OUT/lp.tgz
+#   reference scripts/gpu-reference.sh     tests, check, pinscope beside its references -> $OUT/reference.tar.gz
+#   publish   scripts/publish-runs.sh      shipped scenarios for reports/h200/ -> $OUT/runs.tar.gz
+# `publish` gets what is left of LIMIT seconds (default 570) and is stopped before the call's
+# end; its scenarios run in SCENARIOS' order. Never changes the GPU's clocks, modes or settings.
 #   GPU:  scripts/gpu-wave.sh   (carry dist and .peers; writes under $OUT)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,27 +17,55 @@ mkdir -p "$OUT"
 LIMIT=${LIMIT:-570}
 log() { echo "== $(date +%T) +${SECONDS}s $*"; }
 
-log "1. latency bisection rounds"
-ROUNDS=${LP_ROUNDS:-6} KIND=pageable DIR=d2h BYTES=4 VARIANTS="probe loop loop-upload run-strategy pinscope" \
-  bash scripts/latency-process.sh "$OUT/lp" >"$OUT/lp.log" 2>&1
-grep -A20 "^round" "$OUT/lp.log"
-cp "$OUT/lp.log" "$OUT/lp/" 2>/dev/null
-tar czf "$OUT/lp.tgz" -C "$OUT" lp && rm -rf "$OUT/lp"
+STEPS=${STEPS:-bisect reference publish}
+step() { [[ " $STEPS " == *" $1 "* ]]; }
+VARIANTS_LP=${LP_VARIANTS:-probe loop loop-upload-same loop-upload-same_gate_kernels loop-upload-first run-strategy pinscope}
 
-log "2. reference"
+if step placement; then
+  log "placement: the 4-byte pageable D2H copy on each CPU"
+  bash scripts/latency-placement.sh "$OUT/pl" >"$OUT/pl.log" 2>&1
+  grep -A40 "per CPU" "$OUT/pl.log"
+  log "placement: rounds unpinned, then every variant on CPU ${PIN_CPU:-2}"
+  ROUNDS=${LP_ROUNDS:-8} VARIANTS=$VARIANTS_LP bash scripts/latency-process.sh "$OUT/pl/free" >"$OUT/pl-free.log" 2>&1
+  grep -A40 "^round" "$OUT/pl-free.log"
+  PIN=${PIN_CPU:-2} ROUNDS=${LP_ROUNDS:-8} VARIANTS=$VARIANTS_LP bash scripts/latency-process.sh "$OUT/pl/pinned" \
+    >"$OUT/pl-pinned.log" 2>&1
+  grep -A40 "^round" "$OUT/pl-pinned.log"
+  for pin in "" "${PIN_CPU:-2}"; do
+    log "placement: the latency check${pin:+, both tools on CPU $pin}"
+    PIN=$pin LATENCY_SAMPLES=300 LATENCY_ROUNDS=${LATENCY_ROUNDS:-4} \
+      bash scripts/latency-check.sh "$OUT/pl/check${pin:+-pin$pin}" >"$OUT/pl-check${pin:+-pin$pin}.log" 2>&1
+    grep -E "keys|inside|pooled" "$OUT/pl-check${pin:+-pin$pin}.log" | tail -6
+  done
+  cp "$OUT"/pl*.log "$OUT/pl/" 2>/dev/null
+  tar czf "$OUT/pl.tgz" -C "$OUT" pl && rm -rf "$OUT/pl"
+fi
+
+if step bisect; then
+  log "latency bisection rounds"
+  ROUNDS=${LP_ROUNDS:-6} KIND=pageable DIR=d2h BYTES=4 VARIANTS=$VARIANTS_LP \
+    bash scripts/latency-process.sh "$OUT/lp" >"$OUT/lp.log" 2>&1
+  grep -A20 "^round" "$OUT/lp.log"
+  cp "$OUT/lp.log" "$OUT/lp/" 2>/dev/null
+  tar czf "$OUT/lp.tgz" -C "$OUT" lp && rm -rf "$OUT/lp"
+fi
+
+step reference && {
+log "reference"
 OUT=$OUT BUDGET=${REF_BUDGET:-170} LATENCY_SAMPLES=300 LATENCY_ROUNDS=${LATENCY_ROUNDS:-3} \
   BIDIR_ROUNDS=${BIDIR_ROUNDS:-6} bash scripts/gpu-reference.sh >"$OUT/reference-console.log" 2>&1
 grep -E "^== |rc=|test result|keys|inside|median|ratio|overhead" "$OUT/reference-console.log" | tail -45
 rm -rf "$OUT/work"
+}
 
-# Every shipped scenario but h200-headline (step 2 publishes it beside nvbandwidth): those whose
+# Every shipped scenario but h200-headline (the reference step publishes it beside nvbandwidth): those whose
 # numbers the wave's changes touch first, the longest last.
 ORDER="latency size-curve quick ollama-like register-vs-alloc chunked-vs-monolithic comfyui-lowvram
 dataloader-pin-memory host-alloc-flags multi-gpu pinned-ceiling pinned-churn pinned-vs-vram
 staging-repeat staging-tune vram-overflow when-vram-runs-out zero-copy wddm-pinned-4g"
 left=$((LIMIT - SECONDS))
-log "3. publishing runs, ${left}s left"
-if [ "$left" -gt 30 ]; then
+if step publish && [ "$left" -gt 30 ]; then
+  log "publishing runs, ${left}s left"
   OUT=$OUT SCENARIOS=${SCENARIOS:-$ORDER} BUDGET=$((left - 60)) timeout "$((left - 5))" bash scripts/publish-runs.sh "$OUT" \
     >"$OUT/publish-console.log" 2>&1
   echo "publish-runs exit $?"

@@ -6,6 +6,8 @@
 # Called by scripts/gpu-check.sh (step `latency`), or alone on a GPU machine:
 #   scripts/latency-check.sh [OUT]        LATENCY_SAMPLES=300 for a shorter run,
 #                                         LATENCY_ROUNDS=2 pinscope runs (between 3 probe runs)
+#                                         PIN=<cpu list>: both tools under `taskset -c` (the
+#                                         same CPUs, so placement is the same for both)
 # Never changes the GPU's clocks, modes or settings.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,18 +15,20 @@ OUT=${1:-${OUT:-/tmp/pinscope-latency-check}}
 mkdir -p "$OUT"
 . scripts/gpu-common.sh
 N=${LATENCY_SAMPLES:-1000}
+ON=()
+[ -n "${PIN:-}" ] && ON=(taskset -c "$PIN")
 
 driver_probe() {
   [ -x "$OUT/latency_driver" ] || return
   log "driver-API probe, round $1"
-  timeout 120 "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/driver-probe-$1.txt" 2>&1
+  timeout 120 "${ON[@]}" "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/driver-probe-$1.txt" 2>&1
   echo "exit $?"; cat "$OUT/driver-probe-$1.txt"
 }
 command -v nvcc >/dev/null && build_latency_driver "$OUT"
 pinscope_round() {
   log "pinscope run scenarios/latency.toml (measure.samples = $N), round $1"
   local start=$SECONDS
-  timeout 120 $P run "$scen" --out-dir "$OUT/latency-$1" >"$OUT/latency-$1.log" 2>&1
+  timeout 120 "${ON[@]}" $P run "$scen" --out-dir "$OUT/latency-$1" >"$OUT/latency-$1.log" 2>&1
   echo "exit $? after $((SECONDS - start)) s"
   for f in "$OUT"/latency-"$1"/*.csv; do
     [[ -f $f && $f != *.samples.csv ]] || continue
@@ -49,7 +53,7 @@ for r in $(seq "$ROUNDS"); do
   pinscope_round "$r"
 done
 driver_probe $((ROUNDS + 1))
-log "pinscope beside the driver-API probe (its range over the rounds)"
+log "pinscope beside the driver-API probe (its range over the rounds)${PIN:+, both on CPUs $PIN}"
 # shellcheck disable=SC2046
 python3 scripts/latency-compare.py $(ls "$OUT"/latency-*/*.csv | grep -v samples.csv) -- "$OUT"/driver-probe-*.txt
 

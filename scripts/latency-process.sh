@@ -18,8 +18,11 @@
 # minutes). If `loop` reads like the probe and `pinscope` does not, the difference is in the
 # runner's process, and the loop-PART columns say which part. Never changes the GPU's clocks,
 # modes or settings.
+# The probe and copy_loop print the CPUs their sampling thread ran on (`cpu=a->b`); the second
+# table lists them, since this VM's latency may depend on where the thread runs. PIN=<cpu list>
+# runs every variant under `taskset -c` (the thread's placement fixed, the same for all).
 #   GPU:  scripts/latency-process.sh [OUT]   (carry dist: dist/pinscope and dist/copy_loop;
-#         ROUNDS=8; KIND=pageable|pinned, DIR=d2h|h2d, BYTES=4; VARIANTS="probe loop ...")
+#         ROUNDS=8; KIND=pageable|pinned, DIR=d2h|h2d, BYTES=4; VARIANTS="probe loop ..."; PIN)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-latency-process}}
@@ -37,19 +40,22 @@ build_latency_driver "$OUT" || exit 1
 printf 'name = "one-copy"\ndescription = "one small copy, latency"\n[defaults]\nmode = "latency"\nmeasure = { samples = 1000, warmup = 100, time_limit = "5s" }\nprobes = { hold_after_free = "0s" }\n[[case]]\nlabel = "one"\nhost = "%s"\ndirection = "%s"\nsize = "%s"\n' \
   "$host" "$DIR" "$BYTES" >"$OUT/case.toml"
 
+# Every variant's command starts with $ON: nothing, or taskset fixing the CPUs.
+ON=()
+[ -n "${PIN:-}" ] && ON=(taskset -c "$PIN")
 # variant NAME ROUND: one timing of the key, its output in $OUT/NAME-ROUND.*
 variant() {
   case $1 in
-    probe) "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
-    loop) "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe) "${ON[@]}" "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop) "${ON[@]}" "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
     loop-*) # loop-a_b: copy_loop with --a --b
       local flags=() part parts
       IFS=_ read -r -a parts <<<"${1#loop-}"
       for part in "${parts[@]}"; do flags+=("--$part"); done
-      "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 "${flags[@]}" >"$OUT/$1-$2.txt" 2>&1 ;;
-    run-strategy | run-case) "$LOOP" run "$OUT/case.toml" "${1#run-}" >"$OUT/$1-$2.txt" 2>&1 ;;
-    pinscope) $P run "$OUT/case.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
-    pins-r1) RAYON_NUM_THREADS=1 $P run "$OUT/case.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
+      "${ON[@]}" "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 "${flags[@]}" >"$OUT/$1-$2.txt" 2>&1 ;;
+    run-strategy | run-case) "${ON[@]}" "$LOOP" run "$OUT/case.toml" "${1#run-}" >"$OUT/$1-$2.txt" 2>&1 ;;
+    pinscope) "${ON[@]}" $P run "$OUT/case.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
+    pins-r1) RAYON_NUM_THREADS=1 "${ON[@]}" $P run "$OUT/case.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
   esac || echo "$1 round $2: exit $?"
 }
 read -r -a names <<<"${VARIANTS:-probe loop loop-rayon loop-session loop-kernels loop-gate loop-machine loop-observers pinscope pins-r1}"
@@ -61,7 +67,7 @@ for r in $(seq "$ROUNDS"); do
   done
 done
 
-log "$KEY p50 (µs), one column per variant, one line per round"
+log "$KEY p50 (µs), one column per variant, one line per round${PIN:+ (every variant on CPUs $PIN)}"
 python3 - "$OUT" "$ROUNDS" "$KEY" "${names[@]}" <<'PY'
 import csv, glob, re, statistics, sys
 out, rounds, key, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
@@ -94,4 +100,17 @@ for n in names[1:]:
     d = [c - p for c, p in zip(cols[n], cols["probe"]) if c is not None and p is not None]
     if d:
         print(f"{n:>14} - probe, per round: median {statistics.median(d):+.2f} µs, range {min(d):+.2f} .. {max(d):+.2f}")
+def cpus(name, r):
+    try:
+        for line in open(f"{out}/{name}-{r}.txt", errors="replace"):
+            m = re.search(r"cpu=(\S+)->(\S+)", line)
+            if m:
+                return f"{m.group(1)}->{m.group(2)}"
+    except OSError:
+        pass
+    return "-"
+print("CPU of the sampling thread when its samples began -> ended")
+print("round " + "".join(f"{n:>{w}}" for n in names))
+for r in range(1, rounds + 1):
+    print(f"{r:5} " + "".join(f"{cpus(n, r):>{w}}" for n in names))
 PY

@@ -5,7 +5,7 @@
 //! both, back to back) and prints the probe's line, so `scripts/latency-process.sh` reads both.
 //!
 //!   copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] [--upload-first]
-//!             [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine]
+//!             [--upload-same] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine]
 //!             [--observers]
 //!   copy_loop run <scenario.toml> <strategy|case>
 //!
@@ -24,7 +24,12 @@
 //!   (the pattern in a fresh `Vec`, `cuMemcpyHtoD` from it, the stream synchronised);
 //! - `--events`: two timing events created before sampling (the latency clock's pair);
 //! - `--upload-first`: the same upload as `--upload`, made before the stream is created (the
-//!   driver-API probe's order).
+//!   driver-API probe's order);
+//! - `--upload-same`: the probe's upload exactly: the pattern written into the copy's own host
+//!   buffer, `cuMemcpyHtoD` from it, the host buffer zeroed, all before the stream is created.
+//!
+//! The line ends with the CPUs the sampling thread ran on when its samples began and ended
+//! (`cpu=a->b`, from `/proc/thread-self/stat`), as the probe's does.
 //!
 //! `run` takes the first case of a scenario through pinscope's own code, in a session:
 //! `strategy` is the strategy's buffers, first touch and sampling loop alone (what `pinscope run`
@@ -38,8 +43,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The optional parts of a run's process, by flag.
-const PARTS: [&str; 10] = [
+const PARTS: [&str; 11] = [
     "--upload-first",
+    "--upload-same",
     "--upload",
     "--events",
     "--record",
@@ -76,7 +82,7 @@ fn parse() -> Result<Args, String> {
         }
     }
     let usage = "usage: copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] \
-                 [--upload-first] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
+                 [--upload-first] [--upload-same] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
     let [kind, dir, bytes, more @ ..] = rest.as_slice() else {
         return Err(usage.into());
     };
@@ -108,16 +114,33 @@ fn parse() -> Result<Args, String> {
 
 /// The probe's output line for `key`: the order statistics of `us` (pinscope's own type-7
 /// percentiles, the probe's interpolation), and what the process held besides the copy.
-fn probe_line(key: &str, us: &[f64], with: &str) -> Result<String, Box<dyn std::error::Error>> {
+fn probe_line(
+    key: &str,
+    us: &[f64],
+    cpus: [Option<u32>; 2],
+    with: &str,
+) -> Result<String, Box<dyn std::error::Error>> {
     let p = pinscope::stats::percentiles(us).ok_or("no samples")?;
+    let cpu = |c: Option<u32>| c.map_or("?".to_string(), |c| c.to_string());
     Ok(format!(
-        "key={key:<34} min {:8.2}  p50 {:8.2}  p90 {:8.2}  p99 {:8.2} us  n={}  data=n/a  with {with}",
+        "key={key:<34} min {:8.2}  p50 {:8.2}  p90 {:8.2}  p99 {:8.2} us  n={}  data=n/a  cpu={}->{}  with {with}",
         p.min,
         p.p50,
         p.p90,
         p.p99,
         us.len(),
+        cpu(cpus[0]),
+        cpu(cpus[1]),
     ))
+}
+
+/// The CPU the calling thread last ran on: field 39 of `/proc/thread-self/stat` (Linux only;
+/// `None` elsewhere).
+fn this_cpu() -> Option<u32> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start at field 3.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(39 - 3)?.parse().ok()
 }
 
 /// The probe's key of an async copy.
@@ -166,9 +189,12 @@ fn set_up(a: &Args) -> Result<Held, Box<dyn std::error::Error>> {
     Ok(held)
 }
 
-/// The copy's stream and device buffer, the buffer first written as `--upload` or
-/// `--upload-first` say.
-fn device_end(a: &Args) -> Result<(Stream, DeviceBuffer), Box<dyn std::error::Error>> {
+/// The copy's stream and device buffer, the buffer first written as `--upload`,
+/// `--upload-first` or `--upload-same` say.
+fn device_end(
+    a: &Args,
+    host: &mut HostBuffer,
+) -> Result<(Stream, DeviceBuffer), Box<dyn std::error::Error>> {
     let upload = |dev: &DeviceBuffer| {
         let mut pattern = vec![0u8; a.bytes];
         pinscope::cuda::fill_pattern(&mut pattern, 0, 1);
@@ -177,6 +203,12 @@ fn device_end(a: &Args) -> Result<(Stream, DeviceBuffer), Box<dyn std::error::Er
     let first = if a.has("--upload-first") {
         let dev = DeviceBuffer::new(a.bytes)?;
         upload(&dev)?;
+        Some(dev)
+    } else if a.has("--upload-same") {
+        let dev = DeviceBuffer::new(a.bytes)?;
+        pinscope::cuda::fill_pattern(host.as_mut_slice(), 0, 1);
+        dev.write(0, host.as_slice())?;
+        host.as_mut_slice().fill(0);
         Some(dev)
     } else {
         None
@@ -205,7 +237,7 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
     } else {
         host.as_mut_slice().fill(0);
     }
-    let (s, dev) = device_end(a)?;
+    let (s, dev) = device_end(a, &mut host)?;
     let events = if a.has("--events") {
         Some([pinscope::cuda::Event::new()?, pinscope::cuda::Event::new()?])
     } else {
@@ -217,7 +249,11 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
     let mut kept: Vec<SampleTimes> = Vec::new();
     let stop = AtomicBool::new(false);
     let started = Instant::now();
+    let mut first_cpu = None;
     for i in 0..warmup + a.samples {
+        if i == warmup {
+            first_cpu = this_cpu();
+        }
         let t0 = Instant::now();
         if a.h2d {
             s.copy_h2d(&dev, 0, &host, 0, a.bytes)?;
@@ -238,6 +274,7 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
         }
         v.push(us);
     }
+    let cpus = [first_cpu, this_cpu()];
     drop((events, s, dev, host, kept));
     // The parts made in the GPU's context go before it.
     while held.len() > 1 {
@@ -249,7 +286,7 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
     } else {
         a.parts.join(" ")
     };
-    probe_line(&copy_key(a.pageable, a.h2d, a.bytes), &v, &with)
+    probe_line(&copy_key(a.pageable, a.h2d, a.bytes), &v, cpus, &with)
 }
 
 /// `copy_loop run FILE strategy|case`: the host-clock p50 of the scenario's first case (a
@@ -278,7 +315,7 @@ fn run_scenario_case(file: &str, how: &str) -> Result<String, Box<dyn std::error
     let us: Vec<f64> = measured.times(lane).iter().map(|ms| ms * 1e3).collect();
     let pageable = case.host == pinscope::scenario::HostKind::Pageable;
     let key = copy_key(pageable, lane == Lane::H2d, case.size);
-    probe_line(&key, &us, &format!("pinscope's {how}"))
+    probe_line(&key, &us, [None, this_cpu()], &format!("pinscope's {how}"))
 }
 
 fn main() -> ExitCode {

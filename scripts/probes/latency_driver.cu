@@ -20,6 +20,7 @@
 // sync/<stream|spin|yield|blocking|event-blocking|query>, launch-call, launch-rate.
 #include <cuda.h>
 #include <dlfcn.h>
+#include <sched.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -57,6 +58,9 @@ static CUdevice g_dev;
 static CUmodule g_module;
 static CUfunction g_empty, g_spin;
 
+// The CPUs the measuring thread ran on when its samples began and ended (`cpu=a->b` after the
+// data field): this VM's small-copy latency may depend on where the thread runs.
+static int g_cpu_first = -1;
 static void report(const std::string &key, std::vector<double> v, const char *data) {
   std::sort(v.begin(), v.end());
   auto q = [&](double p) {
@@ -64,8 +68,8 @@ static void report(const std::string &key, std::vector<double> v, const char *da
     size_t lo = (size_t)h, hi = std::min(lo + 1, v.size() - 1);
     return v[lo] + (h - lo) * (v[hi] - v[lo]);
   };
-  std::printf("key=%-34s min %8.2f  p50 %8.2f  p90 %8.2f  p99 %8.2f us  n=%zu  data=%s\n",
-              key.c_str(), v[0], q(0.5), q(0.9), q(0.99), v.size(), data);
+  std::printf("key=%-34s min %8.2f  p50 %8.2f  p90 %8.2f  p99 %8.2f us  n=%zu  data=%s  cpu=%d->%d\n",
+              key.c_str(), v[0], q(0.5), q(0.9), q(0.99), v.size(), data, g_cpu_first, sched_getcpu());
 }
 
 static int warmup() { return std::max(100, g_samples / 10); }
@@ -184,6 +188,7 @@ static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) 
   bool gated = call == Call::Enqueue && (kind == Kind::Pinned || kind == Kind::Registered || kind == Kind::Mapped);
   std::vector<double> v;
   for (int i = 0; i < warmup() + g_samples; ++i) {
+    if (i == warmup()) g_cpu_first = sched_getcpu();
     double t = 0;
     if (call == Call::Async || call == Call::AsyncEvt || call == Call::AsyncSettle ||
         call == Call::AsyncElapsed) {
@@ -243,6 +248,7 @@ static std::vector<double> empty_waits(WaitHow how) {
   CK(cuEventCreate(&ev, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING));
   std::vector<double> v;
   for (int i = 0; i < warmup() + g_samples; ++i) {
+    if (i == warmup()) g_cpu_first = sched_getcpu();
     auto t0 = Clock::now();
     launch_empty(s);
     if (how == WaitHow::Stream) CK(cuStreamSynchronize(s));
@@ -287,6 +293,7 @@ static void launch_cases(Gate &gate) {
   CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
   std::vector<double> call, rate;
   for (int i = 0; i < warmup() + g_samples; ++i) {
+    if (i == warmup()) g_cpu_first = sched_getcpu();
     gate.hold(s);
     auto t0 = Clock::now();
     launch_empty(s);
