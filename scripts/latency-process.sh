@@ -3,6 +3,7 @@
 # the same copy (async + stream synchronisation, back to back, host clock, 1000 samples after
 # 100), each round timing it several ways, one process each:
 #   probe        the driver-API probe (scripts/probes/latency_driver.cu, C++, no other thread)
+#   probe-nvml   the same with NVML initialised first (LATENCY_NVML=1), as pinscope's session does
 #   loop         copy_loop (harness/examples/copy_loop.rs): the probe's loop through pinscope's
 #                own CUDA layer (cudarc), nothing else in the process
 #   loop-PART    the same with one part of a `pinscope run` process set up first and held:
@@ -47,6 +48,7 @@ ON=()
 variant() {
   case $1 in
     probe) "${ON[@]}" "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-nvml) LATENCY_NVML=1 "${ON[@]}" "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
     loop) "${ON[@]}" "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
     loop-*) # loop-a_b: copy_loop with --a --b
       local flags=() part parts
@@ -72,7 +74,7 @@ python3 - "$OUT" "$ROUNDS" "$KEY" "${names[@]}" <<'PY'
 import csv, glob, re, statistics, sys
 out, rounds, key, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 def p50(name, r):
-    if name == "probe" or name.startswith(("loop", "run-")):
+    if name.startswith(("probe", "loop", "run-")):
         try:
             for line in open(f"{out}/{name}-{r}.txt", errors="replace"):
                 m = re.match(rf"key={re.escape(key)}\s+min\s+\S+\s+p50\s+(\S+)", line)
