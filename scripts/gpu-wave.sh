@@ -4,8 +4,8 @@
 # run, in this order (default "bisect reference publish"):
 #   placement scripts/latency-placement.sh, then latency-process.sh unpinned and with every
 #             variant on one CPU (PIN_CPU, default 2)                     -> $OUT/pl.tgz
-#   bisect    scripts/latency-process.sh   the small-copy bisection rounds, a pageable D2H copy
-#             of each size in LP_BYTES (default 4)                        -> $OUT/lp.tgz
+#   bisect    scripts/latency-process.sh   the small-copy bisection rounds, a D2H copy (LP_KIND,
+#             default pageable) of each size in LP_BYTES (default 4)      -> $OUT/lp.tgz
 #   reference scripts/gpu-reference.sh     tests, check, pinscope beside its references -> $OUT/reference.tar.gz
 #   publish   scripts/publish-runs.sh      shipped scenarios for reports/h200/ -> $OUT/runs.tar.gz
 # `publish` gets what is left of LIMIT seconds (default 570) and is stopped before the call's
@@ -44,8 +44,8 @@ fi
 
 if step bisect; then
   for bytes in ${LP_BYTES:-4}; do
-    log "latency bisection rounds, pageable D2H, $bytes bytes"
-    ROUNDS=${LP_ROUNDS:-6} KIND=pageable DIR=d2h BYTES=$bytes VARIANTS=$VARIANTS_LP \
+    log "latency bisection rounds, ${LP_KIND:-pageable} D2H, $bytes bytes"
+    ROUNDS=${LP_ROUNDS:-6} KIND=${LP_KIND:-pageable} DIR=d2h BYTES=$bytes VARIANTS=$VARIANTS_LP \
       bash scripts/latency-process.sh "$OUT/lp/$bytes" >"$OUT/lp-$bytes.log" 2>&1
     grep -B1 -A24 "^round" "$OUT/lp-$bytes.log" | grep -v "^CPU" | awk '/^CPU of/{exit} {print}'
   done

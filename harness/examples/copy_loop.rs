@@ -26,10 +26,14 @@
 //! - `--upload-first`: the same upload as `--upload`, made before the stream is created (the
 //!   driver-API probe's order);
 //! - `--upload-same`: the probe's upload exactly: the pattern written into the copy's own host
-//!   buffer, `cuMemcpyHtoD` from it, the host buffer zeroed, all before the stream is created.
+//!   buffer, `cuMemcpyHtoD` from it, the host buffer zeroed, all before the stream is created;
+//! - `--settings`: the session's settings record (`record_settings`: attributes, host files,
+//!   NVML, and a sampling load of 64 MiB page-locked copies, its buffers then freed);
+//! - `--load`: that sampling load alone (64 MiB page-locked and device buffers, 32 copies, freed),
+//!   as the probe's `LATENCY_PRELOAD=free` makes it.
 //!
 //! The line ends with the CPUs the sampling thread ran on when its samples began and ended
-//! (`cpu=a->b`, from `/proc/thread-self/stat`), as the probe's does.
+//! (`cpu=a->b`, from `/proc/thread-self/stat`) and the host buffer's address, as the probe's does.
 //!
 //! `run` takes the first case of a scenario through pinscope's own code, in a session:
 //! `strategy` is the strategy's buffers, first touch and sampling loop alone (what `pinscope run`
@@ -43,7 +47,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The optional parts of a run's process, by flag.
-const PARTS: [&str; 11] = [
+const PARTS: [&str; 13] = [
     "--upload-first",
     "--upload-same",
     "--upload",
@@ -55,6 +59,8 @@ const PARTS: [&str; 11] = [
     "--gate",
     "--machine",
     "--observers",
+    "--settings",
+    "--load",
 ];
 
 struct Args {
@@ -82,7 +88,7 @@ fn parse() -> Result<Args, String> {
         }
     }
     let usage = "usage: copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] \
-                 [--upload-first] [--upload-same] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
+                 [--upload-first] [--upload-same] [--settings] [--load] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
     let [kind, dir, bytes, more @ ..] = rest.as_slice() else {
         return Err(usage.into());
     };
@@ -114,24 +120,41 @@ fn parse() -> Result<Args, String> {
 
 /// The probe's output line for `key`: the order statistics of `us` (pinscope's own type-7
 /// percentiles, the probe's interpolation), and what the process held besides the copy.
+/// Where the samples ran: `cpu=a->b` (see [`this_cpu`]) and, when known, `host=0x…`.
+fn placement(cpus: [Option<u32>; 2], host: Option<usize>) -> String {
+    let cpu = |c: Option<u32>| c.map_or("?".to_string(), |c| c.to_string());
+    let host = host.map_or(String::new(), |a| format!("  host={a:#x}"));
+    format!("cpu={}->{}{host}", cpu(cpus[0]), cpu(cpus[1]))
+}
+
 fn probe_line(
     key: &str,
     us: &[f64],
-    cpus: [Option<u32>; 2],
+    placed: &str,
     with: &str,
 ) -> Result<String, Box<dyn std::error::Error>> {
     let p = pinscope::stats::percentiles(us).ok_or("no samples")?;
-    let cpu = |c: Option<u32>| c.map_or("?".to_string(), |c| c.to_string());
     Ok(format!(
-        "key={key:<34} min {:8.2}  p50 {:8.2}  p90 {:8.2}  p99 {:8.2} us  n={}  data=n/a  cpu={}->{}  with {with}",
+        "key={key:<34} min {:8.2}  p50 {:8.2}  p90 {:8.2}  p99 {:8.2} us  n={}  data=n/a  {placed}  with {with}",
         p.min,
         p.p50,
         p.p90,
         p.p99,
         us.len(),
-        cpu(cpus[0]),
-        cpu(cpus[1]),
     ))
+}
+
+/// The settings record's sampling load: 64 MiB page-locked and device buffers, 32 copies from
+/// one to the other, all freed.
+fn sampling_load() -> Result<(), pinscope::cuda::CudaError> {
+    const BYTES: usize = 64 << 20;
+    let host = HostBuffer::pinned(BYTES, HostFlags::default())?;
+    let dev = DeviceBuffer::new(BYTES)?;
+    let s = Stream::new()?;
+    for _ in 0..32 {
+        s.copy_h2d(&dev, 0, &host, 0, BYTES)?;
+    }
+    s.synchronize()
 }
 
 /// The CPU the calling thread last ran on: field 39 of `/proc/thread-self/stat` (Linux only;
@@ -183,6 +206,18 @@ fn set_up(a: &Args) -> Result<Held, Box<dyn std::error::Error>> {
             parts.push(Box::new(obs.snapshot(pinscope::probe::Moment::Before)));
         }
         parts.push(Box::new(obs));
+    }
+    if a.has("--settings") {
+        let facts = gpu.facts();
+        let info = pinscope::platform::GpuInfo {
+            uuid: facts.uuid.clone(),
+            pci_bus_id: facts.pci_bus_id.clone(),
+            ..Default::default()
+        };
+        parts.push(Box::new(pinscope::run::record_settings(&gpu, &info)));
+    }
+    if a.has("--load") {
+        sampling_load()?;
     }
     let mut held: Held = vec![Box::new(gpu)];
     held.extend(parts);
@@ -274,7 +309,7 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
         }
         v.push(us);
     }
-    let cpus = [first_cpu, this_cpu()];
+    let placed = placement([first_cpu, this_cpu()], Some(host.address()));
     drop((events, s, dev, host, kept));
     // The parts made in the GPU's context go before it.
     while held.len() > 1 {
@@ -286,7 +321,7 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
     } else {
         a.parts.join(" ")
     };
-    probe_line(&copy_key(a.pageable, a.h2d, a.bytes), &v, cpus, &with)
+    probe_line(&copy_key(a.pageable, a.h2d, a.bytes), &v, &placed, &with)
 }
 
 /// `copy_loop run FILE strategy|case`: the host-clock p50 of the scenario's first case (a
@@ -315,7 +350,8 @@ fn run_scenario_case(file: &str, how: &str) -> Result<String, Box<dyn std::error
     let us: Vec<f64> = measured.times(lane).iter().map(|ms| ms * 1e3).collect();
     let pageable = case.host == pinscope::scenario::HostKind::Pageable;
     let key = copy_key(pageable, lane == Lane::H2d, case.size);
-    probe_line(&key, &us, [None, this_cpu()], &format!("pinscope's {how}"))
+    let placed = placement([None, this_cpu()], None);
+    probe_line(&key, &us, &placed, &format!("pinscope's {how}"))
 }
 
 fn main() -> ExitCode {

@@ -12,6 +12,9 @@
 //   a key followed by $, e.g. copy/pageable/d2h/4/async$, runs that one alone)
 //   LATENCY_NVML=1 ./latency_driver ...   initialises NVML first (nvmlInit_v2, a device handle),
 //   as pinscope does for its observers, to tell whether NVML in the process moves the numbers.
+//   LATENCY_PRELOAD=free|keep ./latency_driver ...   first makes the sampling load of pinscope's
+//   settings record (64 MiB page-locked and device buffers, 32 host-to-device copies), then
+//   frees the page-locked buffer (`free`) or keeps it to the end (`keep`).
 //
 // One line per measurement, host clock (std::chrono::steady_clock), µs, with a key that
 // scripts/latency-compare.py joins to pinscope's rows:
@@ -61,6 +64,7 @@ static CUfunction g_empty, g_spin;
 // The CPUs the measuring thread ran on when its samples began and ended (`cpu=a->b` after the
 // data field): this VM's small-copy latency may depend on where the thread runs.
 static int g_cpu_first = -1;
+static const void *g_host = nullptr;  // the copy's host buffer (printed as host=…), or none
 static void report(const std::string &key, std::vector<double> v, const char *data) {
   std::sort(v.begin(), v.end());
   auto q = [&](double p) {
@@ -68,8 +72,11 @@ static void report(const std::string &key, std::vector<double> v, const char *da
     size_t lo = (size_t)h, hi = std::min(lo + 1, v.size() - 1);
     return v[lo] + (h - lo) * (v[hi] - v[lo]);
   };
-  std::printf("key=%-34s min %8.2f  p50 %8.2f  p90 %8.2f  p99 %8.2f us  n=%zu  data=%s  cpu=%d->%d\n",
+  std::printf("key=%-34s min %8.2f  p50 %8.2f  p90 %8.2f  p99 %8.2f us  n=%zu  data=%s  cpu=%d->%d",
               key.c_str(), v[0], q(0.5), q(0.9), q(0.99), v.size(), data, g_cpu_first, sched_getcpu());
+  if (g_host) std::printf("  host=%p", g_host);
+  std::printf("\n");
+  g_host = nullptr;
 }
 
 static int warmup() { return std::max(100, g_samples / 10); }
@@ -231,6 +238,7 @@ static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) 
   else std::memcpy(back.data(), host.p, bytes);
   size_t bad = 0;
   for (size_t i = 0; i < bytes; ++i) bad += back[i] != (unsigned char)(i * 7 + 3);
+  g_host = host.p;
   report(key, v, bad ? "WRONG" : "ok");
   CK(cuEventDestroy(ev0));
   CK(cuEventDestroy(ev1));
@@ -314,6 +322,23 @@ static void launch_cases(Gate &gate) {
   CK(cuStreamDestroy(s));
 }
 
+// pinscope's settings record's sampling load (see LATENCY_PRELOAD above).
+static void preload(bool keep) {
+  const size_t n = 64u << 20;
+  void *h = nullptr;
+  CUdeviceptr d = 0;
+  CUstream s;
+  CK(cuMemHostAlloc(&h, n, 0));
+  CK(cuMemAlloc(&d, n));
+  CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  for (int i = 0; i < 32; ++i) CK(cuMemcpyHtoDAsync(d, h, n, s));
+  CK(cuStreamSynchronize(s));
+  CK(cuStreamDestroy(s));
+  CK(cuMemFree(d));
+  if (!keep) CK(cuMemFreeHost(h));
+  std::printf("latency_driver: preload of 32 x 64 MiB copies made, page-locked buffer %s\n", keep ? "kept" : "freed");
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) { std::fprintf(stderr, "usage: latency_driver PTX [samples]\n"); return 2; }
   setenv("PTX_PATH", argv[1], 1);
@@ -341,6 +366,7 @@ int main(int argc, char **argv) {
               name, drv, g_samples, warmup());
   load_kernels(argv[1]);
   Gate gate;
+  if (const char *pre = std::getenv("LATENCY_PRELOAD"); pre && *pre) preload(std::strcmp(pre, "keep") == 0);
   if (wanted_group("sync/")) {
     report("sync/stream", empty_waits(WaitHow::Stream), "n/a");
     own_context_sync("spin", CU_CTX_SCHED_SPIN);
