@@ -5,7 +5,8 @@
 #   probe        the driver-API probe (scripts/probes/latency_driver.cu, C++, no other thread)
 #   probe-nvml   the same with NVML initialised first (LATENCY_NVML=1), as pinscope's session does
 #   probe-preload, probe-keep   the probe after the sampling load of pinscope's settings record
-#                (LATENCY_PRELOAD=free: its 64 MiB page-locked buffer freed; =keep: kept)
+#                (LATENCY_PRELOAD=free: its 64 MiB page-locked buffer freed; =keep: kept);
+#   probe-own    the same load made in a context of its own, destroyed after (LATENCY_PRELOAD=own)
 #   loop         copy_loop (harness/examples/copy_loop.rs): the probe's loop through pinscope's
 #                own CUDA layer (cudarc), nothing else in the process
 #   loop-PART    the same with one part of a `pinscope run` process set up first and held:
@@ -52,6 +53,7 @@ variant() {
     probe) "${ON[@]}" "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
     probe-nvml) LATENCY_NVML=1 "${ON[@]}" "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
     probe-preload) LATENCY_PRELOAD=free "${ON[@]}" "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-own) LATENCY_PRELOAD=own "${ON[@]}" "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
     probe-keep) LATENCY_PRELOAD=keep "${ON[@]}" "$OUT/latency_driver" kernels/pinscope.ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
     loop) "${ON[@]}" "$LOOP" "$KIND" "$DIR" "$BYTES" 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
     loop-*) # loop-a_b: copy_loop with --a --b

@@ -30,7 +30,10 @@
 //! - `--settings`: the session's settings record (`record_settings`: attributes, host files,
 //!   NVML, and a sampling load of 64 MiB page-locked copies, its buffers then freed);
 //! - `--load`: that sampling load alone (64 MiB page-locked and device buffers, 32 copies, freed),
-//!   as the probe's `LATENCY_PRELOAD=free` makes it.
+//!   as the probe's `LATENCY_PRELOAD=free` makes it;
+//! - `--load-own`: that load in a context of its own (`cuCtxCreate`, destroyed after), as the
+//!   probe's `LATENCY_PRELOAD=own`; `--load-one`: the load with one copy instead of 32;
+//!   `--load-wait`: the load, then 2 s idle before the copy's buffers are made.
 //!
 //! The line ends with the CPUs the sampling thread ran on when its samples began and ended
 //! (`cpu=a->b`, from `/proc/thread-self/stat`) and the host buffer's address, as the probe's does.
@@ -47,7 +50,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The optional parts of a run's process, by flag.
-const PARTS: [&str; 13] = [
+const PARTS: [&str; 16] = [
     "--upload-first",
     "--upload-same",
     "--upload",
@@ -61,6 +64,9 @@ const PARTS: [&str; 13] = [
     "--observers",
     "--settings",
     "--load",
+    "--load-own",
+    "--load-one",
+    "--load-wait",
 ];
 
 struct Args {
@@ -88,7 +94,7 @@ fn parse() -> Result<Args, String> {
         }
     }
     let usage = "usage: copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] \
-                 [--upload-first] [--upload-same] [--settings] [--load] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
+                 [--upload-first] [--upload-same] [--settings] [--load] [--load-own] [--load-one] [--load-wait] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
     let [kind, dir, bytes, more @ ..] = rest.as_slice() else {
         return Err(usage.into());
     };
@@ -146,12 +152,12 @@ fn probe_line(
 
 /// The settings record's sampling load: 64 MiB page-locked and device buffers, 32 copies from
 /// one to the other, all freed.
-fn sampling_load() -> Result<(), pinscope::cuda::CudaError> {
+fn sampling_load(copies: usize) -> Result<(), pinscope::cuda::CudaError> {
     const BYTES: usize = 64 << 20;
     let host = HostBuffer::pinned(BYTES, HostFlags::default())?;
     let dev = DeviceBuffer::new(BYTES)?;
     let s = Stream::new()?;
-    for _ in 0..32 {
+    for _ in 0..copies {
         s.copy_h2d(&dev, 0, &host, 0, BYTES)?;
     }
     s.synchronize()
@@ -216,8 +222,19 @@ fn set_up(a: &Args) -> Result<Held, Box<dyn std::error::Error>> {
         };
         parts.push(Box::new(pinscope::run::record_settings(&gpu, &info)));
     }
-    if a.has("--load") {
-        sampling_load()?;
+    if a.has("--load") || a.has("--load-wait") {
+        sampling_load(32)?;
+    }
+    if a.has("--load-wait") {
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    if a.has("--load-one") {
+        sampling_load(1)?;
+    }
+    if a.has("--load-own") {
+        let own = pinscope::cuda::OwnContext::create(pinscope::cuda::Schedule::Spin)?;
+        sampling_load(32)?;
+        drop(own);
     }
     let mut held: Held = vec![Box::new(gpu)];
     held.extend(parts);

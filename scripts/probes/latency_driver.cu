@@ -12,9 +12,10 @@
 //   a key followed by $, e.g. copy/pageable/d2h/4/async$, runs that one alone)
 //   LATENCY_NVML=1 ./latency_driver ...   initialises NVML first (nvmlInit_v2, a device handle),
 //   as pinscope does for its observers, to tell whether NVML in the process moves the numbers.
-//   LATENCY_PRELOAD=free|keep ./latency_driver ...   first makes the sampling load of pinscope's
-//   settings record (64 MiB page-locked and device buffers, 32 host-to-device copies), then
-//   frees the page-locked buffer (`free`) or keeps it to the end (`keep`).
+//   LATENCY_PRELOAD=free|keep|own ./latency_driver ...   first makes the sampling load of
+//   pinscope's settings record (64 MiB page-locked and device buffers, 32 host-to-device copies),
+//   then frees the page-locked buffer (`free`) or keeps it to the end (`keep`); `own` makes it
+//   in a context of its own (cuCtxCreate), destroyed after.
 //
 // One line per measurement, host clock (std::chrono::steady_clock), µs, with a key that
 // scripts/latency-compare.py joins to pinscope's rows:
@@ -366,7 +367,12 @@ int main(int argc, char **argv) {
               name, drv, g_samples, warmup());
   load_kernels(argv[1]);
   Gate gate;
-  if (const char *pre = std::getenv("LATENCY_PRELOAD"); pre && *pre) preload(std::strcmp(pre, "keep") == 0);
+  if (const char *pre = std::getenv("LATENCY_PRELOAD"); pre && *pre) {
+    CUcontext own = nullptr;
+    if (std::strcmp(pre, "own") == 0) CK(cuCtxCreate_v2(&own, CU_CTX_SCHED_SPIN | CU_CTX_MAP_HOST, g_dev));
+    preload(std::strcmp(pre, "keep") == 0);
+    if (own) { CK(cuCtxDestroy(own)); CK(cuCtxSetCurrent(primary)); }
+  }
   if (wanted_group("sync/")) {
     report("sync/stream", empty_waits(WaitHow::Stream), "n/a");
     own_context_sync("spin", CU_CTX_SCHED_SPIN);
