@@ -27,8 +27,8 @@
 //!   driver-API probe's order);
 //! - `--upload-same`: the probe's upload exactly: the pattern written into the copy's own host
 //!   buffer, `cuMemcpyHtoD` from it, the host buffer zeroed, all before the stream is created;
-//! - `--settings`: the session's settings record (`record_settings`: attributes, host files,
-//!   NVML, and a sampling load of 64 MiB page-locked copies, its buffers then freed);
+//! - `--settings`: the settings record (`record_settings`: attributes, host files, NVML; then
+//!   `record_under_load`: a sampling load of 64 MiB page-locked copies, its buffers then freed);
 //! - `--load`: that sampling load alone (64 MiB page-locked and device buffers, 32 copies, freed),
 //!   as the probe's `LATENCY_PRELOAD=free` makes it;
 //! - `--load-own`: that load in a context of its own (`cuCtxCreate`, destroyed after), as the
@@ -220,7 +220,9 @@ fn set_up(a: &Args) -> Result<Held, Box<dyn std::error::Error>> {
             pci_bus_id: facts.pci_bus_id.clone(),
             ..Default::default()
         };
-        parts.push(Box::new(pinscope::run::record_settings(&gpu, &info)));
+        let mut settings = pinscope::run::record_settings(&gpu, &info);
+        pinscope::run::settings::record_under_load(&mut settings, &info);
+        parts.push(Box::new(settings));
     }
     if a.has("--load") || a.has("--load-wait") {
         sampling_load(32)?;

@@ -91,7 +91,8 @@ pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
         settings: None,
     };
     match open_session(args.device, false) {
-        Ok(session) => {
+        Ok(mut session) => {
+            session.read_settings_under_load();
             let wsl2 = session.machine.platform.is(Platform::Wsl2);
             let measured = measure_check(&session, wsl2);
             let settings = session.machine.settings.clone().unwrap_or_default();

@@ -24,7 +24,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
     let device = one_device(&args.device)?;
     let mut machine = crate::platform::this_machine(args.anonymize);
     let mut no_gpu = None;
-    let session = match open_session(device, args.anonymize) {
+    let mut session = match open_session(device, args.anonymize) {
         Ok(s) => Some(s),
         Err(Error::NoGpu(why)) => {
             // With --json, stdout holds only the JSON: the reason goes into it (and to stderr).
@@ -39,7 +39,8 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         }
         Err(e) => return Err(e),
     };
-    if let Some(s) = &session {
+    if let Some(s) = &mut session {
+        s.read_settings_under_load();
         machine = s.machine.clone();
     }
     let code = if session.is_some() { 0 } else { 3 };

@@ -138,6 +138,10 @@ pub fn run_scenario(
     }
     bar.finish_and_clear();
     drop(watchdog);
+    // The settings' sampling transfer comes after the cases: made before, it changed what they
+    // measured (settings.rs).
+    session.read_settings_under_load();
+    sidecar.machine.settings = session.machine.settings.clone();
     let partial = stop.load(Ordering::SeqCst);
     finish_sidecar(&mut sidecar, scenario, &all_rows, session, partial);
     sidecar.write_atomic(&json)?;

@@ -17,7 +17,23 @@ pub struct Session {
     pub observers: Observers,
     /// Cap of the pinned-ceiling probe (bytes).
     pub pinned_cap: u64,
+    /// Whether `machine.settings` holds the under-load readings yet.
+    under_load_read: bool,
     pub gpu: CudaGpu,
+}
+
+impl Session {
+    /// Fills the settings' under-load fields (the sampling transfer, once per session). A run
+    /// calls it after its cases: the transfer changes what small copies measure after it.
+    pub fn read_settings_under_load(&mut self) {
+        if self.under_load_read {
+            return;
+        }
+        self.under_load_read = true;
+        if let (Some(settings), Some(info)) = (&mut self.machine.settings, &self.machine.gpu) {
+            super::settings::record_under_load(settings, info);
+        }
+    }
 }
 
 /// Opens the GPU, loads the kernels and sets up the observers; one sentence on failure.
@@ -50,6 +66,7 @@ pub fn open_session(device: u32, anonymize: bool) -> Result<Session, Error> {
     let pinned_cap = ceiling_cap(None, machine.ram_bytes)?;
     Ok(Session {
         pinned_cap,
+        under_load_read: false,
         gpu,
         kernels,
         gate,

@@ -1,8 +1,11 @@
 //! Recording the settings that change a transfer's answer, for one opened GPU: the CUDA
 //! environment, the device attributes, the host files (Linux, WSL2), NVML idle, the Windows
-//! settings, then a short pinned host→device transfer during which NVML is read again (links
-//! and clocks drop when the GPU idles) and after which the pinned pages' NUMA nodes and the
-//! issuing thread's CPU are read.
+//! settings; then, by [`record_under_load`], a short pinned host→device transfer during which
+//! NVML is read again (links and clocks drop when the GPU idles) and after which the pinned
+//! pages' NUMA nodes and the issuing thread's CPU are read. A run makes that transfer after its
+//! last case, never before the first: its 2 GiB of copies left the small pageable device→host
+//! copies measured after it in the same process ~1.1 µs slower on an H200 (the driver-API probe
+//! alike, in a context of its own too; `docs/latency.md`), so every case would have measured it.
 
 use crate::cuda::{self, DeviceAttribute, DeviceBuffer, Event, HostBuffer, HostFlags, Stream};
 use crate::platform::host_settings::{self, HostTree};
@@ -16,7 +19,9 @@ const COPY_BYTES: usize = (64 * MIB) as usize;
 /// Copies queued before NVML is read (the link retrains to full speed during these).
 const WARM_COPIES: usize = 4;
 
-/// The settings of this machine and `gpu` (described by `info`), read now.
+/// The settings of this machine and `gpu` (described by `info`) that need no transfer, read
+/// now; the under-load fields say they are read after the run's cases until
+/// [`record_under_load`] fills them.
 pub fn record_settings(gpu: &cuda::Gpu, info: &GpuInfo) -> Settings {
     let mut s = Settings::all_unavailable("not read");
     s.fill_env(|name| std::env::var(name).ok());
@@ -27,20 +32,38 @@ pub fn record_settings(gpu: &cuda::Gpu, info: &GpuInfo) -> Settings {
     } else {
         host_settings::fill_host_files(&mut s, HostTree::new(root), Some(&info.pci_bus_id));
     }
-    let uuid = (!info.uuid.is_empty()).then_some(info.uuid.as_str());
-    let nvml = NvmlSettings::open(uuid);
-    match &nvml {
+    match open_nvml(info) {
         Ok(n) => n.fill_idle(&mut s),
-        Err(why) => probe::fill_without_nvml(&mut s, why),
+        Err(why) => probe::fill_without_nvml(&mut s, &why),
     }
     probe::fill_windows_settings(&mut s, gpu.facts().luid);
-    if let Err(why) = sample_under_load(&mut s, nvml.as_ref().ok(), root) {
-        let why = format!("the sampling transfer failed: {why}");
-        probe::fill_under_load_without_nvml(&mut s, &why);
-        s.pinned_pages_nodes = Setting::unavailable(&why);
+    mark_under_load(&mut s, UNDER_LOAD_PENDING);
+    s
+}
+
+/// What the under-load fields say until [`record_under_load`] has run.
+pub const UNDER_LOAD_PENDING: &str = "read during a transfer after the run's last case";
+
+/// The fields the sampling transfer fills, all `unavailable: <why>`.
+fn mark_under_load(s: &mut Settings, why: &str) {
+    probe::fill_under_load_without_nvml(s, why);
+    if !cfg!(windows) {
+        s.pinned_pages_nodes = Setting::unavailable(why);
         s.copy_thread_cpu = Setting::unavailable(why);
     }
-    s
+}
+
+fn open_nvml(info: &GpuInfo) -> Result<NvmlSettings, String> {
+    NvmlSettings::open((!info.uuid.is_empty()).then_some(info.uuid.as_str()))
+}
+
+/// Fills the under-load fields of `s`: makes the sampling transfer on the current GPU and reads
+/// NVML during it (see the module's words on why a run calls this after its cases).
+pub fn record_under_load(s: &mut Settings, info: &GpuInfo) {
+    let nvml = open_nvml(info);
+    if let Err(why) = sample_under_load(s, nvml.as_ref().ok(), Path::new("/")) {
+        mark_under_load(s, &format!("the sampling transfer failed: {why}"));
+    }
 }
 
 /// The settings of a machine without a usable GPU: what the host files and the environment say,
