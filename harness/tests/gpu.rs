@@ -413,7 +413,15 @@ fn empty_kernels_time_each_wait_and_chases_verify_their_last_pointer() {
 #[ignore = "needs an NVIDIA GPU"]
 fn the_settings_and_the_check_on_a_real_gpu() {
     use pinscope::health::{self, Check, Thresholds, Verdict};
-    let session = open_session(0, true).expect("GPU 0");
+    let mut session = open_session(0, true).expect("GPU 0");
+    // The sampling transfer is not made when the session opens (it would change what the
+    // cases measure): its fields say when they are read until the session reads them.
+    let opened = session.machine.settings.clone().expect("settings recorded");
+    assert_eq!(
+        opened.pcie_gen_under_load.unavailable_reason(),
+        Some(pinscope::run::settings::UNDER_LOAD_PENDING)
+    );
+    session.read_settings_under_load();
     let s = session.machine.settings.clone().expect("settings recorded");
     for row in s.rows() {
         println!("setting {}: {}  [{}]", row.label, row.value, row.source);
