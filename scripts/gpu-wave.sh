@@ -6,6 +6,9 @@
 #             variant on one CPU (PIN_CPU, default 2)                     -> $OUT/pl.tgz
 #   bisect    scripts/latency-process.sh   the small-copy bisection rounds, a D2H copy (LP_KIND,
 #             default pageable) of each size in LP_BYTES (default 4)      -> $OUT/lp.tgz
+#   order     scripts/latency-order.sh     the latency scenario whole, its pageable cases alone and
+#             in the probe's order, beside the probe, rounds          -> $OUT/lo.tgz
+#   sequence  scripts/pageable-sequence.sh what ran before a 4-byte pageable D2H copy -> $OUT/ps.tgz
 #   reference scripts/gpu-reference.sh     tests, check, pinscope beside its references -> $OUT/reference.tar.gz
 #   publish   scripts/publish-runs.sh      shipped scenarios for reports/h200/ -> $OUT/runs.tar.gz
 # `publish` gets what is left of LIMIT seconds (default 570) and is stopped before the call's
@@ -51,6 +54,22 @@ if step bisect; then
   done
   cp "$OUT"/lp-*.log "$OUT/lp/" 2>/dev/null
   tar czf "$OUT/lp.tgz" -C "$OUT" lp && rm -rf "$OUT/lp"
+fi
+
+if step order; then
+  log "latency: what runs earlier in the process, rounds"
+  ROUNDS=${LO_ROUNDS:-6} bash scripts/latency-order.sh "$OUT/lo" >"$OUT/lo.log" 2>&1
+  sed -n '/per key/,$p' "$OUT/lo.log" | grep -vE "(registered|mapped|malloc)/.*-$"
+  cp "$OUT/lo.log" "$OUT/lo/"
+  tar czf "$OUT/lo.tgz" --exclude=latency_driver --exclude='*.samples.csv' -C "$OUT" lo && rm -rf "$OUT/lo"
+fi
+
+if step sequence; then
+  log "latency: what ran before a 4-byte pageable D2H copy, rounds"
+  ROUNDS=${PS_ROUNDS:-6} bash scripts/pageable-sequence.sh "$OUT/ps" >"$OUT/ps.log" 2>&1
+  sed -n '/per round/,$p' "$OUT/ps.log"
+  cp "$OUT/ps.log" "$OUT/ps/"
+  tar czf "$OUT/ps.tgz" --exclude=latency_driver --exclude='*.samples.csv' -C "$OUT" ps && rm -rf "$OUT/ps"
 fi
 
 step reference && {

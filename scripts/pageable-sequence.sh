@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # Does what ran before a 4-byte pageable device→host copy move its latency? The driver-API probe
 # times it before any 64 KiB pageable copy of its process; the latency scenario's `pageable` case
-# after 64 KiB host→device ones. Three pinscope scenarios, alternated with the probe in rounds:
-# the 4-byte D2H case alone, after a 64 KiB pageable H2D case, and after a 4-byte H2D case.
-# Host clock, 1000 samples each; never changes the GPU's clocks, modes or settings.
-#   GPU:  scripts/pageable-sequence.sh [OUT]      (carry dist; PINSCOPE=dist/pinscope, ROUNDS=3)
+# after 64 KiB host→device ones. Rounds of, one process each, order rotating (host clock, 1000
+# samples, key copy/pageable/d2h/4/async):
+#   probe                 the driver-API probe, that copy alone
+#   probe-after-h2d-64k   the probe after a 64 KiB pageable H2D latency measurement (LATENCY_FIRST)
+#   probe-after-h2d-4     the probe after a 4-byte one
+#   alone                 pinscope, the case alone
+#   after-h2d-64k         pinscope, after a 64 KiB pageable H2D case
+#   after-h2d-4           pinscope, after a 4-byte pageable H2D case
+#   twice                 pinscope, the same case twice (the second one's row counts)
+# Then the per-round difference to the probe (scripts/latency-rounds.py). Never changes the GPU's
+# clocks, modes or settings.
+#   GPU:  scripts/pageable-sequence.sh [OUT]      (carry dist; PINSCOPE=dist/pinscope, ROUNDS=6)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/pinscope-pageable-sequence}}
 mkdir -p "$OUT"
 . scripts/gpu-common.sh
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-6}
+KEY=copy/pageable/d2h/4/async
 
 build_latency_driver "$OUT" || exit 1
 # scenario NAME CASES...: each case "direction:size", in this order.
@@ -29,30 +38,33 @@ scenario() {
 scenario alone d2h:4
 scenario after-h2d-64k h2d:64KiB d2h:4
 scenario after-h2d-4 h2d:4 d2h:4
+scenario twice d2h:4 d2h:4
+variant() {
+  local ptx=harness/kernels/pinscope.ptx
+  case $1 in
+    probe) "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-after-h2d-64k) LATENCY_FIRST='copy/pageable/h2d/65536/async$' "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-after-h2d-4) LATENCY_FIRST='copy/pageable/h2d/4/async$' "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    *) $P run "$OUT/$1.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
+  esac || echo "$1 round $2: exit $?"
+}
+read -r -a names <<<"${VARIANTS:-probe probe-after-h2d-64k probe-after-h2d-4 alone after-h2d-64k after-h2d-4 twice}"
+n=${#names[@]}
 for r in $(seq "$ROUNDS"); do
   log "round $r"
-  "$OUT/latency_driver" kernels/pinscope.ptx 1000 copy/pageable/d2h/4/async >"$OUT/probe-$r.txt" 2>&1
-  for s in alone after-h2d-64k after-h2d-4; do
-    $P run "$OUT/$s.toml" --no-report --out-dir "$OUT/$s-$r" >"$OUT/$s-$r.log" 2>&1 || echo "$s exit $?"
+  for i in $(seq 0 $((n - 1))); do
+    variant "${names[$(( (i + r - 1) % n ))]}" "$r"
   done
 done
-log "4-byte pageable D2H p50 (µs): probe | alone | after 64 KiB H2D | after 4 B H2D"
-python3 - "$OUT" "$ROUNDS" <<'PY'
-import csv, glob, re, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
-def probe(r):
-    for line in open(f"{out}/probe-{r}.txt", errors="replace"):
-        m = re.match(r"key=copy/pageable/d2h/4/async\s+min\s+\S+\s+p50\s+(\S+)", line)
-        if m:
-            return float(m.group(1))
-def pins(s, r):
-    for f in glob.glob(f"{out}/{s}-{r}/*.csv"):
-        if f.endswith(".samples.csv"):
-            continue
-        for row in csv.DictReader(open(f)):
-            if row["lane"] == "d2h" and row["size_bytes"] == "4" and row["lat_p50_us"]:
-                return float(row["lat_p50_us"])
-f = lambda x: f"{x:6.2f}" if x is not None else "     -"
-for r in range(1, rounds + 1):
-    print(f"round {r}: {f(probe(r))} | {f(pins('alone', r))} | {f(pins('after-h2d-64k', r))} | {f(pins('after-h2d-4', r))}")
+log "$KEY p50 (µs) per round, and each variant minus the probe in the same round"
+python3 - "$OUT" "$ROUNDS" "$KEY" "${names[@]}" <<'PY'
+import importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("lr", os.path.join("scripts", "latency-rounds.py"))
+lr = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lr)
+out, rounds, key, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+for n in names:
+    vals = [lr.p50s(out, n, r).get(key) for r in range(1, rounds + 1)]
+    print(f"{n:22}" + " ".join(f"{v:6.2f}" if v is not None else "     -" for v in vals))
 PY
+python3 scripts/latency-rounds.py "$OUT" "$ROUNDS" "${names[@]}" | grep -E "^key|^$KEY |keys with"

@@ -16,6 +16,9 @@
 //   pinscope's settings record (64 MiB page-locked and device buffers, 32 host-to-device copies),
 //   then frees the page-locked buffer (`free`) or keeps it to the end (`keep`); `own` makes it
 //   in a context of its own (cuCtxCreate), destroyed after.
+//   LATENCY_FIRST=<key prefix> ./latency_driver ...   first makes the copies whose keys start with
+//   it (`key$`: that one), reported as key=first:<key>, then the ones asked for: whether a copy
+//   made earlier in the process moves a later one.
 //
 // One line per measurement, host clock (std::chrono::steady_clock), µs, with a key that
 // scripts/latency-compare.py joins to pinscope's rows:
@@ -66,6 +69,7 @@ static CUfunction g_empty, g_spin;
 // data field): this VM's small-copy latency may depend on where the thread runs.
 static int g_cpu_first = -1;
 static const void *g_host = nullptr;  // the copy's host buffer (printed as host=…), or none
+static std::string g_tag;  // prepended to every key reported (LATENCY_FIRST's pass: "first:")
 static void report(const std::string &key, std::vector<double> v, const char *data) {
   std::sort(v.begin(), v.end());
   auto q = [&](double p) {
@@ -74,7 +78,7 @@ static void report(const std::string &key, std::vector<double> v, const char *da
     return v[lo] + (h - lo) * (v[hi] - v[lo]);
   };
   std::printf("key=%-34s min %8.2f  p50 %8.2f  p90 %8.2f  p99 %8.2f us  n=%zu  data=%s  cpu=%d->%d",
-              key.c_str(), v[0], q(0.5), q(0.9), q(0.99), v.size(), data, g_cpu_first, sched_getcpu());
+              (g_tag + key).c_str(), v[0], q(0.5), q(0.9), q(0.99), v.size(), data, g_cpu_first, sched_getcpu());
   if (g_host) std::printf("  host=%p", g_host);
   std::printf("\n");
   g_host = nullptr;
@@ -340,6 +344,16 @@ static void preload(bool keep) {
   std::printf("latency_driver: preload of 32 x 64 MiB copies made, page-locked buffer %s\n", keep ? "kept" : "freed");
 }
 
+// Every copy measurement whose key is wanted: all 4-byte ones, then all 64 KiB ones.
+static void copy_cases(Gate &gate) {
+  for (size_t bytes : {(size_t)4, (size_t)65536})
+    for (Kind k : {Kind::Pinned, Kind::Registered, Kind::Mapped, Kind::Pageable, Kind::PageableMalloc})
+      for (bool h2d : {true, false})
+        for (Call c : {Call::Async, Call::AsyncEvt, Call::AsyncSettle, Call::AsyncElapsed, Call::Sync,
+                       Call::Enqueue})
+          copy_case(gate, k, h2d, bytes, c);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) { std::fprintf(stderr, "usage: latency_driver PTX [samples]\n"); return 2; }
   setenv("PTX_PATH", argv[1], 1);
@@ -373,6 +387,14 @@ int main(int argc, char **argv) {
     preload(std::strcmp(pre, "keep") == 0);
     if (own) { CK(cuCtxDestroy(own)); CK(cuCtxSetCurrent(primary)); }
   }
+  if (const char *first = std::getenv("LATENCY_FIRST"); first && *first) {
+    std::string asked = g_only;
+    g_only = first;
+    g_tag = "first:";
+    copy_cases(gate);
+    g_only = asked;
+    g_tag.clear();
+  }
   if (wanted_group("sync/")) {
     report("sync/stream", empty_waits(WaitHow::Stream), "n/a");
     own_context_sync("spin", CU_CTX_SCHED_SPIN);
@@ -382,11 +404,6 @@ int main(int argc, char **argv) {
     report("sync/query", empty_waits(WaitHow::Query), "n/a");
   }
   if (wanted_group("launch")) launch_cases(gate);
-  for (size_t bytes : {(size_t)4, (size_t)65536})
-    for (Kind k : {Kind::Pinned, Kind::Registered, Kind::Mapped, Kind::Pageable, Kind::PageableMalloc})
-      for (bool h2d : {true, false})
-        for (Call c : {Call::Async, Call::AsyncEvt, Call::AsyncSettle, Call::AsyncElapsed, Call::Sync,
-                       Call::Enqueue})
-          copy_case(gate, k, h2d, bytes, c);
+  copy_cases(gate);
   return 0;
 }
