@@ -5,6 +5,9 @@
 #   probe            the driver-API probe, every key (its own order: waits and launches first,
 #                    then all 4-byte copies, then all 64 KiB ones)
 #   probe-copies     the probe with the copies alone (key prefix copy/)
+#   probe-other      the probe after one 4-byte D2H copy into a pageable page of its own
+#                    (LATENCY_D2H_OTHER=1: no measured buffer is the process's first pageable
+#                    copy destination)
 #   run              `pinscope run` of the latency scenario as shipped
 #   run-pageable     the same with --only pageable (the pageable cases alone)
 #   run-probe-order  the scenario with the waits and launches moved first, as the probe does
@@ -34,6 +37,7 @@ variant() {
   case $1 in
     probe) "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/$1-$2.txt" 2>&1 ;;
     probe-copies) "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" copy/ >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-other) LATENCY_D2H_OTHER=1 "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/$1-$2.txt" 2>&1 ;;
     run) $P run "$OUT/latency.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
     run-pageable) $P run "$OUT/latency.toml" --only pageable --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
     run-probe-order) $P run "$OUT/latency-probe-order.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;

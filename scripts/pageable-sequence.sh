@@ -10,6 +10,14 @@
 #   after-h2d-64k         pinscope, after a 64 KiB pageable H2D case
 #   after-h2d-4           pinscope, after a 4-byte pageable H2D case
 #   twice                 pinscope, the same case twice (the second one's row counts)
+#   after-sync            pinscope, after the same copy timed as a synchronous call (no events)
+#   probe-after-d2h-4-evt, probe-after-h2d-64k-evt   the probe after the same 4-byte D2H, or a
+#                         64 KiB H2D, copy timed with an event-bracketed copy after each sample
+#   probe-other           the probe after one 4-byte D2H copy into another pageable page (kept)
+#   loop, loop-other, loop-other-freed   copy_loop alone; after one 4-byte D2H copy into another
+#                         pageable buffer, kept or freed (--d2h-other, --d2h-other-freed)
+#   loop-twice-strategy, loop-twice-case   copy_loop taking `twice` through pinscope's strategy
+#                         alone, or its whole case, in one session (harness/examples/copy_loop.rs)
 # Then the per-round difference to the probe (scripts/latency-rounds.py). Never changes the GPU's
 # clocks, modes or settings.
 #   GPU:  scripts/pageable-sequence.sh [OUT]      (carry dist; PINSCOPE=dist/pinscope, ROUNDS=6)
@@ -22,7 +30,7 @@ ROUNDS=${ROUNDS:-6}
 KEY=copy/pageable/d2h/4/async
 
 build_latency_driver "$OUT" || exit 1
-# scenario NAME CASES...: each case "direction:size", in this order.
+# scenario NAME CASES...: each case "direction:size[:mode]" (mode latency by default), in order.
 scenario() {
   local name=$1; shift
   {
@@ -30,7 +38,8 @@ scenario() {
     printf '[defaults]\nmode = "latency"\nhost = "pageable"\nmeasure = { samples = 1000, warmup = 100, time_limit = "5s" }\nprobes = { hold_after_free = "0s" }\n'
     local i=0
     for c in "$@"; do
-      printf '[[case]]\nlabel = "c%d-%s-%s"\ndirection = "%s"\nsize = "%s"\n' "$i" "${c%%:*}" "${c##*:}" "${c%%:*}" "${c##*:}"
+      IFS=: read -r dir size mode <<<"$c"
+      printf '[[case]]\nlabel = "c%d-%s-%s"\ndirection = "%s"\nsize = "%s"\nmode = "%s"\n' "$i" "$dir" "$size" "$dir" "$size" "${mode:-latency}"
       i=$((i + 1))
     done
   } >"$OUT/$name.toml"
@@ -39,12 +48,20 @@ scenario alone d2h:4
 scenario after-h2d-64k h2d:64KiB d2h:4
 scenario after-h2d-4 h2d:4 d2h:4
 scenario twice d2h:4 d2h:4
+scenario after-sync d2h:4:latency-sync d2h:4
 variant() {
   local ptx=harness/kernels/pinscope.ptx
   case $1 in
     probe) "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
     probe-after-h2d-64k) LATENCY_FIRST='copy/pageable/h2d/65536/async$' "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
     probe-after-h2d-4) LATENCY_FIRST='copy/pageable/h2d/4/async$' "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-after-d2h-4-evt) LATENCY_FIRST='copy/pageable/d2h/4/async-evt$' "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-after-h2d-64k-evt) LATENCY_FIRST='copy/pageable/h2d/65536/async-evt$' "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-other) LATENCY_D2H_OTHER=1 "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop) "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop-other) "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 --d2h-other >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop-other-freed) "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 --d2h-other-freed >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop-twice-*) "${COPY_LOOP:-dist/copy_loop}" run "$OUT/twice.toml" "${1#loop-twice-}-all" >"$OUT/$1-$2.txt" 2>&1 ;;
     *) $P run "$OUT/$1.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
   esac || echo "$1 round $2: exit $?"
 }

@@ -7,7 +7,7 @@
 //!   copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] [--upload-first]
 //!             [--upload-same] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine]
 //!             [--observers]
-//!   copy_loop run <scenario.toml> <strategy|case>
+//!   copy_loop run <scenario.toml> <strategy|case|strategy-all|case-all>
 //!
 //! Each flag adds one thing a `pinscope run` process has, set up before the buffers and held
 //! while sampling, so rounds with and without it say what moves the copy:
@@ -34,6 +34,9 @@
 //! - `--load-own`: that load in a context of its own (`cuCtxCreate`, destroyed after), as the
 //!   probe's `LATENCY_PRELOAD=own`; `--load-one`: the load with one copy instead of 32;
 //!   `--load-wait`: the load, then 2 s idle before the copy's buffers are made.
+//! - `--d2h-other`: one 4-byte device-to-host copy into another pageable buffer first, that
+//!   buffer kept (so the copy's own buffer is not the process's first pageable destination);
+//!   `--d2h-other-freed`: the same, that buffer freed before the copy's own is made.
 //!
 //! The line ends with the CPUs the sampling thread ran on when its samples began and ended
 //! (`cpu=a->b`, from `/proc/thread-self/stat`) and the host buffer's address, as the probe's does.
@@ -41,6 +44,9 @@
 //! `run` takes the first case of a scenario through pinscope's own code, in a session:
 //! `strategy` is the strategy's buffers, first touch and sampling loop alone (what `pinscope run`
 //! does less the observers, the ledger and the phases); `case` is the runner's whole case.
+//! `strategy-all` and `case-all` take every case of the scenario that way, in its order, in one
+//! session, and print one line per case: whether a case made earlier in the process moves a later
+//! one, and which part of a case does.
 
 use pinscope::cuda::{DeviceBuffer, Gpu, HostBuffer, HostFlags, Stream, fill_zero};
 use pinscope::measure::SampleTimes;
@@ -50,7 +56,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The optional parts of a run's process, by flag.
-const PARTS: [&str; 16] = [
+const PARTS: [&str; 18] = [
     "--upload-first",
     "--upload-same",
     "--upload",
@@ -67,6 +73,8 @@ const PARTS: [&str; 16] = [
     "--load-own",
     "--load-one",
     "--load-wait",
+    "--d2h-other",
+    "--d2h-other-freed",
 ];
 
 struct Args {
@@ -94,7 +102,7 @@ fn parse() -> Result<Args, String> {
         }
     }
     let usage = "usage: copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] \
-                 [--upload-first] [--upload-same] [--settings] [--load] [--load-own] [--load-one] [--load-wait] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
+                 [--upload-first] [--upload-same] [--settings] [--load] [--load-own] [--load-one] [--load-wait] [--d2h-other] [--d2h-other-freed] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
     let [kind, dir, bytes, more @ ..] = rest.as_slice() else {
         return Err(usage.into());
     };
@@ -238,6 +246,15 @@ fn set_up(a: &Args) -> Result<Held, Box<dyn std::error::Error>> {
         sampling_load(32)?;
         drop(own);
     }
+    if a.has("--d2h-other") || a.has("--d2h-other-freed") {
+        let mut other = HostBuffer::pageable(4)?;
+        let dev = DeviceBuffer::new(4)?;
+        dev.read(0, other.as_mut_slice())?;
+        drop(dev);
+        if a.has("--d2h-other") {
+            parts.push(Box::new(other));
+        }
+    }
     let mut held: Held = vec![Box::new(gpu)];
     held.extend(parts);
     Ok(held)
@@ -343,12 +360,33 @@ fn run(a: &Args) -> Result<String, Box<dyn std::error::Error>> {
     probe_line(&copy_key(a.pageable, a.h2d, a.bytes), &v, &placed, &with)
 }
 
-/// `copy_loop run FILE strategy|case`: the host-clock p50 of the scenario's first case (a
-/// latency case), measured through pinscope's strategy alone or through its whole case.
-fn run_scenario_case(file: &str, how: &str) -> Result<String, Box<dyn std::error::Error>> {
+/// `copy_loop run FILE strategy|case[-all]`: the host-clock p50 of the scenario's first case (a
+/// latency case), or of each of its cases in turn (`-all`), measured through pinscope's strategy
+/// alone or through its whole case; one line per case.
+fn run_scenario_cases(file: &str, how: &str) -> Result<String, Box<dyn std::error::Error>> {
     let scenario = pinscope::scenario::load(std::path::Path::new(file))?;
-    let case = scenario.cases.first().ok_or("the scenario has no case")?;
+    let (how, all) = match how.strip_suffix("-all") {
+        Some(h) => (h, true),
+        None => (how, false),
+    };
+    let take = if all { scenario.cases.len() } else { 1 };
+    if scenario.cases.is_empty() {
+        return Err("the scenario has no case".into());
+    }
     let mut session = pinscope::run::open_session(0, false)?;
+    let mut lines = Vec::new();
+    for case in scenario.cases.iter().take(take) {
+        lines.push(one_case(&mut session, case, how)?);
+    }
+    Ok(lines.join("\n"))
+}
+
+/// One latency case through the strategy alone or the runner's whole case: its probe line.
+fn one_case(
+    session: &mut pinscope::run::Session,
+    case: &pinscope::scenario::Case,
+    how: &str,
+) -> Result<String, Box<dyn std::error::Error>> {
     let stop = AtomicBool::new(false);
     let measured = match how {
         "strategy" => {
@@ -360,10 +398,13 @@ fn run_scenario_case(file: &str, how: &str) -> Result<String, Box<dyn std::error
             host.touch();
             let mut transfer = host.add_device(&gpu)?;
             let (m, batch) = pinscope::run::case::sampling(case);
-            pinscope::measure::run(transfer.as_mut(), &gpu, &m, batch, &stop).map_err(|(e, _)| e)?
+            let measured = pinscope::measure::run(transfer.as_mut(), &gpu, &m, batch, &stop)
+                .map_err(|(e, _)| e)?;
+            transfer.free()?;
+            measured
         }
-        "case" => pinscope::run::run_case(&mut session, case, &stop).measured,
-        _ => return Err("run takes `strategy` or `case`".into()),
+        "case" => pinscope::run::run_case(session, case, &stop).measured,
+        _ => return Err("run takes `strategy`, `case`, `strategy-all` or `case-all`".into()),
     };
     let lane = Lane::one_way(case.direction == pinscope::scenario::Direction::H2d);
     let us: Vec<f64> = measured.times(lane).iter().map(|ms| ms * 1e3).collect();
@@ -378,7 +419,7 @@ fn main() -> ExitCode {
     if let [mode, file, how] = argv.as_slice()
         && mode == "run"
     {
-        return match run_scenario_case(file, how) {
+        return match run_scenario_cases(file, how) {
             Ok(line) => {
                 println!("{line}");
                 ExitCode::SUCCESS

@@ -16,6 +16,9 @@
 //   pinscope's settings record (64 MiB page-locked and device buffers, 32 host-to-device copies),
 //   then frees the page-locked buffer (`free`) or keeps it to the end (`keep`); `own` makes it
 //   in a context of its own (cuCtxCreate), destroyed after.
+//   LATENCY_D2H_OTHER=1 ./latency_driver ...   first makes one 4-byte device-to-host copy into a
+//   pageable page of its own, kept to the end: no measured buffer is then the process's first
+//   pageable copy destination.
 //   LATENCY_FIRST=<key prefix> ./latency_driver ...   first makes the copies whose keys start with
 //   it (`key$`: that one), reported as key=first:<key>, then the ones asked for: whether a copy
 //   made earlier in the process moves a later one.
@@ -386,6 +389,14 @@ int main(int argc, char **argv) {
     if (std::strcmp(pre, "own") == 0) CK(cuCtxCreate_v2(&own, CU_CTX_SCHED_SPIN | CU_CTX_MAP_HOST, g_dev));
     preload(std::strcmp(pre, "keep") == 0);
     if (own) { CK(cuCtxDestroy(own)); CK(cuCtxSetCurrent(primary)); }
+  }
+  if (const char *o = std::getenv("LATENCY_D2H_OTHER"); o && *o == '1') {
+    static unsigned char *other = (unsigned char *)std::aligned_alloc(4096, 4096);
+    CUdeviceptr d = 0;
+    CK(cuMemAlloc(&d, 4));
+    CK(cuMemcpyDtoH(other, d, 4));
+    CK(cuMemFree(d));
+    std::printf("latency_driver: one 4-byte pageable D2H copy made first, into %p (kept)\n", (void *)other);
   }
   if (const char *first = std::getenv("LATENCY_FIRST"); first && *first) {
     std::string asked = g_only;
