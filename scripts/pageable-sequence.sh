@@ -16,6 +16,7 @@
 #   probe-other           the probe after one 4-byte D2H copy into another pageable page (kept)
 #   loop, loop-other, loop-other-freed   copy_loop alone; after one 4-byte D2H copy into another
 #                         pageable buffer, kept or freed (--d2h-other, --d2h-other-freed)
+#   NAME-noaslr           any of these with address-space randomisation off (setarch -R)
 #   loop-twice-strategy, loop-twice-case   copy_loop taking `twice` through pinscope's strategy
 #                         alone, or its whole case, in one session (harness/examples/copy_loop.rs)
 # Then the per-round difference to the probe (scripts/latency-rounds.py). Never changes the GPU's
@@ -50,19 +51,21 @@ scenario after-h2d-4 h2d:4 d2h:4
 scenario twice d2h:4 d2h:4
 scenario after-sync d2h:4:latency-sync d2h:4
 variant() {
-  local ptx=harness/kernels/pinscope.ptx
-  case $1 in
-    probe) "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
-    probe-after-h2d-64k) LATENCY_FIRST='copy/pageable/h2d/65536/async$' "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
-    probe-after-h2d-4) LATENCY_FIRST='copy/pageable/h2d/4/async$' "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
-    probe-after-d2h-4-evt) LATENCY_FIRST='copy/pageable/d2h/4/async-evt$' "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
-    probe-after-h2d-64k-evt) LATENCY_FIRST='copy/pageable/h2d/65536/async-evt$' "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
-    probe-other) LATENCY_D2H_OTHER=1 "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
-    loop) "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
-    loop-other) "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 --d2h-other >"$OUT/$1-$2.txt" 2>&1 ;;
-    loop-other-freed) "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 --d2h-other-freed >"$OUT/$1-$2.txt" 2>&1 ;;
-    loop-twice-*) "${COPY_LOOP:-dist/copy_loop}" run "$OUT/twice.toml" "${1#loop-twice-}-all" >"$OUT/$1-$2.txt" 2>&1 ;;
-    *) $P run "$OUT/$1.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
+  local ptx=harness/kernels/pinscope.ptx base=${1%-noaslr} ON=()
+  # NAME-noaslr: the variant NAME with address-space randomisation off for its process.
+  [ "$base" != "$1" ] && ON=(setarch "$(uname -m)" -R)
+  case $base in
+    probe) "${ON[@]}" "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-after-h2d-64k) LATENCY_FIRST='copy/pageable/h2d/65536/async$' "${ON[@]}" "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-after-h2d-4) LATENCY_FIRST='copy/pageable/h2d/4/async$' "${ON[@]}" "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-after-d2h-4-evt) LATENCY_FIRST='copy/pageable/d2h/4/async-evt$' "${ON[@]}" "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-after-h2d-64k-evt) LATENCY_FIRST='copy/pageable/h2d/65536/async-evt$' "${ON[@]}" "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-other) LATENCY_D2H_OTHER=1 "${ON[@]}" "$OUT/latency_driver" $ptx 1000 "$KEY\$" >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop) "${ON[@]}" "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop-other) "${ON[@]}" "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 --d2h-other >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop-other-freed) "${ON[@]}" "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 --d2h-other-freed >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop-twice-*) "${ON[@]}" "${COPY_LOOP:-dist/copy_loop}" run "$OUT/twice.toml" "${base#loop-twice-}-all" >"$OUT/$1-$2.txt" 2>&1 ;;
+    *) "${ON[@]}" $P run "$OUT/$base.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
   esac || echo "$1 round $2: exit $?"
 }
 read -r -a names <<<"${VARIANTS:-probe probe-after-h2d-64k probe-after-h2d-4 alone after-h2d-64k after-h2d-4 twice}"
