@@ -8,9 +8,13 @@
 #   probe-other      the probe after one 4-byte D2H copy into a pageable page of its own
 #                    (LATENCY_D2H_OTHER=1: no measured buffer is the process's first pageable
 #                    copy destination)
+#   probe-pinscope-order  the probe in the scenario's order, each async copy's samples followed
+#                    by their device view, as pinscope takes them (LATENCY_ORDER=pinscope)
 #   run              `pinscope run` of the latency scenario as shipped
 #   run-pageable     the same with --only pageable (the pageable cases alone)
 #   run-probe-order  the scenario with the waits and launches moved first, as the probe does
+# The first variant named is the reference of the table (VARIANTS="probe-pinscope-order run probe"
+# holds pinscope against the probe in the same history).
 # Then, per key, the median over rounds of each variant's p50 minus the probe's in the same round,
 # and in how many rounds it was within 5% or 0.3 µs of it. Never changes the GPU's clocks, modes
 # or settings.
@@ -37,6 +41,7 @@ variant() {
   case $1 in
     probe) "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/$1-$2.txt" 2>&1 ;;
     probe-copies) "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" copy/ >"$OUT/$1-$2.txt" 2>&1 ;;
+    probe-pinscope-order) LATENCY_ORDER=pinscope "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/$1-$2.txt" 2>&1 ;;
     probe-other) LATENCY_D2H_OTHER=1 "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/$1-$2.txt" 2>&1 ;;
     run) $P run "$OUT/latency.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
     run-pageable) $P run "$OUT/latency.toml" --only pageable --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;

@@ -19,6 +19,11 @@
 //   LATENCY_D2H_OTHER=1 ./latency_driver ...   first makes one 4-byte device-to-host copy into a
 //   pageable page of its own, kept to the end: no measured buffer is then the process's first
 //   pageable copy destination.
+//   LATENCY_ORDER=pinscope ./latency_driver ...   the measurements in the order of pinscope's
+//   scenarios/latency.toml (per host kind: H2D 4 B, 64 KiB, D2H 4 B, 64 KiB; async copies, then
+//   synchronous calls and enqueue costs of pinned and pageable memory, then waits and launches),
+//   each async copy's samples followed by one event-bracketed copy per sample as pinscope takes
+//   its device view: the reference in the same history as a `pinscope run` of that scenario.
 //   LATENCY_FIRST=<key prefix> ./latency_driver ...   first makes the copies whose keys start with
 //   it (`key$`: that one), reported as key=first:<key>, then the ones asked for: whether a copy
 //   made earlier in the process moves a later one.
@@ -73,6 +78,7 @@ static CUfunction g_empty, g_spin;
 static int g_cpu_first = -1;
 static const void *g_host = nullptr;  // the copy's host buffer (printed as host=…), or none
 static std::string g_tag;  // prepended to every key reported (LATENCY_FIRST's pass: "first:")
+static bool g_view_after = false;  // LATENCY_ORDER=pinscope: async samples then their device view
 static void report(const std::string &key, std::vector<double> v, const char *data) {
   std::sort(v.begin(), v.end());
   auto q = [&](double p) {
@@ -241,6 +247,14 @@ static void copy_case(Gate &gate, Kind kind, bool h2d, size_t bytes, Call call) 
     }
     if (i >= warmup()) v.push_back(t);
   }
+  if (g_view_after && call == Call::Async) {
+    for (int i = 0; i < g_samples; ++i) {
+      CK(cuEventRecord(ev0, s));
+      async_copy();
+      CK(cuEventRecord(ev1, s));
+      CK(cuStreamSynchronize(s));
+    }
+  }
   std::vector<unsigned char> back(bytes);
   if (h2d) CK(cuMemcpyDtoH(back.data(), dev, bytes));
   else std::memcpy(back.data(), host.p, bytes);
@@ -357,6 +371,17 @@ static void copy_cases(Gate &gate) {
           copy_case(gate, k, h2d, bytes, c);
 }
 
+// The order of pinscope's scenarios/latency.toml (its cases, each sweep direction-major).
+static void pinscope_order(Gate &gate) {
+  for (Kind k : {Kind::Pinned, Kind::Registered, Kind::Mapped, Kind::Pageable})
+    for (bool h2d : {true, false})
+      for (size_t bytes : {(size_t)4, (size_t)65536}) copy_case(gate, k, h2d, bytes, Call::Async);
+  for (Call c : {Call::Sync, Call::Enqueue})
+    for (Kind k : {Kind::Pinned, Kind::Pageable})
+      for (bool h2d : {true, false})
+        for (size_t bytes : {(size_t)4, (size_t)65536}) copy_case(gate, k, h2d, bytes, c);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) { std::fprintf(stderr, "usage: latency_driver PTX [samples]\n"); return 2; }
   setenv("PTX_PATH", argv[1], 1);
@@ -406,6 +431,9 @@ int main(int argc, char **argv) {
     g_only = asked;
     g_tag.clear();
   }
+  const char *order = std::getenv("LATENCY_ORDER");
+  g_view_after = order && std::strcmp(order, "pinscope") == 0;
+  if (g_view_after) pinscope_order(gate);
   if (wanted_group("sync/")) {
     report("sync/stream", empty_waits(WaitHow::Stream), "n/a");
     own_context_sync("spin", CU_CTX_SCHED_SPIN);
@@ -415,6 +443,6 @@ int main(int argc, char **argv) {
     report("sync/query", empty_waits(WaitHow::Query), "n/a");
   }
   if (wanted_group("launch")) launch_cases(gate);
-  copy_cases(gate);
+  if (!g_view_after) copy_cases(gate);
   return 0;
 }
