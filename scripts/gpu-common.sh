@@ -6,6 +6,21 @@ export PATH=$PATH:/usr/local/cuda/bin
 P=${PINSCOPE:-dist/pinscope}
 log() { echo "== $(date +%T) $*"; }
 
+# in_rounds ROUNDS NAME...: `variant NAME ROUND` (the caller's function) for every name in every
+# round, one process each, the order rotating by one per round so no variant always follows the
+# same one; the per-round difference between variants is then the fair comparison.
+in_rounds() {
+  local rounds=$1 r i
+  shift
+  local names=("$@")
+  for r in $(seq "$rounds"); do
+    log "round $r"
+    for i in $(seq 0 $(($# - 1))); do
+      variant "${names[$(((i + r - 1) % $#))]}" "$r"
+    done
+  done
+}
+
 # build_latency_driver DIR: DIR/latency_driver from scripts/probes/latency_driver.cu (it dlopens
 # NVML when asked, hence -ldl); on failure prints the build log's tail and returns 1.
 build_latency_driver() {

@@ -49,12 +49,6 @@ variant() {
   esac || echo "$1 round $2: exit $?"
 }
 read -r -a names <<<"${VARIANTS:-probe probe-copies run run-pageable run-probe-order}"
-n=${#names[@]}
-for r in $(seq "$ROUNDS"); do
-  log "round $r"
-  for i in $(seq 0 $((n - 1))); do
-    variant "${names[$(( (i + r - 1) % n ))]}" "$r"
-  done
-done
+in_rounds "$ROUNDS" "${names[@]}"
 log "per key: each variant's p50 minus the probe's in the same round (µs), median over $ROUNDS rounds [rounds within 5% or 0.3 µs]"
 python3 scripts/latency-rounds.py "$OUT" "$ROUNDS" "${names[@]}"

@@ -67,13 +67,7 @@ variant() {
   esac || echo "$1 round $2: exit $?"
 }
 read -r -a names <<<"${VARIANTS:-probe loop loop-rayon loop-session loop-kernels loop-gate loop-machine loop-observers pinscope pins-r1}"
-n=${#names[@]}
-for r in $(seq "$ROUNDS"); do
-  log "round $r"
-  for i in $(seq 0 $((n - 1))); do
-    variant "${names[$(( (i + r - 1) % n ))]}" "$r"
-  done
-done
+in_rounds "$ROUNDS" "${names[@]}"
 
 log "$KEY p50 (µs), one column per variant, one line per round${PIN:+ (every variant on CPUs $PIN)}"
 python3 - "$OUT" "$ROUNDS" "$KEY" "${names[@]}" <<'PY'

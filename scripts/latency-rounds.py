@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Per-round latency differences to the driver-API probe, per key (scripts/latency-order.sh).
 
-Usage: scripts/latency-rounds.py OUT ROUNDS probe VARIANT [VARIANT ...]
+Usage: scripts/latency-rounds.py OUT ROUNDS probe VARIANT [VARIANT ...] [--rows KEY]
 OUT/NAME-R.txt is a probe's output (round R), OUT/NAME-R/ a `pinscope run` output folder. The
 first name is the reference. For every key the reference printed, each other variant's column is
 the median over rounds of (its p50 - the reference's p50 in the same round), in µs, then
 [k/n]: in k of the n rounds it was within 5% or 0.3 µs of the reference; `!` marks a key whose
 median over the rounds is not within 5% or 0.3 µs of the reference's median (pooled), and the last
-lines count, per variant, the keys pooled within.
+lines count, per variant, the keys pooled within. With --rows KEY: first every variant's p50 of
+KEY in each round, one line per variant, then the table of that key alone.
 """
 import glob
 import importlib.util
@@ -39,14 +40,29 @@ def p50s(out, name, r):
 
 
 def main():
-    if len(sys.argv) < 5:
+    args = sys.argv[1:]
+    only = None
+    if "--rows" in args:
+        at = args.index("--rows")
+        if at + 1 >= len(args):
+            print(__doc__.strip().splitlines()[2])
+            return 2
+        only = args[at + 1]
+        del args[at : at + 2]
+    if len(args) < 4:
         print(__doc__.strip().splitlines()[2])
         return 2
-    out, rounds, ref, others = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+    out, rounds, ref, others = args[0], int(args[1]), args[2], args[3:]
     table = {n: [p50s(out, n, r) for r in range(1, rounds + 1)] for n in [ref] + others}
-    keys = []
-    for per_round in table[ref]:
-        keys += [k for k in per_round if k not in keys and not k.endswith(("-evt", "-settle", "-elapsed"))]
+    if only:
+        for n in [ref] + others:
+            vals = [table[n][r].get(only) for r in range(rounds)]
+            print(f"{n:24}" + " ".join(f"{v:6.2f}" if v is not None else "     -" for v in vals))
+        keys = [only]
+    else:
+        keys = []
+        for per_round in table[ref]:
+            keys += [k for k in per_round if k not in keys and not k.endswith(("-evt", "-settle", "-elapsed"))]
     w = max(18, max(len(n) for n in others) + 2)
     print(f"{'key':34} {ref + ' p50':>12}" + "".join(f"{n:>{w}}" for n in others))
     pooled = {n: [0, 0] for n in others}

@@ -69,22 +69,6 @@ variant() {
   esac || echo "$1 round $2: exit $?"
 }
 read -r -a names <<<"${VARIANTS:-probe probe-after-h2d-64k probe-after-h2d-4 alone after-h2d-64k after-h2d-4 twice}"
-n=${#names[@]}
-for r in $(seq "$ROUNDS"); do
-  log "round $r"
-  for i in $(seq 0 $((n - 1))); do
-    variant "${names[$(( (i + r - 1) % n ))]}" "$r"
-  done
-done
+in_rounds "$ROUNDS" "${names[@]}"
 log "$KEY p50 (µs) per round, and each variant minus the probe in the same round"
-python3 - "$OUT" "$ROUNDS" "$KEY" "${names[@]}" <<'PY'
-import importlib.util, os, sys
-spec = importlib.util.spec_from_file_location("lr", os.path.join("scripts", "latency-rounds.py"))
-lr = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(lr)
-out, rounds, key, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
-for n in names:
-    vals = [lr.p50s(out, n, r).get(key) for r in range(1, rounds + 1)]
-    print(f"{n:22}" + " ".join(f"{v:6.2f}" if v is not None else "     -" for v in vals))
-PY
-python3 scripts/latency-rounds.py "$OUT" "$ROUNDS" "${names[@]}" | grep -E "^key|^$KEY |keys with"
+python3 scripts/latency-rounds.py "$OUT" "$ROUNDS" "${names[@]}" --rows "$KEY"
