@@ -16,6 +16,8 @@
 #   probe-other           the probe after one 4-byte D2H copy into another pageable page (kept)
 #   loop, loop-other, loop-other-freed   copy_loop alone; after one 4-byte D2H copy into another
 #                         pageable buffer, kept or freed (--d2h-other, --d2h-other-freed)
+#   loop-pre-A_B...       copy_loop after the steps A, B ... of pinscope's 64 KiB pageable H2D
+#                         case (h2d, memset, verify, read8: copy_loop's --pre-* flags)
 #   NAME-noaslr           any of these with address-space randomisation off (setarch -R)
 #   loop-twice-strategy, loop-twice-case   copy_loop taking `twice` through pinscope's strategy
 #                         alone, or its whole case, in one session (harness/examples/copy_loop.rs)
@@ -64,6 +66,11 @@ variant() {
     loop) "${ON[@]}" "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 >"$OUT/$1-$2.txt" 2>&1 ;;
     loop-other) "${ON[@]}" "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 --d2h-other >"$OUT/$1-$2.txt" 2>&1 ;;
     loop-other-freed) "${ON[@]}" "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 --d2h-other-freed >"$OUT/$1-$2.txt" 2>&1 ;;
+    loop-pre-*)
+      local flags=() part parts
+      IFS=_ read -r -a parts <<<"${base#loop-pre-}"
+      for part in "${parts[@]}"; do flags+=("--pre-$part"); done
+      "${ON[@]}" "${COPY_LOOP:-dist/copy_loop}" pageable d2h 4 1000 "${flags[@]}" >"$OUT/$1-$2.txt" 2>&1 ;;
     loop-twice-*) "${ON[@]}" "${COPY_LOOP:-dist/copy_loop}" run "$OUT/twice.toml" "${base#loop-twice-}-all" >"$OUT/$1-$2.txt" 2>&1 ;;
     *) "${ON[@]}" $P run "$OUT/$base.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
   esac || echo "$1 round $2: exit $?"

@@ -37,6 +37,12 @@
 //! - `--d2h-other`: one 4-byte device-to-host copy into another pageable buffer first, that
 //!   buffer kept (so the copy's own buffer is not the process's first pageable destination);
 //!   `--d2h-other-freed`: the same, that buffer freed before the copy's own is made.
+//! - the steps of pinscope's 64 KiB pageable host-to-device latency case, one flag each, made
+//!   first in this order: `--pre-h2d` (its copies: 1100 timed the probe's way on a stream of their
+//!   own, then 1000 between an event pair), `--pre-memset` (its first touch of the device end:
+//!   `cuMemsetD8Async` of 64 KiB), `--pre-verify` (its check: the verify kernel over the 64 KiB,
+//!   an 8-byte result written and read back into pageable memory; the kernels are held after),
+//!   `--pre-read8` (that 8-byte read-back alone); every buffer freed after.
 //!
 //! The line ends with the CPUs the sampling thread ran on when its samples began and ended
 //! (`cpu=a->b`, from `/proc/thread-self/stat`) and the host buffer's address, as the probe's does.
@@ -56,7 +62,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The optional parts of a run's process, by flag.
-const PARTS: [&str; 18] = [
+const PARTS: [&str; 22] = [
     "--upload-first",
     "--upload-same",
     "--upload",
@@ -75,6 +81,10 @@ const PARTS: [&str; 18] = [
     "--load-wait",
     "--d2h-other",
     "--d2h-other-freed",
+    "--pre-h2d",
+    "--pre-memset",
+    "--pre-verify",
+    "--pre-read8",
 ];
 
 struct Args {
@@ -102,7 +112,7 @@ fn parse() -> Result<Args, String> {
         }
     }
     let usage = "usage: copy_loop <pageable|pinned> <h2d|d2h> <bytes> [samples] [--upload] \
-                 [--upload-first] [--upload-same] [--settings] [--load] [--load-own] [--load-one] [--load-wait] [--d2h-other] [--d2h-other-freed] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
+                 [--upload-first] [--upload-same] [--settings] [--load] [--load-own] [--load-one] [--load-wait] [--d2h-other] [--d2h-other-freed] [--pre-h2d] [--pre-memset] [--pre-verify] [--pre-read8] [--events] [--record] [--rayon] [--session] [--kernels] [--gate] [--machine] [--observers]";
     let [kind, dir, bytes, more @ ..] = rest.as_slice() else {
         return Err(usage.into());
     };
@@ -255,9 +265,52 @@ fn set_up(a: &Args) -> Result<Held, Box<dyn std::error::Error>> {
             parts.push(Box::new(other));
         }
     }
+    pre_steps(a, &gpu, &mut parts)?;
     let mut held: Held = vec![Box::new(gpu)];
     held.extend(parts);
     Ok(held)
+}
+
+/// The steps of pinscope's 64 KiB pageable H2D latency case that the `--pre-*` flags ask for.
+fn pre_steps(a: &Args, gpu: &Gpu, parts: &mut Held) -> Result<(), Box<dyn std::error::Error>> {
+    const BYTES: usize = 64 << 10;
+    if a.has("--pre-h2d") {
+        let mut host = HostBuffer::pageable(BYTES)?;
+        pinscope::cuda::fill_pattern(host.as_mut_slice(), 0, 1);
+        let dev = DeviceBuffer::new(BYTES)?;
+        let s = Stream::new()?;
+        for _ in 0..1100 {
+            s.copy_h2d(&dev, 0, &host, 0, BYTES)?;
+            s.synchronize()?;
+        }
+        let pair = [pinscope::cuda::Event::new()?, pinscope::cuda::Event::new()?];
+        for _ in 0..1000 {
+            pair[0].record(&s)?;
+            s.copy_h2d(&dev, 0, &host, 0, BYTES)?;
+            pair[1].record(&s)?;
+            s.synchronize()?;
+        }
+    }
+    if a.has("--pre-memset") {
+        let dev = DeviceBuffer::new(BYTES)?;
+        let s = Stream::new()?;
+        dev.memset(&s, 0)?;
+        s.synchronize()?;
+    }
+    if a.has("--pre-verify") {
+        let kernels = pinscope::cuda::Kernels::load(gpu)?;
+        let dev = DeviceBuffer::new(BYTES)?;
+        let result = DeviceBuffer::new(16)?;
+        let s = Stream::new()?;
+        kernels.verify(&s, &dev, BYTES, 1, &result)?;
+        parts.push(Box::new(kernels));
+    }
+    if a.has("--pre-read8") {
+        let dev = DeviceBuffer::new(16)?;
+        let mut out = [0u8; 8];
+        dev.read(0, &mut out)?;
+    }
+    Ok(())
 }
 
 /// The copy's stream and device buffer, the buffer first written as `--upload`,
