@@ -13,6 +13,8 @@
 #   run              `pinscope run` of the latency scenario as shipped
 #   run-pageable     the same with --only pageable (the pageable cases alone)
 #   run-probe-order  the scenario with the waits and launches moved first, as the probe does
+#   run-alt          `pinscope run` of the scenario by a second binary ($PINSCOPE_ALT,
+#                    dist/pinscope-alt by default), to hold a change against the shipped one
 # The first variant named is the reference of the table (VARIANTS="probe-pinscope-order run probe"
 # holds pinscope against the probe in the same history).
 # Then, per key, the median over rounds of each variant's p50 minus the probe's in the same round,
@@ -44,6 +46,7 @@ variant() {
     probe-pinscope-order) LATENCY_ORDER=pinscope "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/$1-$2.txt" 2>&1 ;;
     probe-other) LATENCY_D2H_OTHER=1 "$OUT/latency_driver" harness/kernels/pinscope.ptx "$N" >"$OUT/$1-$2.txt" 2>&1 ;;
     run) $P run "$OUT/latency.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
+    run-alt) "${PINSCOPE_ALT:-dist/pinscope-alt}" run "$OUT/latency.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
     run-pageable) $P run "$OUT/latency.toml" --only pageable --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
     run-probe-order) $P run "$OUT/latency-probe-order.toml" --no-report -q --out-dir "$OUT/$1-$2" >"$OUT/$1-$2.log" 2>&1 ;;
   esac || echo "$1 round $2: exit $?"

@@ -9,6 +9,8 @@
 #   alone                 pinscope, the case alone
 #   after-h2d-64k         pinscope, after a 64 KiB pageable H2D case
 #   after-h2d-4           pinscope, after a 4-byte pageable H2D case
+#   after-h2d-16, after-h2d-65532   pinscope, after a 16-byte H2D case (checked by the verify
+#                         kernel, as 64 KiB is) or a 65532-byte one (read back whole, as 4 B is)
 #   twice                 pinscope, the same case twice (the second one's row counts)
 #   after-sync            pinscope, after the same copy timed as a synchronous call (no events)
 #   probe-after-d2h-4-evt, probe-after-h2d-64k-evt   the probe after the same 4-byte D2H, or a
@@ -50,6 +52,8 @@ scenario() {
 scenario alone d2h:4
 scenario after-h2d-64k h2d:64KiB d2h:4
 scenario after-h2d-4 h2d:4 d2h:4
+scenario after-h2d-16 h2d:16 d2h:4
+scenario after-h2d-65532 h2d:65532 d2h:4
 scenario twice d2h:4 d2h:4
 scenario after-sync d2h:4:latency-sync d2h:4
 variant() {
