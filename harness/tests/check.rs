@@ -151,7 +151,7 @@ fn info_prints_each_setting_with_its_source() {
 /// Copies a published run (CSV, samples, sidecar) to `dir` as `name`, with `settings` (made up
 /// for the test: SYNTHETIC values, not a measurement) written into its sidecar.
 fn run_with_settings(dir: &std::path::Path, name: &str, settings: serde_json::Value) -> String {
-    let from = repo().join("reports/h200/20261203-022500-register-vs-alloc-vm");
+    let from = repo().join("reports/h200/20261203-095939-register-vs-alloc-vm");
     let to = dir.join(name);
     for ext in ["csv", "samples.csv"] {
         std::fs::copy(from.with_extension(ext), to.with_extension(ext)).expect("copy");

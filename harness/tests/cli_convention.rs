@@ -8,7 +8,7 @@ mod common;
 use common::{Refused, Succeeds, assert_html_page, no_panic, pinscope, repo};
 use predicates::prelude::*;
 
-const QUICK_A: &str = "reports/h200/20261203-022414-quick-vm.csv";
+const QUICK_A: &str = "reports/h200/20261203-095848-quick-vm.csv";
 const QUICK_B: &str = "reports/h200-x2/20261130-082648-quick-vm.csv";
 
 fn stdout_of(args: &[&str]) -> String {

@@ -239,7 +239,7 @@ mod tests {
     #[test]
     fn an_observer_this_version_does_not_know_is_left_out_not_refused() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../reports/h200/20261203-022414-quick-vm.json");
+            .join("../reports/h200/20261203-095848-quick-vm.json");
         let text = std::fs::read_to_string(&path).expect("the published quick sidecar");
         let known = serde_json::from_str::<Sidecar>(&text)
             .expect("reads")

@@ -5,6 +5,13 @@
 
 use super::*;
 
+/// The largest device end touched and checked from the host ([`OneWay::host_checked`]). On the
+/// H200 host, latency cases whose small device ends were touched by a memset or kernel on their
+/// stream and checked by the verify kernel made the process's later small pageable device→host
+/// copies 1–2 µs slower than the driver-API probe's; touched and checked through synchronous
+/// copies, as the probe does, they read like it (`reports/h200/logs/wave-20261203b/`).
+const HOST_CHECKED: usize = 64 << 10;
+
 /// The two ends of a one-way transfer: the host buffer (the source for H2D, the destination for
 /// D2H), a device buffer of the same size (`()` until it is allocated), the direction and the
 /// pattern's seed.
@@ -59,23 +66,30 @@ impl<D> OneWay<D> {
 }
 
 impl OneWay {
+    /// Whether the device end is touched and checked through synchronous copies from and to
+    /// the host, as the driver-API probe does, rather than by a device memset or kernel: every
+    /// end up to [`HOST_CHECKED`] (latency cases), and any size the kernels cannot cover (not a
+    /// multiple of 16 bytes).
+    fn host_checked(&self) -> bool {
+        self.size <= HOST_CHECKED || !self.size.is_multiple_of(16)
+    }
+
     /// First touch of the device buffer: zeros when it is the destination, the pattern when it
-    /// is the source. A size the kernels cannot cover (not a multiple of 16 bytes: latency cases
-    /// from 4 B) is written from the host instead.
+    /// is the source.
     fn touch_device(&mut self, gpu: &Gpu, stream: &Stream) -> Result<(), CudaError> {
-        if self.h2d {
-            self.device.memset(stream, 0)?;
-        } else if !self.size.is_multiple_of(16) {
-            // Uploaded from the host buffer itself, which is then zeroed again, as the driver-API
-            // probe does. On the H200 host a process that made such an upload before its 4-byte
-            // pageable device-to-host copies timed them ~1 µs slower; uploading from the host
-            // buffer did not remove that (reports/h200/logs/wave-20261202f, calls 5 and 6).
-            crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
-            self.device.write(0, self.host.as_slice())?;
-            crate::cuda::fill_zero(self.host.as_mut_slice());
-        } else {
-            gpu.kernels
-                .write(stream, &self.device, self.device.len(), self.seed)?;
+        match (self.h2d, self.host_checked()) {
+            (true, true) => self.device.write(0, &vec![0u8; self.size])?,
+            (true, false) => self.device.memset(stream, 0)?,
+            (false, true) => {
+                // Uploaded from the host buffer itself, which is then zeroed again, as the probe does.
+                crate::cuda::fill_pattern(self.host.as_mut_slice(), 0, self.seed);
+                self.device.write(0, self.host.as_slice())?;
+                crate::cuda::fill_zero(self.host.as_mut_slice());
+            }
+            (false, false) => {
+                gpu.kernels
+                    .write(stream, &self.device, self.device.len(), self.seed)?;
+            }
         }
         stream.synchronize()
     }
@@ -87,7 +101,7 @@ impl OneWay {
             s.synchronize()?;
         }
         streams[0].synchronize()?;
-        if self.h2d && !self.size.is_multiple_of(16) {
+        if self.h2d && self.host_checked() {
             let mut landed = vec![0u8; self.size];
             self.device.read(0, &mut landed)?;
             let (bad, first) = crate::cuda::check_pattern(&landed, 0, self.seed);
