@@ -5,12 +5,20 @@
 
 use super::*;
 
-/// The largest device end touched and checked from the host ([`OneWay::host_checked`]). On the
+/// The largest device end touched and checked from the host ([`host_checked`]). On the
 /// H200 host, latency cases whose small device ends were touched by a memset or kernel on their
 /// stream and checked by the verify kernel made the process's later small pageable device→host
 /// copies 1–2 µs slower than the driver-API probe's; touched and checked through synchronous
 /// copies, as the probe does, they read like it (`reports/h200/logs/wave-20261203b/`).
 const HOST_CHECKED: usize = 64 << 10;
+
+/// Whether a device end of `size` bytes is touched and checked through synchronous copies from
+/// and to the host, as the driver-API probe does, rather than by a device memset or kernel: every
+/// end up to [`HOST_CHECKED`] (latency cases), and any size the kernels cannot cover (not a
+/// multiple of 16 bytes).
+fn host_checked(size: usize) -> bool {
+    size <= HOST_CHECKED || !size.is_multiple_of(16)
+}
 
 /// The two ends of a one-way transfer: the host buffer (the source for H2D, the destination for
 /// D2H), a device buffer of the same size (`()` until it is allocated), the direction and the
@@ -66,18 +74,10 @@ impl<D> OneWay<D> {
 }
 
 impl OneWay {
-    /// Whether the device end is touched and checked through synchronous copies from and to
-    /// the host, as the driver-API probe does, rather than by a device memset or kernel: every
-    /// end up to [`HOST_CHECKED`] (latency cases), and any size the kernels cannot cover (not a
-    /// multiple of 16 bytes).
-    fn host_checked(&self) -> bool {
-        self.size <= HOST_CHECKED || !self.size.is_multiple_of(16)
-    }
-
     /// First touch of the device buffer: zeros when it is the destination, the pattern when it
     /// is the source.
     fn touch_device(&mut self, gpu: &Gpu, stream: &Stream) -> Result<(), CudaError> {
-        match (self.h2d, self.host_checked()) {
+        match (self.h2d, host_checked(self.size)) {
             (true, true) => self.device.write(0, &vec![0u8; self.size])?,
             (true, false) => self.device.memset(stream, 0)?,
             (false, true) => {
@@ -101,7 +101,7 @@ impl OneWay {
             s.synchronize()?;
         }
         streams[0].synchronize()?;
-        if self.h2d && self.host_checked() {
+        if self.h2d && host_checked(self.size) {
             let mut landed = vec![0u8; self.size];
             self.device.read(0, &mut landed)?;
             let (bad, first) = crate::cuda::check_pattern(&landed, 0, self.seed);
@@ -296,5 +296,20 @@ impl<E: Enqueue> Transfer for OneWayTransfer<E> {
         // The streams go before the buffers they ran on.
         drop(t.streams);
         t.io.free(t.how.into_buffers(), t.setup)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_sized_and_odd_ends_are_checked_from_the_host() {
+        for size in [4, 16, 4096, 64 << 10, (1 << 20) + 4, (64 << 10) + 1] {
+            assert!(host_checked(size), "{size} B");
+        }
+        for size in [(64 << 10) + 16, 1 << 20, 512 << 20] {
+            assert!(!host_checked(size), "{size} B");
+        }
     }
 }
