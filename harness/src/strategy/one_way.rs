@@ -6,10 +6,11 @@
 use super::*;
 
 /// The largest device end touched and checked from the host ([`host_checked`]). On the
-/// H200 host, latency cases whose small device ends were touched by a memset or kernel on their
-/// stream and checked by the verify kernel made the process's later small pageable device→host
-/// copies 1–2 µs slower than the driver-API probe's; touched and checked through synchronous
-/// copies, as the probe does, they read like it (`reports/h200/logs/wave-20261203b/`).
+/// H200 host, earlier latency cases whose small device ends were touched by a memset or kernel
+/// and checked by the verify kernel made the process's later small pageable device→host copies
+/// 1–2 µs slower than the driver-API probe's (which of those steps does it is not isolated);
+/// touched and checked through synchronous copies, as the probe does, they read like it
+/// (`reports/h200/logs/wave-20261203b/`).
 const HOST_CHECKED: usize = 64 << 10;
 
 /// Whether a device end of `size` bytes is touched and checked through synchronous copies from
