@@ -2,13 +2,13 @@
 //! recorded H200 run.
 
 use pinscope::report::console_lines;
-use pinscope::results::read_rows;
+use pinscope::results::{Samples, read_rows};
 use std::path::Path;
 
 #[test]
 fn answer_names_the_fastest_and_the_frugal_choice_on_recorded_h200_data() {
     let rows = read_rows(Path::new("tests/fixtures/runs/h200-headline.csv")).unwrap();
-    let lines = console_lines(&rows);
+    let lines = console_lines(&rows, &Samples::default());
     for l in &lines {
         println!("{l}");
     }

@@ -4,7 +4,7 @@
 //! pinned case did to each memory observer; and the claims held and not held.
 
 use super::labels::strategy_words;
-use crate::results::{ClaimStatus, Device, Lane, Row, Sidecar, Status};
+use crate::results::{ClaimStatus, Device, Lane, Row, Samples, Sidecar, Status};
 use crate::scenario::{Direction, HostKind, Mode};
 use crate::units::format_size;
 
@@ -91,9 +91,15 @@ pub fn headline(all_rows: &[&Row]) -> Option<Headline> {
 
 /// The answer for the rows of one scenario in one run, as the report page says it: the
 /// findings, the rows that did not finish (listed below the answer), the claims and the checks
-/// the recorded settings decide.
-pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> Vec<Sentence> {
-    let mut out = findings(all_rows);
+/// the recorded settings decide. `samples` are the run's per-sample series, on which latency
+/// differences are judged.
+pub fn answer(
+    all_rows: &[&Row],
+    samples: &Samples,
+    sidecar: Option<&Sidecar>,
+    scenario: &str,
+) -> Vec<Sentence> {
+    let mut out = findings(all_rows, samples);
     let (failed, skipped) = unfinished_counts(all_rows.iter().copied());
     if failed + skipped > 0 {
         out.push(sentence(
@@ -112,10 +118,10 @@ pub fn answer(all_rows: &[&Row], sidecar: Option<&Sidecar>, scenario: &str) -> V
 
 /// The findings of the answer as the console says them after its table, `topic: text`: the
 /// page's findings, then how many rows did not finish (the table's status column says why).
-/// Claims are printed after them in their own list.
-pub fn console_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
+/// Claims are printed after them in their own list. `samples` as for [`answer`].
+pub fn console_lines<R: std::borrow::Borrow<Row>>(rows: &[R], samples: &Samples) -> Vec<String> {
     let rows: Vec<&Row> = rows.iter().map(R::borrow).collect();
-    let mut out: Vec<String> = findings(&rows)
+    let mut out: Vec<String> = findings(&rows, samples)
         .into_iter()
         .map(|s| format!("{}: {}", s.topic, s.text))
         .collect();
@@ -130,7 +136,7 @@ pub fn console_lines<R: std::borrow::Borrow<Row>>(rows: &[R]) -> Vec<String> {
 
 /// What the rows say: per direction the fastest way and its cost, every GPU at once, memory,
 /// device memory and latency.
-fn findings(all_rows: &[&Row]) -> Vec<Sentence> {
+fn findings(all_rows: &[&Row], samples: &Samples) -> Vec<Sentence> {
     // With several GPUs, "fastest" is about one GPU alone (the first); what running them all at
     // once changes gets its own sentences below.
     let one_gpu = Row::one_gpu_view(all_rows.iter().copied());
@@ -147,7 +153,7 @@ fn findings(all_rows: &[&Row]) -> Vec<Sentence> {
     for (topic, text) in super::device_memory::answer_lines(all_rows) {
         out.push(sentence(&capitalized(&topic), text));
     }
-    for line in super::latency::sentences(rows) {
+    for line in super::latency::sentences(rows, samples) {
         out.push(sentence("Latency", line));
     }
     out

@@ -214,7 +214,7 @@ mod tests {
             past_the_card("cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (allocation)"),
         ];
         let refs: Vec<&Row> = rows.iter().collect();
-        let said = crate::report::answer::answer(&refs, None, "s");
+        let said = crate::report::answer::answer(&refs, &Default::default(), None, "s");
         assert!(
             said.iter().any(|s| s.topic == "Past the card"
                 && s.text.starts_with(

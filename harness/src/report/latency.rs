@@ -9,14 +9,20 @@ use super::CaseRow;
 use super::chart::{self, Bars, Figure, keep_drawable};
 use super::html::{escape, table};
 use super::labels::strategy_words;
-use crate::results::{Lane, ResultSet, Row};
+use crate::results::{Lane, ResultSet, Row, Samples};
 use crate::scenario::{Engine, HostKind, Mode, Wait};
 use crate::stats::{SizeFit, SizePoint, fit_size_curve};
 use std::fmt::Write;
 
 mod curve;
+mod finding;
+mod words;
 
 pub use curve::size_curve;
+pub use finding::{
+    Chase, ChaseLoad, CopyFinding, DiffVerdict, Difference, FitFinding, LatencyFinding, Launch,
+    MIN_FIT_SIZES, NOISE_FLOOR_SHARE, NOISE_FLOOR_US, NoBandwidth, Timed,
+};
 
 /// The time a row measured, as its tables show it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,20 +110,9 @@ fn approx_size(bytes: f64) -> String {
     format!("{bytes:.0} B")
 }
 
-/// `a = 8.60 µs, b = 24.7 GB/s, half bandwidth at 207 KiB (fit over 2 sizes)`.
-pub fn fit_words(fit: &SizeFit) -> String {
-    let half = fit.half_bandwidth_bytes().map_or_else(
-        || "no half-bandwidth size (a ≤ 0)".into(),
-        |h| format!("half bandwidth at {}", approx_size(h)),
-    );
-    format!(
-        "a = {:.2} µs, b = {:.1} GB/s, {half} (fit over {} sizes)",
-        fit.fixed_us, fit.bandwidth_gbs, fit.points
-    )
-}
-
 /// The fit of the host-clock medians of `rows` (one size each), when two sizes or more fit.
-pub fn fit_rows<'r>(rows: impl IntoIterator<Item = &'r Row>) -> Option<SizeFit> {
+/// Whether it determines a bandwidth is [`FitFinding`]'s to say.
+fn fit_rows<'r>(rows: impl IntoIterator<Item = &'r Row>) -> Option<SizeFit> {
     let points: Vec<SizePoint> = rows
         .into_iter()
         .filter_map(|r| {
@@ -145,158 +140,11 @@ fn copies<'r>(rows: &[&'r Row], mode: Mode, host: HostKind, lane: Lane) -> Vec<&
     out
 }
 
-fn p50(r: &Row) -> f64 {
-    r.lat_p50_us.unwrap_or(f64::NAN)
-}
-
-/// "takes 8.60 µs (p50; p99 10.10 µs)".
-fn takes(r: &Row) -> String {
-    match r.lat_p99_us {
-        Some(p99) => format!("takes {:.2} µs (p50; p99 {p99:.2} µs)", p50(r)),
-        None => format!("takes {:.2} µs (p50)", p50(r)),
-    }
-}
-
-/// The copy sentences of one direction: the smallest pinned copy, what pageable memory adds at
-/// that size, the fixed cost and half-bandwidth size of the fit.
-fn copy_sentences(rows: &[&Row], lane: Lane) -> Vec<String> {
-    let dir = if lane == Lane::H2d { "H2D" } else { "D2H" };
-    let pinned = copies(rows, Mode::Latency, HostKind::Alloc, lane);
-    let mut out = Vec::new();
-    let Some(first) = pinned.first() else {
-        return out;
-    };
-    let size = match first.size_bytes {
-        n if n < 1024 => format!("{n}-byte"),
-        n => crate::units::format_size(n),
-    };
-    let mut s = format!(
-        "{dir}: a {size} pinned copy {} here, from the call until the host sees it done",
-        takes(first)
-    );
-    let pageable = copies(rows, Mode::Latency, HostKind::Pageable, lane);
-    if let Some(p) = pageable.iter().find(|p| p.size_bytes == first.size_bytes) {
-        let d = p50(p) - p50(first);
-        let verb = if d >= 0.0 { "adds" } else { "saves" };
-        let _ = write!(
-            s,
-            "; pageable memory {verb} {:.2} µs ({:.2} µs)",
-            d.abs(),
-            p50(p)
-        );
-    }
-    s.push('.');
-    out.push(s);
-    if let Some(fit) = fit_rows(pinned.iter().copied()) {
-        out.push(format!(
-            "{dir}: pinned copies cost a fixed {:.2} µs each (a) and stream at {:.1} GB/s (b): half of that bandwidth is reached at {} (a·b), fit T(V) = a + V/b over {} sizes.",
-            fit.fixed_us,
-            fit.bandwidth_gbs,
-            fit.half_bandwidth_bytes()
-                .map_or_else(|| "no size (a ≤ 0)".into(), approx_size),
-            fit.points
-        ));
-    }
-    out
-}
-
-/// Finished empty-kernel rows of `mode`, and for `latency` rows the wait.
-fn empty(rows: &[&Row], mode: Mode, wait: Option<Wait>) -> Option<Row> {
-    rows.iter()
-        .copied()
-        .filter(|r| r.status.is_ok() && r.engine == Engine::Empty && r.mode == mode)
-        .filter(|r| r.placement().is_none())
-        .find(|r| wait.is_none() || r.wait == wait)
-        .cloned()
-}
-
-/// The sentences about waiting and launching (empty kernel).
-fn wait_sentences(rows: &[&Row]) -> Vec<String> {
-    let mut out = Vec::new();
-    let launch_sync = empty(rows, Mode::Latency, Some(Wait::Stream));
-    if let Some(r) = &launch_sync {
-        let mut s = format!("an empty kernel launch + cuStreamSynchronize {}", takes(r));
-        if let Some(call) = empty(rows, Mode::Enqueue, None).and_then(|c| c.lat_p50_us) {
-            let _ = write!(s, "; the launch call alone {call:.2} µs");
-        }
-        s.push('.');
-        out.push(s);
-    }
-    let spin = empty(rows, Mode::Latency, Some(Wait::Spin));
-    let blocking = empty(rows, Mode::Latency, Some(Wait::Blocking));
-    if let (Some(s), Some(b)) = (spin, blocking) {
-        let d = p50(&b) - p50(&s);
-        out.push(format!(
-            "blocking sync (a CU_CTX_SCHED_BLOCKING_SYNC context) {} {:.2} µs over spin ({:.2} against {:.2} µs, p50).",
-            if d >= 0.0 { "adds" } else { "saves" },
-            d.abs(),
-            p50(&b),
-            p50(&s)
-        ));
-    }
-    if let Some(rate) = empty(rows, Mode::Direct, None).and_then(|r| r.time_median_ms) {
-        out.push(format!(
-            "empty kernels launched back to back: {:.2} µs each, {:.0} launches per second.",
-            rate * 1e3,
-            1e3 / rate
-        ));
-    }
-    out
-}
-
-/// The zero-copy read latency sentence (pointer chase), smallest footprint in order.
-fn chase_sentence(rows: &[&Row]) -> Option<String> {
-    let mut chases: Vec<&Row> = rows
-        .iter()
-        .copied()
-        .filter(|r| r.status.is_ok() && r.engine.is_chase() && r.lat_p50_us.is_some())
-        .collect();
-    chases.sort_by_key(|r| (r.engine != Engine::Chase, r.size_bytes));
-    let r = chases.first()?;
-    let order = if r.engine == Engine::Chase {
-        "in order"
-    } else {
-        "at random"
-    };
-    let mut s = format!(
-        "one GPU read of mapped host memory takes {:.0} ns ({order} over {}, p50 of the per-load time)",
-        p50(r) * 1e3,
-        crate::units::format_size(r.size_bytes)
-    );
-    if let Some(worst) = chases.iter().max_by(|a, b| p50(a).total_cmp(&p50(b)))
-        && worst.case_key != r.case_key
-    {
-        let _ = write!(
-            s,
-            "; the slowest, {} over {}, {:.0} ns",
-            if worst.engine == Engine::Chase {
-                "in order"
-            } else {
-                "at random"
-            },
-            crate::units::format_size(worst.size_bytes),
-            p50(worst) * 1e3
-        );
-    }
-    s.push('.');
-    Some(s)
-}
-
-/// The latency answer in plain words, one sentence per measured quantity; empty when the rows
-/// hold no latency measurement. One GPU's rows are meant (see [`Row::one_gpu_view`]).
-pub fn sentences(rows: &[&Row]) -> Vec<String> {
-    let mut out = copy_sentences(rows, Lane::H2d);
-    out.extend(copy_sentences(rows, Lane::D2h));
-    if let Some(call) = copies(rows, Mode::Enqueue, HostKind::Alloc, Lane::H2d).first() {
-        out.push(format!(
-            "the copy call alone (pinned, {}, H2D, nothing waiting on it) costs the CPU {:.2} µs (p50).",
-            crate::units::format_size(call.size_bytes),
-            p50(call)
-        ));
-    }
-    out.extend(wait_sentences(rows));
-    out.extend(chase_sentence(rows));
-    out
+/// The latency answer in plain words, one sentence per measured quantity ([`LatencyFinding`]);
+/// empty when the rows hold no latency measurement. One GPU's rows are meant (see
+/// [`Row::one_gpu_view`]); differences are judged on the per-sample times in `samples`.
+pub fn sentences(rows: &[&Row], samples: &Samples) -> Vec<String> {
+    LatencyFinding::of(rows, samples).lines()
 }
 
 /// How a host waited, in words for a bar label.
@@ -490,18 +338,18 @@ pub fn platform_section(sets: &[ResultSet], names: &[String]) -> String {
             "pinned copy, {}: fixed cost a, bandwidth b, half-bandwidth size a·b",
             direction_lane(lane)
         )];
-        let fits: Vec<Option<SizeFit>> = sets
+        let fits: Vec<Option<FitFinding>> = sets
             .iter()
             .map(|s| {
                 let all: Vec<&Row> = s.rows.iter().collect();
-                fit_rows(copies(&all, Mode::Latency, HostKind::Alloc, lane))
+                FitFinding::of(&copies(&all, Mode::Latency, HostKind::Alloc, lane))
             })
             .collect();
         if fits.iter().any(Option::is_some) {
-            row.extend(
-                fits.iter()
-                    .map(|f| f.as_ref().map_or_else(|| "not measured".into(), fit_words)),
-            );
+            row.extend(fits.iter().map(|f| {
+                f.as_ref()
+                    .map_or_else(|| "not measured".into(), FitFinding::short)
+            }));
             rows.push(row);
         }
     }

@@ -750,7 +750,7 @@ fn answer_section(out: &mut String, sets: &[ResultSet], scenarios: &ScenarioRows
                 );
             }
             let _ = writeln!(out, "<ul class=\"answer\"{}>", headline_attrs(&mine));
-            for l in answer::answer(&mine, s.sidecar.as_ref(), name) {
+            for l in answer::answer(&mine, &s.samples, s.sidecar.as_ref(), name) {
                 let class = match l.verdict {
                     Some(ClaimStatus::Held) => " class=\"verdict-held\"",
                     Some(ClaimStatus::NotHeld) => " class=\"verdict-not-held\"",

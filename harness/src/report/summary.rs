@@ -1,11 +1,17 @@
 //! The console summary `pinscope run` prints per scenario: the table, the answer in plain words,
 //! derived results and claims.
 
-use crate::results::{Device, Row, Sidecar};
+use crate::results::{Device, Row, Samples, Sidecar};
 use crate::scenario::Scenario;
 use crate::units::format_size;
 
-pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> String {
+/// `samples`: the run's per-sample series, on which the plain words judge latency differences.
+pub fn summary_text(
+    scenario: &Scenario,
+    rows: &[Row],
+    samples: &Samples,
+    sidecar: &Sidecar,
+) -> String {
     let mut s = format!("\n{} — {}\n", scenario.name, scenario.description);
     s.push_str(&format!(
         "{:<4} {:<34} {:<5} {:>10} {:>12} {:>14} {:>4} {:>8}  {}\n",
@@ -47,7 +53,7 @@ pub fn summary_text(scenario: &Scenario, rows: &[Row], sidecar: &Sidecar) -> Str
             r.status.to_field()
         ));
     }
-    let answer = super::answer::console_lines(rows);
+    let answer = super::answer::console_lines(rows, samples);
     if !answer.is_empty() {
         s.push_str("\nin plain words:\n");
         for l in answer {
@@ -92,7 +98,12 @@ mod tests {
             "name = \"s\"\ndescription = \"d\"\n[[case]]\nlabel = \"a\"\n",
         )
         .expect("valid scenario");
-        let text = summary_text(&scenario, &[], &Sidecar::empty_for_tests());
+        let text = summary_text(
+            &scenario,
+            &[],
+            &Samples::default(),
+            &Sidecar::empty_for_tests(),
+        );
         assert!(!text.contains("results:"), "{text}");
     }
 }

@@ -112,6 +112,8 @@ pub fn run_scenario(
         .collect();
     let bar = progress_bar(cases.len(), opts.quiet);
     let mut all_rows = Vec::new();
+    // The bandwidth samples the summary's plain words judge latency differences on.
+    let mut kept = crate::results::Samples::default();
     for (i, case) in cases.iter().enumerate() {
         if stop.load(Ordering::SeqCst) {
             break;
@@ -128,6 +130,14 @@ pub fn run_scenario(
             None => run_on_this_gpu(session, case, &ctx, opts, stop),
         };
         writer.write_case(&rows, &samples)?;
+        for s in samples
+            .iter()
+            .filter(|s| s.series == crate::results::Series::Bandwidth)
+        {
+            if let Some(lane) = s.lane {
+                kept.push_bandwidth(&s.case_key, lane, s.value);
+            }
+        }
         sidecar.probes.extend(outcome_probes(case, &outcome, &rows));
         if let Some(why) = outcome.measured.stopped_by {
             sidecar.stopped_by.insert(case.key(), why);
@@ -145,7 +155,7 @@ pub fn run_scenario(
     let partial = stop.load(Ordering::SeqCst);
     finish_sidecar(&mut sidecar, scenario, &all_rows, session, partial);
     sidecar.write_atomic(&json)?;
-    let summary = summary_text(scenario, &all_rows, &sidecar);
+    let summary = summary_text(scenario, &all_rows, &kept, &sidecar);
     if opts.write_report
         && let Err(e) = write_report_next_to(&csv, &scenario.name)
     {

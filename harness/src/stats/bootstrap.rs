@@ -245,6 +245,26 @@ fn band(n: usize, q: f64) -> (usize, usize) {
     (first, end)
 }
 
+/// Percentile bootstrap interval for the difference of medians `median(other) - median(base)`,
+/// in the unit of the values. Each resample draws both samples again with replacement.
+pub fn bootstrap_median_diff_ci(
+    base: &Sample,
+    other: &Sample,
+    resamples: usize,
+    confidence: f64,
+) -> (f64, f64) {
+    let mut rng = Rng::new(SEED);
+    let mut bb = Resampler::new(base.values());
+    let mut ob = Resampler::new(other.values());
+    let diffs: Vec<f64> = (0..resamples.max(1))
+        .map(|_| {
+            let mb = bb.median(&mut rng);
+            ob.median(&mut rng) - mb
+        })
+        .collect();
+    percentile_interval(diffs, confidence)
+}
+
 /// Percentile bootstrap interval for the median of one sample.
 pub fn bootstrap_median_ci(sample: &Sample, resamples: usize, confidence: f64) -> (f64, f64) {
     let mut rng = Rng::new(SEED);
@@ -381,6 +401,17 @@ mod tests {
             }
         }
         assert!(Tails::of(&[f64::NAN], &mut finite, 0.025).is_none());
+    }
+
+    #[test]
+    fn median_difference_ci_contains_the_shift_and_zero_only_without_one() {
+        let a = noisy(20.0, 40, 6);
+        let shifted = Sample::new(a.values().iter().map(|v| v + 3.0).collect()).expect("finite");
+        let (lo, hi) = bootstrap_median_diff_ci(&a, &shifted, 4000, 0.95);
+        assert!(lo < 3.0 && 3.0 < hi && lo > 2.0 && hi < 4.0, "({lo}, {hi})");
+        let b = noisy(20.0, 40, 7);
+        let (lo, hi) = bootstrap_median_diff_ci(&a, &b, 4000, 0.95);
+        assert!(lo < 0.0 && 0.0 < hi, "({lo}, {hi})");
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub struct SizePoint {
 }
 
 /// The fit `T(V) = a + V / b` of a size curve.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct SizeFit {
     /// `a`: the fixed cost of one transfer, µs (what a zero-byte transfer would take).
     pub fixed_us: f64,

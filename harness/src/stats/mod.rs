@@ -15,7 +15,8 @@ mod sample;
 
 pub use bootstrap::{
     DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, ENDPOINT_BAND_Z, FIRST_STAGE_RESAMPLES, Rng, SEED,
-    StagedInterval, adaptive_ratio_ci, bootstrap_median_ci, bootstrap_ratio_ci,
+    StagedInterval, adaptive_ratio_ci, bootstrap_median_ci, bootstrap_median_diff_ci,
+    bootstrap_ratio_ci,
 };
 pub use change::{Comparison, Verdict, VerdictRule, compare};
 pub use latency::{FitError, Percentiles, SizeFit, SizePoint, fit_size_curve, percentiles};

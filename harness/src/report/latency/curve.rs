@@ -6,7 +6,7 @@
 use super::super::CaseRow;
 use super::super::chart::{self, DrawResult, FAMILY, Figure, MAX_SERIES, SizeTicks};
 use super::super::labels::{direction_key, strategy_words};
-use super::{fit_rows, fit_words};
+use super::FitFinding;
 use crate::results::Row;
 use crate::scenario::{Engine, Mode};
 use crate::stats::SizeFit;
@@ -21,7 +21,8 @@ struct Curve {
     direction: String,
     /// size → (p50 µs, median GB/s).
     points: BTreeMap<u64, (f64, f64)>,
-    fit: Option<SizeFit>,
+    /// What the series' sizes determine; its dashed line is drawn only where it gives `b`.
+    fit: Option<FitFinding>,
 }
 
 /// The series of the rows: finished `mode = "latency"` copies with a median time, one per
@@ -53,7 +54,7 @@ fn curves(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<Curve> {
                     Some((r.size_bytes, (us, gbs)))
                 })
                 .collect();
-            let fit = fit_rows(rows.iter().copied());
+            let fit = FitFinding::of(&rows);
             Some(Curve {
                 name,
                 direction,
@@ -75,7 +76,7 @@ pub fn size_curve(scenario: &str, rows: &[CaseRow<'_>], labels: &[String]) -> Op
     all.truncate(MAX_SERIES);
     let title = format!("{scenario}: how does the time of one copy grow with its size?");
     let caption = String::from(
-        "Top: the time of one copy from the call until the host sees it done (host clock, median of the samples), µs. Bottom: the bandwidth one copy of that size reaches on its own, GB/s (1e9 B/s). Both axes logarithmic; points: measured; dashed: the fit T(V) = a + V/b (a: the fixed cost of one copy, b: the bandwidth large copies approach, a·b: the size at which a copy reaches half of b).",
+        "Top: the time of one copy from the call until the host sees it done (host clock, median of the samples), µs. Bottom: the bandwidth one copy of that size reaches on its own, GB/s (1e9 B/s). Both axes logarithmic; points: measured; dashed: the fit T(V) = a + V/b (a: the fixed cost of one copy, b: the bandwidth large copies approach, a·b: the size at which a copy reaches half of b), drawn and stated only for a series of 3 sizes or more, some past a·b; any other series states its smallest size's median as its fixed cost and no b.",
     );
     let caption = chart::series_left_out(caption, hidden);
     let sizes = chart::sizes_of(all.iter().flat_map(|c| c.points.keys().copied()));
@@ -97,11 +98,12 @@ fn legend(curves: &[Curve]) -> Vec<(String, Option<RGBColor>)> {
             let fit = c
                 .fit
                 .as_ref()
-                .map_or_else(|| "no fit (one size)".to_string(), fit_words);
+                .map_or_else(|| "no fit (one size)".to_string(), FitFinding::short);
             (format!("{} — {fit}", c.name), Some(chart::color(i)))
         })
         .chain(std::iter::once((
-            "dashed: the fit T(V) = a + V/b of the series of that colour".to_string(),
+            "dashed: the fit T(V) = a + V/b of the series of that colour, where it determines b"
+                .to_string(),
             None,
         )))
         .collect()
@@ -261,7 +263,7 @@ fn panel(
             .iter()
             .map(|(s, (us, gbs))| (*s as f64, which.value(*us, *gbs)))
             .collect();
-        if let Some(fit) = &c.fit {
+        if let Some(fit) = c.fit.as_ref().and_then(FitFinding::bandwidth_fit) {
             let n = 64;
             let (lo, hi) = (pts[0].0.ln(), pts[pts.len() - 1].0.ln());
             let line: Vec<(f64, f64)> = (0..=n)

@@ -65,6 +65,7 @@ fn the_console_summary_prints_times_for_latency_rows() {
     let text = super::super::summary_text(
         &scenario,
         &rows,
+        &Samples::default(),
         &crate::results::Sidecar::empty_for_tests(),
     );
     let line = text
@@ -85,33 +86,30 @@ fn the_console_summary_prints_times_for_latency_rows() {
 
 #[test]
 fn sentences_say_only_what_was_measured() {
-    let rows = h200_rows();
-    let refs: Vec<&Row> = rows.iter().collect();
-    let s = sentences(&refs);
+    let set = ResultSet::load(&h200_csv()).expect("loads with its samples");
+    let refs: Vec<&Row> = set.rows.iter().collect();
+    let s = sentences(&refs, &set.samples);
     let want = [
-        "H2D: a 4-byte pinned copy takes 8.60 µs (p50; p99 10.10 µs) here, from the call until the host sees it done; pageable memory saves 0.56 µs (8.03 µs).",
-        "D2H: a 4-byte pinned copy takes 8.58 µs (p50; p99 9.52 µs) here, from the call until the host sees it done; pageable memory adds 4.71 µs (13.29 µs).",
+        "H2D: a 4-byte pinned copy takes 8.60 µs (p50; p99 10.10 µs) here, from the call until the host sees it done; pageable memory (8.03 µs): no difference within noise (difference -0.56 µs, 95% interval [-0.62, -0.54] µs, below the 1.00 µs noise floor).",
+        "H2D: the fixed cost of a pinned copy is at most 8.60 µs (the p50 of its smallest size, 4 B); bandwidth not determined here: 2 sizes, none past n½ = 207 KiB (b is stated from 3 sizes or more, some past n½ = a·b, the size at which half the time is fixed cost).",
+        "D2H: a 4-byte pinned copy takes 8.58 µs (p50; p99 9.52 µs) here, from the call until the host sees it done; pageable memory adds 4.71 µs (13.29 µs; 95% interval [+4.57, +4.93] µs).",
         "the copy call alone (pinned, 4 B, H2D, nothing waiting on it) costs the CPU 1.53 µs (p50).",
         "an empty kernel launch + cuStreamSynchronize takes 11.29 µs (p50; p99 21.26 µs); the launch call alone 3.75 µs.",
-        "blocking sync (a CU_CTX_SCHED_BLOCKING_SYNC context) adds 14.80 µs over spin (25.78 against 10.98 µs, p50).",
+        "blocking sync (a CU_CTX_SCHED_BLOCKING_SYNC context) adds 14.80 µs over spin (25.78 against 10.98 µs, p50; no interval: no per-sample times were read for these rows).",
+        "empty kernels launched back to back: 3.69 µs each, 271223 launches per second.",
         "one GPU read of mapped host memory takes 1225 ns (in order over 2 MiB, p50 of the per-load time); the slowest, at random over 256 MiB, 1270 ns.",
     ];
     for w in want {
         assert!(s.iter().any(|l| l == w), "missing {w}\nin {s:#?}");
     }
-    let fit = s
-        .iter()
-        .find(|l| l.starts_with("H2D: pinned copies cost a fixed"))
-        .expect("the fit sentence");
-    says(
-        fit,
-        &[
-            "8.60 µs each (a)",
-            "24.7 GB/s (b)",
-            "207 KiB (a·b)",
-            "over 2 sizes",
-        ],
+    // Without its samples a run states the same medians; a difference at least the noise floor
+    // says it has no interval.
+    let bare = sentences(&refs, &Samples::default());
+    assert!(
+        bare.contains(&"D2H: a 4-byte pinned copy takes 8.58 µs (p50; p99 9.52 µs) here, from the call until the host sees it done; pageable memory adds 4.71 µs (13.29 µs; no interval: no per-sample times were read for these rows).".to_string()),
+        "{bare:#?}"
     );
+    let rows = set.rows.clone();
 
     // Without the pageable, spin and enqueue rows, nothing is said about them.
     let fewer: Vec<&Row> = refs
@@ -120,7 +118,7 @@ fn sentences_say_only_what_was_measured() {
         .filter(|r| r.host != Some(HostKind::Pageable) && r.wait != Some(Wait::Spin))
         .filter(|r| r.mode != Mode::Enqueue)
         .collect();
-    let s = sentences(&fewer);
+    let s = sentences(&fewer, &Samples::default());
     assert!(
         !s.iter()
             .any(|l| l.contains("pageable") || l.contains("over spin")),
@@ -133,7 +131,7 @@ fn sentences_say_only_what_was_measured() {
         .filter(|r| !r.measures_time())
         .cloned()
         .collect();
-    assert!(sentences(&bulk.iter().collect::<Vec<_>>()).is_empty());
+    assert!(sentences(&bulk.iter().collect::<Vec<_>>(), &Samples::default()).is_empty());
 }
 
 #[test]
@@ -163,7 +161,7 @@ fn the_report_draws_the_size_curve_the_waits_and_the_chase() {
         &[
             "data-plot=\"latency-size-curve\"",
             "data-measured-sizes=\"4 B|64 KiB\"",
-            "pinned, copy engine, H2D — a = 8.60 µs, b = 24.7 GB/s, half bandwidth at 207 KiB (fit over 2 sizes)",
+            "pinned, copy engine, H2D — fixed cost ≤ 8.60 µs (p50 of 4 B); no b: 2 sizes, none past n½ = 207 KiB",
         ],
     );
     says(
@@ -211,7 +209,7 @@ fn the_platform_table_puts_each_runs_latency_side_by_side() {
             "B other p50 (p99)",
             "<td>8.60 µs (p99 10.10 µs)</td><td>31.00 µs (p99 10.10 µs)</td>",
             "<td>1225 ns (p99 1226 ns)</td><td>not measured</td>",
-            "a = 8.60 µs, b = 24.7 GB/s",
+            "<td>fixed cost ≤ 8.60 µs (p50 of 4 B); no b: 2 sizes, none past n½ = 207 KiB</td>",
             "<td>pinned · pinned, copy engine, H2D, 4 B, latency</td>",
             "<td>launch-call · device memory, empty kernel, enqueue</td>",
         ],
