@@ -93,11 +93,11 @@ class CheckImports(unittest.TestCase):
         rc, out = check(self.src)
         self.assertEqual(rc, 0, out)
 
-    def test_a_wrong_way_import_after_a_test_helper_fails(self):
-        # A `#[cfg(test)]` helper fn, then production code with a wrong-way import: the attribute
+    def test_a_wrong_way_import_after_a_test_only_fn_fails(self):
+        # A `#[cfg(test)]` fn, then production code with a wrong-way import: the attribute
         # takes its own item out, not the rest of the file.
         self.plant("stats/sample.rs",
-                   "#[cfg(test)]\npub(crate) fn helper() -> u8 { if true { 1 } else { 2 } }\n"
+                   "#[cfg(test)]\npub(crate) fn planted() -> u8 { if true { 1 } else { 2 } }\n"
                    "use crate::cli::Cli;", at_end=True)
         rc, out = check(self.src)
         self.assertEqual(rc, 1, out)
