@@ -424,8 +424,7 @@ metric = "time_median_ms"
 #[test]
 fn claims_over_latency_metrics_read_lower_as_better() {
     let set = ResultSet::load(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/runs/h200-latency.csv"),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/h200-latency.csv"),
     )
     .expect("the recorded latency run loads");
     let s = parse(

@@ -7,8 +7,7 @@ use crate::results::{ResultSet, read_rows};
 use std::path::PathBuf;
 
 fn h200_csv() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/runs/h200-latency.csv")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/h200-latency.csv")
 }
 
 fn h200_rows() -> Vec<Row> {
