@@ -84,7 +84,7 @@ nvb_round() {  # nvb_round OUT N: nvbandwidth's tests as JSON, and the sums
   have_nvb "round $2" || return 0
   log "nvbandwidth round $2"
   # shellcheck disable=SC2086
-  timeout 120 "$NVB" -j -t $NVB_TESTS >"$1/nvbandwidth-$2.json" 2>&1
+  timeout 120 "$NVB" -j -t $NVB_TESTS >"$1/nvbandwidth-$2.json" 2>"$1/nvbandwidth-$2.err"
   python3 - "$1/nvbandwidth-$2.json" <<'PY'
 import json, sys
 for t in json.load(open(sys.argv[1]))["nvbandwidth"]["testcases"]:
@@ -207,7 +207,7 @@ multi_gpu() {
       log "nvbandwidth, every GPU at once"
       timeout 300 "$NVB" -j -t host_to_all_memcpy_ce all_to_host_memcpy_ce host_to_all_bidirectional_memcpy_ce \
         host_to_all_memcpy_sm all_to_host_memcpy_sm host_to_device_memcpy_ce device_to_host_memcpy_ce \
-        >"$out/runs/nvbandwidth-all.json"
+        >"$out/runs/nvbandwidth-all.json" 2>"$out/runs/logs/nvbandwidth.err"
     fi
     log "pinscope multi-gpu"
     $P run scenarios/multi-gpu.toml --out-dir "$out/runs" --no-report 2>&1 | tail -"${TAIL:-40}"
