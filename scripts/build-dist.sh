@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Builds pinscope for shipping. Two uses:
 #
-#   scripts/build-dist.sh [gpu]   what scripts/gpu-check.sh runs on a GPU machine that has no Rust
+#   scripts/build-dist.sh [gpu]   what scripts/publish.sh runs on a GPU machine that has no Rust
 #                                 toolchain: dist/pinscope (release binary), dist/gpu-tests and
-#                                 dist/gpu-fault-tests (the ignored GPU tests, release build),
-#                                 dist/copy_loop (harness/examples/copy_loop.rs).
+#                                 dist/gpu-fault-tests (the ignored GPU tests, release build).
 #   scripts/build-dist.sh release the release archives, in dist/release/:
 #       pinscope-<version>-x86_64-unknown-linux-gnu.tar.gz   (pinscope, README.md, completions, man page)
 #       pinscope-<version>-x86_64-pc-windows-gnu.zip         (pinscope.exe, README.md, PowerShell completion)
@@ -28,19 +27,16 @@ for l in sys.stdin:
 
 gpu() {
   cargo build --release --locked
-  # copy_loop: the probe's small-copy loop through pinscope's CUDA layer (latency-process.sh).
-  cargo build --release --locked --example copy_loop
   local exe faults
   exe=$(binary_of gpu)
   # The fault-injection tests need the feature; a separate target dir keeps the normal binary clean.
   faults=$(CARGO_TARGET_DIR=target/faults binary_of gpu_faults --features fault-injection)
   mkdir -p dist
   cp target/release/pinscope dist/pinscope
-  cp target/release/examples/copy_loop dist/copy_loop
   cp "$exe" dist/gpu-tests
   cp "$faults" dist/gpu-fault-tests
   # Symbols stripped: the device tool carries at most 64 MiB.
-  strip dist/pinscope dist/copy_loop dist/gpu-tests dist/gpu-fault-tests
+  strip dist/pinscope dist/gpu-tests dist/gpu-fault-tests
   ls -la dist
 }
 

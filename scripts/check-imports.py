@@ -13,15 +13,21 @@ name the host clock (`Instant`, `SystemTime`): `measure` owns every clock a samp
 Nodes: each top-level module of the crate (a folder with mod.rs is one node, a file is one node),
 and, inside each folder, its files (mod.rs stands for the folder and is left out of the folder's
 own graph). Edges: every `crate::a::b` path (also inside `use crate::{a, b::c}` groups) and, inside a
-folder, `super::x` / `crate::folder::x` paths to a sibling file. Test-only code is excluded: files
-named tests.rs and everything after a `#[cfg(test)]` line (the crate keeps its unit tests in a
-trailing `mod tests`). Usage: scripts/check-imports.py [harness/src]
+folder, `super::x` / `crate::folder::x` paths to a sibling file. Test-only code is excluded item
+by item: files named tests.rs, a file declared `#[cfg(test)] mod name;`, and each item a
+`#[cfg(test)]` attribute stands on (a `mod … { … }` block to its closing brace, a `use`, a `fn`, an
+`impl`, a field); every other line of a file is read, before and after a test item.
+
+Usage: scripts/check-imports.py [harness/src]    check the tree (exit 1 on a wrong-way import)
+       scripts/check-imports.py --doc            print the table of docs/architecture.md from
+                                                 ALLOWED (scripts/test_check_imports.py checks
+                                                 that the doc shows exactly this)
 """
 import os
 import re
 import sys
 
-ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "harness", "src")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "harness", "src")
 
 
 # `input` is how every input file is read (regular files only, bounds, text escaped): any layer
@@ -63,6 +69,20 @@ ALLOWED = {
                      "results", "claims", "compare", "report", "run", "health"},
 }
 
+# Why an allowed import is there, where the name alone does not say it (shown in the doc's table).
+WHY = {
+    ("scenario", "cuda"): "the `HostFlags` value type",
+    ("measure", "results"): "`StopReason`",
+    ("strategy", "measure"): "the clocks, `Measurable`, `SampleTimes`",
+    ("results", "cuda"): "a failure's driver `ErrorCode`",
+    ("results", "probe"): "metric names",
+}
+
+# The doc's order: top-down, as the layers are drawn.
+DOC_ORDER = ["cli", "run", "strategy", "measure", "scenario", "cuda", "probe", "platform",
+             "report", "claims", "compare", "health", "results", "stats", "accounting", "input",
+             "units", "error"]
+
 # Modules that must not read the host clock themselves: a strategy times its work with the clocks
 # of `measure` (`Stopwatch`, `Timer`, `WaitClock`, `call_alone`), so every sample is timed one way.
 NO_HOST_CLOCK = {"strategy"}
@@ -72,10 +92,76 @@ EXCEPTIONS = {
 }
 
 
-def strip(text):
-    text = text.split("#[cfg(test)]")[0]
-    text = re.sub(r"//[^\n]*", "", text)
-    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+CFG_TEST = "#[cfg(test)]"
+# Item keywords: after one of these (past `pub`), a comma does not end the item (generics, where).
+ITEM_WORDS = {"fn", "mod", "use", "struct", "enum", "impl", "const", "static", "type", "trait",
+              "unsafe", "async", "extern", "macro_rules", "union"}
+
+
+def blank(text):
+    """The text with comments, string and char literals replaced by spaces (newlines kept), so
+    that braces and paths inside them count for nothing."""
+    pattern = re.compile(r"""//[^\n]*|/\*.*?\*/|b?r(#*)".*?"\1|b?"(?:\\.|[^"\\])*"|b?'(?:\\.|[^'\\])'""",
+                         re.S)
+    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def item_end(text, i):
+    """Where the item that starts at `i` ends (the index just past it): past its `;` or its
+    closing brace at depth 0; at a `,` at depth 0 when it is a field or an expression; before a
+    closing bracket of the enclosing item."""
+    depth, first = 0, re.match(r"\s*(?:pub(?:\([^)]*\))?\s+)?(\w+)", text[i:])
+    is_item = bool(first) and first.group(1) in ITEM_WORDS
+    while i < len(text):
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return i
+            depth -= 1
+            if depth == 0 and ch == "}":
+                return i + 1
+        elif depth == 0 and (ch == ";" or (ch == "," and not is_item)):
+            return i + 1
+        i += 1
+    return i
+
+
+def bracket_end(text, i):
+    """Index just past the bracket that closes the one at `i` (an attribute's `[…]`)."""
+    depth = 0
+    for j in range(i, len(text)):
+        depth += text[j] in "([{"
+        depth -= text[j] in ")]}"
+        if depth == 0:
+            return j + 1
+    return len(text)
+
+
+def strip_tests(text):
+    """The text without the items that `#[cfg(test)]` stands on (each attribute, the attributes
+    after it and its item), and the names of the modules declared test-only (`mod name;`)."""
+    text = blank(text)
+    out, test_mods, pos = [], set(), 0
+    while True:
+        at = text.find(CFG_TEST, pos)
+        if at < 0:
+            out.append(text[pos:])
+            return "".join(out), test_mods
+        out.append(text[pos:at])
+        i = at + len(CFG_TEST)
+        # Further attributes on the same item (`#[path = …]`, `#[allow(…)]`).
+        while True:
+            m = re.match(r"\s*#\[", text[i:])
+            if not m:
+                break
+            i = bracket_end(text, i + m.end() - 1)
+        end = item_end(text, i)
+        decl = re.match(r"\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", text[i:end])
+        if decl:
+            test_mods.add(decl.group(1))
+        pos = end
 
 
 def group_paths(body):
@@ -183,15 +269,63 @@ def layering(top, where):
     return bad, notes
 
 
-def main():
-    top, inner, where = {}, {}, {}
-    files_in, clocks = {}, []
-    for mod, sub, path in modules():
-        if sub:
-            files_in.setdefault(mod, set()).add(sub)
+def read_sources():
+    """(module, file node, path, text without test items) for every production source file."""
+    read, test_files = [], set()
     for mod, sub, path in modules():
         with open(path, encoding="utf-8") as fh:
-            text = strip(fh.read())
+            text, test_mods = strip_tests(fh.read())
+        here = os.path.dirname(path)
+        for name in test_mods:
+            test_files.add(os.path.normpath(os.path.join(here, name + ".rs")))
+            test_files.add(os.path.normpath(os.path.join(here, name, "mod.rs")))
+            # `mod x;` declared in a.rs (not mod.rs) lives at a/x.rs.
+            stem = os.path.splitext(os.path.basename(path))[0]
+            if stem not in ("mod", "lib", "main"):
+                test_files.add(os.path.normpath(os.path.join(here, stem, name + ".rs")))
+        read.append((mod, sub, path, text))
+    return [r for r in read if os.path.normpath(r[2]) not in test_files]
+
+
+def doc_table():
+    """The table of docs/architecture.md, made from ALLOWED and WHY."""
+    names = set(ALLOWED)
+    lines = ["| module | may import (besides " + ", ".join(f"`{b}`" for b in sorted(BOTTOM))
+             + ", which are at the bottom) |", "|---|---|"]
+    for mod in DOC_ORDER + sorted(names - set(DOC_ORDER)):
+        allowed = ALLOWED[mod] - BOTTOM if mod not in BOTTOM else ALLOWED[mod]
+        missing = sorted(names - allowed - {mod} - BOTTOM)
+        if mod in BOTTOM and not allowed:
+            what = "nothing of the crate"
+        elif mod in BOTTOM:
+            what = ", ".join(f"`{d}`" for d in sorted(allowed))
+        elif not missing:
+            what = "every module"
+        elif len(missing) <= 2 and len(allowed) > 2:
+            what = "every module but " + " and ".join(f"`{d}`" for d in missing)
+        elif not allowed:
+            what = "—"
+        else:
+            what = ", ".join(f"`{d}`" + (f" ({WHY[(mod, d)]})" if (mod, d) in WHY else "")
+                             for d in sorted(allowed))
+        lines.append(f"| `{mod}` | {what} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    global ROOT
+    if sys.argv[1:] == ["--doc"]:
+        print(doc_table(), end="")
+        return 0
+    if len(sys.argv) > 1:
+        ROOT = sys.argv[1]
+    top, inner, where = {}, {}, {}
+    files_in, clocks = {}, []
+    sources = read_sources()
+    for mod, sub, _, _ in sources:
+        if sub:
+            files_in.setdefault(mod, set()).add(sub)
+    for mod, sub, path, text in sources:
         top.setdefault(mod, set())
         if mod in NO_HOST_CLOCK and re.search(r"\b(Instant|SystemTime)\b", text):
             clocks.append(f"host clock read in {os.path.relpath(path, ROOT)}: `{mod}` times its "

@@ -1,7 +1,7 @@
 //! The staging memcpy's per-chunk hand-off cost: one copy split over every CPU, by the copy crew
 //! (persistent spinning threads, the default), a rayon pool (workers park between jobs) and one
 //! thread. The 256 KiB job is mostly hand-off (waking threads, claiming, joining); the 16 MiB job
-//! is the staged ring's chunk. Run on the GPU machine by `scripts/staging-alternatives.sh`.
+//! is the staged ring's chunk. Run `cargo bench --bench crew` on the machine whose CPUs count.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pinscope::cuda::CopyCrew;

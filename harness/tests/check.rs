@@ -1,6 +1,6 @@
 //! `pinscope check` and the settings record through the real binary, on a machine without a
 //! GPU (where a driver is present these tests say so and do not apply; the GPU run is in
-//! scripts/gpu-check.sh).
+//! `scripts/publish.sh check`).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Claims and derived values on recorded data: real runs of the lent H200 (Linux, PCIe Gen5 x16)
+//! Claims and derived values on recorded data: real runs of an NVIDIA H200 (Linux, PCIe Gen5 x16)
 //! under tests/fixtures/runs, checked against claims parsed from small inline scenarios, so the
 //! whole path (TOML → `scenario::parse` → `claims::evaluate` / `claims::derive`) is exercised.
 //!
@@ -420,12 +420,11 @@ metric = "time_median_ms"
 }
 
 /// Claims over the latency metrics on the latency run recorded on the H200
-/// (reports/h200/logs/wave-20261202/latency): lower is better, so a claim reads `op = "<="`.
+/// (tests/fixtures/runs/h200-latency.csv, 2026-12-02): lower is better, so a claim reads `op = "<="`.
 #[test]
 fn claims_over_latency_metrics_read_lower_as_better() {
     let set = ResultSet::load(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../reports/h200/logs/wave-20261202/latency/20261202-044449-latency-vm.csv"),
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/h200-latency.csv"),
     )
     .expect("the recorded latency run loads");
     let s = parse(

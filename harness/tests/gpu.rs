@@ -1,5 +1,5 @@
 //! GPU tests: need an NVIDIA GPU and driver, so they are ignored by default.
-//! `scripts/gpu-check.sh` runs them on the lent GPU with `--ignored --test-threads=1`.
+//! `scripts/publish.sh check` runs them on a machine with a GPU with `--ignored --test-threads=1`.
 
 mod common;
 

@@ -38,7 +38,7 @@ fn case(label: &str, host: HostKind, dir: Direction, mode: Mode) -> Case {
     c
 }
 
-/// Runs `cases` with `spec` injected (counted from the first case on, not from session setup)
+/// Runs `cases` with `spec` injected (counted from the first case on, not from opening the GPU)
 /// and returns the rows; asserts the ledger holds no pinned bytes afterwards and no error was
 /// lost in a `Drop`.
 fn run_with_fault(spec: &str, cases: Vec<Case>) -> Vec<Row> {

@@ -1,5 +1,6 @@
-//! `compare`, `report` and claims on the published results in `reports/`: real runs on the lent
-//! H200 machines (single-GPU host and two-GPU host), so CI checks the tools on measured data.
+//! `compare`, `report` and claims on the published results in `reports/`: real runs on NVIDIA
+//! H200 machines (a host with one H200 and a host with two), so CI checks the tools on measured
+//! data.
 
 mod common;
 

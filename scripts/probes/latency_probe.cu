@@ -1,6 +1,6 @@
 // latency_probe: the plain CUDA runtime reference for pinscope's latency modes.
 //
-// Build and run on a machine with the CUDA toolkit (scripts/latency-check.sh does both):
+// Build and run on a machine with the CUDA toolkit (`scripts/publish.sh reference` does both):
 //   nvcc -O2 -o latency_probe scripts/probes/latency_probe.cu
 //   ./latency_probe [spin|yield|blocking] [samples]
 //

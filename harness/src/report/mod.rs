@@ -692,7 +692,7 @@ fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {
 }
 
 /// The run's [`answer::Headline`] as `data-headline-*` attributes of its answer list, in the
-/// page's words, for the index of published reports (`scripts/publish-reports.sh`): the fastest
+/// page's words, for the index of published reports (`scripts/publish.sh pages`): the fastest
 /// way, its GB/s, the page-locked memory it holds, the staging ring's share of its bandwidth and
 /// the ring's page-locked memory.
 fn headline_attrs(rows: &[&Row]) -> String {

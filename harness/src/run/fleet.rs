@@ -84,7 +84,7 @@ impl Fleet {
                 Err(_) => {
                     let _ = handle.join();
                     return Err(Error::Usage(format!(
-                        "the thread for GPU {d} ended before its session opened"
+                        "the thread for GPU {d} ended before it opened the GPU"
                     )));
                 }
             };

@@ -343,11 +343,12 @@ pub enum Threads {
     Count(u32),
 }
 
-/// The most threads `"auto"` picks. Measured with the 16 MiB × 3 ring (reports/h200-x2/logs/
-/// staging-threads.log): on the 32-CPU two-GPU host 16 and 24 threads held 96–98% of pinned in
-/// both directions and 32 threads only 91% host-to-GPU (more threads, more hand-off per chunk:
-/// a 16 MiB crew copy took 171 µs with 32 threads against 119 µs with 16); on the 16-CPU host 16
-/// threads held 97–99%. One thread copies ~12 GB/s, so 16 feed well over a Gen5 x16 link.
+/// The most threads `"auto"` picks. Measured with the 16 MiB × 3 ring on 2026-11-30
+/// (`scripts/staging-threads.sh` of commit 7acce45): on the 32-CPU two-GPU host 16 and 24
+/// threads held 96–98% of pinned in both directions and 32 threads only 91% host-to-GPU (more
+/// threads, more hand-off per chunk: a 16 MiB crew copy took 171 µs with 32 threads against
+/// 119 µs with 16); on the 16-CPU host 16 threads held 97–99%. One thread copies ~12 GB/s, so
+/// 16 feed well over a Gen5 x16 link.
 pub const AUTO_THREADS_MAX: u32 = 16;
 
 impl Threads {

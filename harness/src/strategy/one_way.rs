@@ -10,7 +10,7 @@ use super::*;
 /// and checked by the verify kernel made the process's later small pageable device→host copies
 /// 1–2 µs slower than the driver-API probe's (which of those steps does it is not isolated);
 /// touched and checked through synchronous copies, as the probe does, they read like it
-/// (`reports/h200/logs/wave-20261203b/`).
+/// (2026-12-03, `scripts/latency-order.sh` of commit 7acce45; docs/latency.md).
 const HOST_CHECKED: usize = 64 << 10;
 
 /// Whether a device end of `size` bytes is touched and checked through synchronous copies from

@@ -8,7 +8,7 @@
 //! (see `cuda::crew`): persistent copy threads that spin between chunks, the caller copying too,
 //! and slot events polled rather than slept on. `PINSCOPE_STAGING_COPIER` (`crew`, the default;
 //! `rayon`; `scoped`) and `PINSCOPE_EVENT_WAIT` (`spin`, the default; `block`) select the
-//! alternatives that were measured against it (`scripts/staging-alternatives.sh`); they exist for
+//! alternatives that were measured against it (docs/methodology.md, staging); they exist for
 //! that comparison and are not scenario keys.
 
 use super::*;

@@ -1,14 +1,13 @@
 //! On the latency run recorded on the H200 (scenarios/latency.toml, 300 samples per case,
-//! reports/h200/logs/wave-20261202/latency): what the tables, the sentences, the plots and the
-//! platform table say.
+//! 2026-12-02, tests/fixtures/runs/h200-latency.csv): what the tables, the sentences, the plots
+//! and the platform table say.
 
 use super::*;
 use crate::results::{ResultSet, read_rows};
 use std::path::PathBuf;
 
 fn h200_csv() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../reports/h200/logs/wave-20261202/latency/20261202-044449-latency-vm.csv")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/h200-latency.csv")
 }
 
 fn h200_rows() -> Vec<Row> {

@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# Re-makes the published runs in reports/<machine>/ and the reference numbers beside them: pinscope
+# on a GPU machine, beside NVIDIA's nvbandwidth and the C++ probes of scripts/probes/. One command
+# per step; scripts/README.md says when each is run and what it needs.
+#
+#   scripts/publish.sh check     [OUT]                 GPU machine: GPU tests, fault tests, ptxas,
+#                                                      info, check, quick, SIGINT mid-run
+#   scripts/publish.sh reference [OUT]                 GPU machine: h200-headline beside nvbandwidth,
+#                                                      the latency check beside the probes, the
+#                                                      device-copy probe, bidirectional rounds;
+#                                                      OUT/reference.log is the machine's reference log
+#   scripts/publish.sh runs      [OUT] [SCENARIO...]   GPU machine: shipped scenarios (default all)
+#                                                      into OUT/runs/, packed as OUT/runs.tar.gz
+#   scripts/publish.sh multi-gpu [OUT]                 machine with several GPUs: topology,
+#                                                      nvbandwidth's all-GPU tests, multi-gpu
+#   scripts/publish.sh rerun     OUT [MACHINE] [SCENARIO...]  GPU machine: re-run published
+#                                                      scenarios, `pinscope compare` with reports/MACHINE/
+#   scripts/publish.sh pages     [PINSCOPE]            anywhere: re-render every page in reports/,
+#                                                      the two compare pages and reports/index.html
+#   scripts/publish.sh index                           anywhere: reports/index.html alone
+#
+# Environment: PINSCOPE  the binary under test (default dist/pinscope, from `scripts/build-dist.sh`;
+#                        check also needs dist/gpu-tests and dist/gpu-fault-tests from it)
+#              NVBANDWIDTH  path to a built nvbandwidth v0.8 binary (github.com/NVIDIA/nvbandwidth);
+#                        unset: the nvbandwidth steps are skipped and say so
+#              CUDA_HOME the CUDA toolkit for nvcc/ptxas (default /usr/local/cuda); no nvcc: the
+#                        probes are skipped and say so
+#              BUDGET    seconds after which reference/runs start no further step (default 600)
+# Never changes the GPU's clocks, modes or settings.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH=$PATH:${CUDA_HOME:-/usr/local/cuda}/bin
+P=${PINSCOPE:-dist/pinscope}
+NVB=${NVBANDWIDTH:-}
+BUDGET=${BUDGET:-600}
+log() { echo "== $(date -u +%T) +${SECONDS}s $*"; }
+left() { [ "$SECONDS" -lt "$BUDGET" ] || { echo "-- skipped (BUDGET of ${BUDGET} s spent): $*"; return 1; }; }
+machine() {
+  nvidia-smi --query-gpu=index,name,driver_version,pcie.link.gen.current,pcie.link.width.current,memory.total \
+    --format=csv,noheader
+  echo "cpu threads: $(nproc)"
+}
+have_nvb() { [[ -n $NVB && -x $NVB ]] || { echo "-- no nvbandwidth (set NVBANDWIDTH=/path/to/nvbandwidth): $*"; return 1; }; }
+have_nvcc() { command -v nvcc >/dev/null || { echo "-- no nvcc (set CUDA_HOME): $*"; return 1; }; }
+
+# ---- check: every GPU test and the checks a user runs first --------------------------------------
+check() {
+  local out=${1:-/tmp/pinscope-check}
+  mkdir -p "$out"
+  log machine; machine | tee "$out/nvidia-smi.txt"
+  log "ptxas on the shipped PTX"; bash scripts/build-kernels.sh "$out/kernels" 2>&1 | tee "$out/ptxas.log"
+  log "GPU tests (ignored by default)"
+  dist/gpu-tests --ignored --test-threads=1 2>&1 | tee "$out/gpu-tests.log" | grep -E "^test |test result"
+  log "GPU fault-injection tests"
+  dist/gpu-fault-tests --ignored --test-threads=1 2>&1 | tee "$out/gpu-fault-tests.log" | grep -E "^test |test result"
+  log "pinscope info --probe"; $P info --probe 2>&1 | tee "$out/info.txt"
+  log "pinscope check (expected: exit 0 within 30 s)"
+  local s=$SECONDS rc
+  $P check 2>&1 | tee "$out/check.txt"; rc=${PIPESTATUS[0]}
+  echo "check: exit $rc in $((SECONDS - s)) s"
+  # A floor above what any PCIe Gen5 x16 link reaches: the pinned H2D check must fail.
+  $P check --min-h2d 70 >"$out/check-min-h2d-70.txt" 2>&1; echo "check --min-h2d 70: exit $? (expected 1)"
+  log "quick scenario"; $P run scenarios/quick.toml --out-dir "$out/quick" 2>&1 | tee "$out/quick.log" | tail -30
+  log "SIGINT during a run (expected: exit 130, a valid partial run)"
+  $P run scenarios/quick.toml --out-dir "$out/sigint" >"$out/sigint.log" 2>&1 &
+  local pid=$!
+  sleep "${SIGINT_AFTER:-6}"; kill -INT $pid; wait $pid; echo "exit after SIGINT: $?"
+  python3 - "$out/sigint" <<'PY'
+import csv, glob, json, sys
+runs = [p for p in glob.glob(sys.argv[1] + "/*.csv") if not p.endswith(".samples.csv")]
+assert len(runs) == 1, runs
+rows = list(csv.DictReader(open(runs[0])))
+assert json.load(open(runs[0][:-4] + ".json"))["partial"] is True, "the sidecar must say partial"
+assert all(r["status"] == "ok" or r["status"].startswith(("skipped", "failed")) for r in rows)
+print(f"partial run valid: {len(rows)} rows")
+PY
+}
+
+# ---- reference: pinscope beside nvbandwidth and the probes, interleaved -----------------------------
+NVB_TESTS="host_to_device_memcpy_ce device_to_host_memcpy_ce host_to_device_bidirectional_memcpy_ce
+device_to_host_bidirectional_memcpy_ce device_local_copy host_device_latency_sm"
+
+nvb_round() {  # nvb_round OUT N: nvbandwidth's tests as JSON, and the sums
+  have_nvb "round $2" || return 0
+  log "nvbandwidth round $2"
+  # shellcheck disable=SC2086
+  timeout 120 "$NVB" -j -t $NVB_TESTS >"$1/nvbandwidth-$2.json" 2>"$1/nvbandwidth-$2.err"
+  python3 - "$1/nvbandwidth-$2.json" <<'PY'
+import json, sys
+for t in json.load(open(sys.argv[1]))["nvbandwidth"]["testcases"]:
+    print(f"  {t['name']:45} sum {t.get('sum', 'n/a')}")
+PY
+}
+
+latency_check() {  # the latency scenario between runs of the driver-API probe, then the runtime probe
+  local out=$1 n=${LATENCY_SAMPLES:-300} rounds=${LATENCY_ROUNDS:-3} r
+  mkdir -p "$out"
+  sed "s/samples = 1000/samples = $n/" harness/scenarios/latency.toml >"$out/latency.toml"
+  have_nvcc "latency probes" && nvcc -O2 -o "$out/latency_driver" scripts/probes/latency_driver.cu -lcuda -ldl \
+    >"$out/driver-build.log" 2>&1 || echo "-- the driver-API probe did not build ($out/driver-build.log)"
+  probe() { [ -x "$out/latency_driver" ] && timeout 120 "$out/latency_driver" harness/kernels/pinscope.ptx "$n" >"$out/driver-probe-$1.txt" 2>&1; }
+  # probe, pinscope, probe, ..., probe: both tools see the same machine state in turn.
+  for r in $(seq "$rounds"); do
+    probe "$r"
+    log "pinscope latency scenario, round $r ($n samples per case)"
+    timeout 180 $P run "$out/latency.toml" --out-dir "$out/latency-$r" --no-report >"$out/latency-$r.log" 2>&1
+  done
+  probe $((rounds + 1))
+  log "pinscope beside the driver-API probe"
+  # shellcheck disable=SC2046
+  python3 scripts/latency-compare.py $(ls "$out"/latency-*/*.csv | grep -v samples.csv) -- "$out"/driver-probe-*.txt
+  log "runtime-API probe (what a cudaMemcpyAsync program sees), one run per context flag"
+  if have_nvcc "runtime probe" && nvcc -O2 -o "$out/latency_probe" scripts/probes/latency_probe.cu >"$out/probe-build.log" 2>&1; then
+    for mode in spin yield blocking; do timeout 60 "$out/latency_probe" "$mode" "$n" 2>&1; done
+  fi
+}
+
+bidir_rounds() {  # nvbandwidth's bidirectional tests and pinscope's, alternated round by round
+  local out=$1 rounds=${BIDIR_ROUNDS:-5} r
+  have_nvb "bidirectional rounds" || return 0
+  mkdir -p "$out"
+  for r in $(seq "$rounds"); do
+    log "bidirectional round $r"
+    timeout 60 "$NVB" -v -i 5 -t host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce \
+      >"$out/nvbandwidth-$r.txt" 2>&1
+    timeout 120 $P run scenarios/h200-headline.toml --only "pinned copy-engine" --no-report \
+      --out-dir "$out/pinscope-$r" >"$out/pinscope-$r.log" 2>&1
+  done
+  python3 - "$out" <<'PY'
+import csv, glob, re, statistics as st, sys
+out = sys.argv[1]
+tests = {"host_to_device_bidirectional_memcpy_ce": "h2d", "device_to_host_bidirectional_memcpy_ce": "d2h"}
+ref, ours = {}, {}
+num = lambda p: int(re.search(r"-(\d+)(?:/[^/]*)?\.(?:txt|csv)$", p).group(1))
+for f in sorted(glob.glob(f"{out}/nvbandwidth-*.txt"), key=num):
+    for line in open(f, errors="replace"):
+        m = re.match(r"SUM (\S+) ([\d.]+)", line.strip())
+        if m and m.group(1) in tests:
+            ref.setdefault(tests[m.group(1)], []).append(float(m.group(2)))
+for f in sorted((f for f in glob.glob(f"{out}/pinscope-*/*.csv") if not f.endswith(".samples.csv")), key=num):
+    for r in csv.DictReader(open(f)):
+        if "direction=bidirectional" in r["case_key"] and r["lane"] in ("h2d", "d2h") and r["bw_median_gbs"]:
+            ours.setdefault(r["lane"], []).append(float(r["bw_median_gbs"]))
+for lane in ("h2d", "d2h"):
+    a, b = ref.get(lane, []), ours.get(lane, [])
+    if not a or not b:
+        print(f"{lane}: nothing to compare"); continue
+    inside = sum(min(a) <= x <= max(a) for x in b)
+    print(f"{lane} bidirectional (GB/s): nvbandwidth rounds {' '.join(f'{x:.2f}' for x in a)}; "
+          f"pinscope rounds {' '.join(f'{x:.2f}' for x in b)}; {inside} of {len(b)} inside nvbandwidth's range; "
+          f"medians {st.median(a):.2f} / {st.median(b):.2f}")
+PY
+}
+
+reference() {
+  local out=${1:-/tmp/pinscope-reference}
+  mkdir -p "$out"
+  {
+    log machine; machine
+    left nvbandwidth && nvb_round "$out" 1
+    left h200-headline && { log "pinscope h200-headline"; $P run scenarios/h200-headline.toml --out-dir "$out/h200-headline" --no-report 2>&1 | tail -30; }
+    left "nvbandwidth round 2" && nvb_round "$out" 2
+    left "latency check" && latency_check "$out/latency"
+    if left "device-copy probe" && have_nvcc "device-copy probe" \
+      && nvcc -O3 -arch=sm_90 -o "$out/device_copy" scripts/probes/device_copy.cu >"$out/device_copy-build.log" 2>&1; then
+      log "device-copy probe (copy engine against SM copy kernels)"; "$out/device_copy"
+    fi
+    left "nvbandwidth round 3" && nvb_round "$out" 3
+    left "bidirectional rounds" && bidir_rounds "$out/bidir"
+  } 2>&1 | tee "$out/reference.log"
+  # The first round's one-way tests are the machine's reference line on its pages.
+  [ -f "$out/nvbandwidth-1.json" ] && cp "$out/nvbandwidth-1.json" "$out/nvbandwidth.json"
+  echo "reference log: $out/reference.log (copy it to reports/<machine>/reference.log)"
+}
+
+# ---- runs: the shipped scenarios for reports/<machine>/ -------------------------------------------
+runs() {
+  local out=${1:-/tmp/pinscope-runs}; shift $(( $# > 0 ? 1 : 0 ))
+  local all s
+  all=$(ls harness/scenarios/*.toml | xargs -n1 basename | sed 's/\.toml$//')
+  mkdir -p "$out/runs/logs"
+  machine | tee "$out/runs/logs/machine.txt"
+  for s in ${*:-$all}; do
+    left "$s" || continue
+    log "$s"
+    local extra=()
+    [[ $s == vram-overflow ]] && extra=(--allow-vram-overflow)
+    /usr/bin/time -f "wall %e s" timeout "${LIMIT:-300}" $P run "harness/scenarios/$s.toml" --out-dir "$out/runs" \
+      --no-report "${extra[@]}" 2>&1 | tee "$out/runs/logs/$s.log" | grep -vE "^\s*$" | tail -"${TAIL:-20}"
+  done
+  log "wall time against measured time"
+  # shellcheck disable=SC2046
+  python3 scripts/overhead.py $(ls "$out"/runs/*.csv | grep -v samples.csv) | tee "$out/runs/logs/overhead.log"
+  tar czf "$out/runs.tar.gz" -C "$out/runs" .
+  echo "then here: tar xzf runs.tar.gz -C reports/<machine>/ (the result files), scripts/publish.sh pages"
+}
+
+multi_gpu() {
+  local out=${1:-/tmp/pinscope-multi-gpu}
+  mkdir -p "$out/runs/logs"
+  {
+    log topology
+    nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv
+    nvidia-smi topo -m
+    lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|NUMA)"
+    if have_nvb "all-GPU tests"; then
+      log "nvbandwidth, every GPU at once"
+      timeout 300 "$NVB" -j -t host_to_all_memcpy_ce all_to_host_memcpy_ce host_to_all_bidirectional_memcpy_ce \
+        host_to_all_memcpy_sm all_to_host_memcpy_sm host_to_device_memcpy_ce device_to_host_memcpy_ce \
+        >"$out/runs/nvbandwidth-all.json" 2>"$out/runs/logs/nvbandwidth.err"
+    fi
+    log "pinscope multi-gpu"
+    $P run scenarios/multi-gpu.toml --out-dir "$out/runs" --no-report 2>&1 | tail -"${TAIL:-40}"
+  } 2>&1 | tee "$out/runs/logs/reference.log"
+  tar czf "$out/multi-gpu.tar.gz" -C "$out/runs" .
+}
+
+rerun() {
+  local out=${1:?usage: scripts/publish.sh rerun OUT [MACHINE] [SCENARIO...]} machine=${2:-h200} s
+  shift $(( $# > 2 ? 2 : $# ))
+  for s in ${*:-h200-headline staging-repeat}; do
+    local published new
+    published=$(ls reports/"$machine"/*-"$s"-*.csv 2>/dev/null | grep -v samples.csv | sort | tail -1)
+    log "$s (published: ${published:-none})"
+    $P run "scenarios/$s.toml" --out-dir "$out/$s" -q 2>&1 | tail -5
+    new=$(ls "$out/$s"/*.csv 2>/dev/null | grep -v samples.csv | sort | tail -1)
+    if [[ -n $published && -n $new ]]; then $P compare "$published" "$new"; else echo "nothing to compare for $s"; fi
+  done
+}
+
+# ---- pages: every published page, the compare pages and the index, from the files in reports/ ----
+pages() {
+  local bin csv name scen ref extra
+  if [[ $# -ge 1 ]]; then bin=$1; else cargo build --release -q && bin=target/release/pinscope; fi
+  for csv in reports/*/*.csv; do
+    [[ $csv == *.samples.csv ]] && continue
+    name=$(basename "$csv" .csv)
+    scen=$(sed -E 's/^[0-9]{8}-[0-9]{6}-(.*)-[^-]+$/\1/' <<<"$name")
+    # A machine's one-GPU nvbandwidth run (nvbandwidth.json in its folder) is the reference line
+    # of its quick and h200-headline pages; sums over several GPUs compare with no one-GPU case.
+    ref=$(dirname "$csv")/nvbandwidth.json; extra=()
+    [[ -f $ref && ($scen == h200-headline || $scen == quick) ]] && extra=(--nvbandwidth "$ref")
+    "$bin" -q report "$csv" "${extra[@]}" -o "${csv%.csv}.html" --title "$scen on $(basename "$(dirname "$csv")")"
+  done
+  for scen in quick h200-headline; do
+    local a b
+    a=$(ls reports/h200/*-"$scen"-*.csv | grep -v samples | head -1)
+    b=$(ls reports/h200-x2/*-"$scen"-*.csv | grep -v samples | head -1)
+    "$bin" compare "$a" "$b" --format markdown --html "reports/compare-$scen.html" >"reports/compare-$scen.md"
+  done
+  index
+  echo "reports/index.html written"
+}
+
+index() {
+  python3 - <<'PY'
+import glob, html, json, os, re
+
+def headline(page):
+    """The headline pinscope wrote on the report's answer list (data-headline-* attributes)."""
+    text = open(page).read()
+    m = re.search(r'<ul class="answer"([^>]*)>', text)
+    attrs = dict(re.findall(r'data-headline-([a-z-]+)="([^"]*)"', m.group(1))) if m else {}
+    if "fastest" not in attrs:
+        lat = re.search(r'<li><strong>Latency:</strong> (.*?)</li>', text)
+        return lat.group(1) if lat else "no host-to-GPU bandwidth measured (see the report)"
+    text = f'<b>{attrs["gbs"]} GB/s</b>: {attrs["fastest"]}, holding {attrs["pinned"]} page-locked'
+    if "ring-share" in attrs:
+        text += f'; staging ring {attrs["ring-share"]} of it, holding {attrs["ring-pinned"]}'
+    return text  # already HTML-escaped by pinscope
+
+rows = []
+for j in sorted(glob.glob("reports/*/*.json")):
+    if os.path.basename(j).startswith("nvbandwidth"):
+        continue
+    d = json.load(open(j))
+    m = d["machine"]; g = m.get("gpu") or {}
+    h = j[:-5] + ".html"
+    rows.append((os.path.dirname(j).split("/")[-1], d["scenarios"][0]["name"], d["scenarios"][0]["description"],
+                 os.path.relpath(h, "reports"), headline(h),
+                 f'{g.get("name","")}, {m["cpu_threads"]} CPU threads, {m["ram_bytes"]/2**30:.0f} GiB RAM, driver {g.get("driver_version","")}',
+                 d["started_at"][:16].replace("T", " ")))
+out = ['<!doctype html><meta charset="utf-8"><title>pinscope published reports</title>',
+       '<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em}td,th{padding:4px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}td.nw{white-space:nowrap}</style>',
+       '<h1>pinscope: published reports</h1>',
+       '<p>Every report here was made by <code>pinscope report</code> / <code>pinscope compare</code> from the result files beside it, measured on NVIDIA H200 machines (Linux VMs, PCIe Gen5 x16, driver 580.159.04): one with one H200, one with two. Each run\'s headline is host to GPU: its fastest way, the page-locked memory that way holds, and how close a small staging ring comes. GB/s = 1e9 bytes/s; MiB, GiB = 2^20, 2^30 bytes. Regenerate with <code>scripts/publish.sh pages</code>.</p>',
+       '<h2>Two machines side by side</h2><ul>',
+       '<li><a href="compare-quick.html">quick: single-GPU H200 host (A) vs two-GPU H200 host (B)</a> (<a href="compare-quick.md">markdown</a>)</li>',
+       '<li><a href="compare-h200-headline.html">h200-headline: single-GPU H200 host (A) vs two-GPU H200 host (B)</a> (<a href="compare-h200-headline.md">markdown</a>)</li></ul>',
+       '<h2>Runs</h2>']
+for mach in sorted({r[0] for r in rows}, key=lambda m: (len(m), m)):
+    hw = next(r[5] for r in rows if r[0] == mach)
+    out.append(f'<h3>{html.escape(mach)}: {html.escape(hw)}</h3>')
+    out.append('<table><tr><th>scenario</th><th>headline (host to GPU)</th><th>question</th><th>started (UTC)</th></tr>')
+    for m, name, desc, href, head, hw, t in rows:
+        if m != mach:
+            continue
+        out.append(f'<tr><td class="nw"><a href="{html.escape(href)}">{html.escape(name)}</a></td><td>{head}</td><td>{html.escape(desc)}</td><td class="nw">{t}</td></tr>')
+    out.append('</table>')
+open("reports/index.html", "w").write("\n".join(out) + "\n")
+PY
+}
+
+case ${1:-} in
+  check | reference | runs | rerun | pages | index) cmd=$1; shift; "$cmd" "$@" ;;
+  multi-gpu) shift; multi_gpu "$@" ;;
+  *) sed -n '2,29p' "$0"; exit 2 ;;
+esac
