@@ -53,6 +53,7 @@ fn the_slow_gpu_is_named_first_with_its_link_and_check() {
             info: Some(0),
             check: Some(1),
             run: Some(0),
+            slurm_gpus: Some(8),
         }),
         info: NodeInfo::default(),
         results: vec![PathBuf::from("node-017/run.csv")],
@@ -329,5 +330,36 @@ fn equal_answers_of_a_64_node_fleet_collapse_into_one_naming_the_nodes() {
         answer.len() < 3 * single,
         "answer section {} B, one run's {single} B",
         answer.len()
+    );
+}
+
+/// Where Slurm manages GPUs and constrains devices, a job that asks for no GPU sees none: the
+/// node table says Slurm gave the job no GPU on that node, beside what `info` said.
+#[test]
+fn a_node_given_no_gpu_by_slurm_says_so() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let fleet = d.path().join("fleet");
+    let node = fleet.join("gpu-node-01");
+    std::fs::create_dir_all(&node).expect("node folder");
+    std::fs::write(
+        node.join("steps.json"),
+        r#"{"node":"gpu-node-01","info":3,"check":3,"run":3,"slurm_gpus":0}"#,
+    )
+    .expect("steps");
+    std::fs::write(
+        node.join("info.json"),
+        r#"{"machine":null,"gpu_unavailable":"no CUDA device: cuInit failed with CUDA_ERROR_NO_DEVICE"}"#,
+    )
+    .expect("info");
+    let inputs = pinscope::results::expand_inputs(std::slice::from_ref(&fleet)).expect("inputs");
+    assert_eq!(
+        inputs.nodes[0].steps.as_ref().expect("steps").slurm_gpus,
+        Some(0)
+    );
+    let page = report::render_fleet_report(&[], &inputs.nodes, &[], "fleet").expect("page");
+    let nodes = section(&page, "nodes");
+    assert!(
+        nodes.contains("no GPU: no CUDA device: cuInit failed with CUDA_ERROR_NO_DEVICE (Slurm gave this job no GPU on this node: where GPUs are a Slurm resource, submit with --gpus-per-node)"),
+        "{nodes}"
     );
 }

@@ -22,10 +22,17 @@ fn step_word(code: Option<i32>) -> String {
     }
 }
 
-/// The node's GPU from `info`, or why it had none.
+/// The node's GPU from `info`, or why it had none (and that Slurm gave the job none there: where
+/// Slurm manages GPUs and constrains devices, a job sees only the GPUs it asked for).
 fn gpu_cell(n: &NodeFolder) -> String {
     if let Some(why) = &n.info.gpu_unavailable {
-        return format!("no GPU: {why}");
+        let given_none = n.steps.as_ref().is_some_and(|s| s.slurm_gpus == Some(0));
+        let hint = if given_none {
+            " (Slurm gave this job no GPU on this node: where GPUs are a Slurm resource, submit with --gpus-per-node)"
+        } else {
+            ""
+        };
+        return format!("no GPU: {why}{hint}");
     }
     n.info
         .machine

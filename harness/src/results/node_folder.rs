@@ -28,6 +28,9 @@ pub struct NodeSteps {
     pub info: Option<i32>,
     pub check: Option<i32>,
     pub run: Option<i32>,
+    /// The GPUs Slurm gave the job on the node (`SLURM_GPUS_ON_NODE`, 0 when unset); `None` in
+    /// files written before the script recorded it.
+    pub slurm_gpus: Option<u32>,
 }
 
 /// The part of a node's `info --json` a fleet page shows.
