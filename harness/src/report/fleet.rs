@@ -368,10 +368,12 @@ fn far_table(out: &mut String, sets: &[ResultSet], nodes: &[NodeFolder], far: &[
         .take(MAX_FAR_ROWS)
         .map(|v| {
             let f = &v.far[0];
-            let check = node_of(sets, v.set, nodes)
+            let node = node_of(sets, v.set, nodes);
+            let check = node
                 .and_then(|n| n.steps.as_ref())
                 .map_or_else(|| "—".into(), |s| step_word(s.check));
             vec![
+                node.map_or_else(|| "—".into(), |n| n.name.clone()),
                 v.gpu.host.to_string(),
                 v.gpu.device.map_or_else(|| "0".into(), |d| d.to_string()),
                 v.group.model.to_string(),
@@ -395,6 +397,7 @@ fn far_table(out: &mut String, sets: &[ResultSet], nodes: &[NodeFolder], far: &[
         })
         .collect();
     let head = [
+        "node",
         "host",
         "GPU",
         "model",
