@@ -53,10 +53,11 @@ fn the_slow_gpu_is_named_first_with_its_link_and_check() {
             info: Some(0),
             check: Some(1),
             run: Some(0),
+            slurm_gpus: Some(8),
         }),
         info: NodeInfo::default(),
         results: vec![PathBuf::from("node-017/run.csv")],
-        problem: None,
+        problems: Vec::new(),
     }];
     let page = report::render_fleet_report(&sets, &nodes, &[], "fleet").expect("renders");
     let fleet = section(&page, "fleet");
@@ -172,5 +173,203 @@ fn report_over_a_fleet_folder_names_the_planted_slow_gpu_first() {
     assert!(
         page.contains("SYNTHETIC"),
         "the page says its inputs are synthetic"
+    );
+}
+
+/// The published run's first `lines` lines (its header is line 1) and, when `cut` is given,
+/// the first `cut` bytes of the next line: what a node killed while writing leaves.
+fn head_of(src: &Path, lines: usize, cut: Option<usize>) -> Vec<u8> {
+    let bytes = std::fs::read(src).expect("published file");
+    let mut end = 0;
+    for _ in 0..lines {
+        end += bytes[end..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .expect("a line")
+            + 1;
+    }
+    end += cut.unwrap_or(0);
+    bytes[..end].to_vec()
+}
+
+/// A node killed before its first case finished (the run writes the header first: a results
+/// CSV and samples file holding only their headers), and one killed while writing its fifth
+/// row: `report` over the fleet still writes the page, lists both with their reason, names them
+/// on stderr and exits 0; the live nodes are reported.
+#[test]
+fn a_fleet_with_a_header_only_node_and_a_truncated_node_still_gets_its_page() {
+    let d = tempfile::Builder::new()
+        .prefix("synthetic-fleet")
+        .tempdir()
+        .expect("tempdir");
+    let fleet = d.path().join("fleet");
+    for i in 0..4 {
+        write_node(&fleet, &format!("node-{i:03}"), 1.0, 0);
+    }
+    let src = headline().path;
+    let samples = pinscope::results::samples_path(&src);
+    let write = |node: &str, csv: Vec<u8>, samples: Vec<u8>| {
+        let dir = fleet.join(node);
+        std::fs::write(dir.join("run.csv"), csv).expect("csv");
+        std::fs::write(dir.join("run.samples.csv"), samples).expect("samples");
+    };
+    write(
+        "node-001",
+        head_of(&src, 1, None),
+        head_of(&samples, 1, None),
+    );
+    write(
+        "node-002",
+        head_of(&src, 5, Some(40)),
+        std::fs::read(&samples).expect("samples"),
+    );
+    let page = fleet.join("index.html");
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_pinscope"))
+        .args(["report", "-o"])
+        .arg(&page)
+        .arg(&fleet)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("warning: 2 results file(s) of the fleet left out")
+            && stderr.contains("node-001/run.csv (no results: the run finished no case)")
+            && stderr.contains("node-002/run.csv (truncated at line 6"),
+        "{stderr}"
+    );
+    let page = std::fs::read_to_string(&page).expect("the page is written");
+    let nodes = section(&page, "nodes");
+    assert!(
+        nodes.contains("4 node(s): 2 wrote results, 2 left results that cannot be used"),
+        "{nodes}"
+    );
+    let row = |node: &str| {
+        let start = nodes.find(&format!("<td>{node}</td>")).expect("node row");
+        nodes[start..]
+            .split("</tr>")
+            .next()
+            .expect("row")
+            .to_string()
+    };
+    assert!(
+        row("node-001").contains("run.csv left out: no results: the run finished no case"),
+        "{}",
+        row("node-001")
+    );
+    assert!(
+        row("node-002").contains(
+            "run.csv left out: truncated at line 6: the node stopped while the run was writing it"
+        ),
+        "{}",
+        row("node-002")
+    );
+    // The nodes that finished are reported, by name.
+    let answer = section(&page, "answer");
+    assert!(
+        answer.contains("Runs node-000, node-003 (2 runs with this answer"),
+        "{answer}"
+    );
+}
+
+/// `n` runs equal to the published one but for their host, each from node folder `node-NNN`.
+fn equal_nodes(n: usize) -> (Vec<ResultSet>, Vec<NodeFolder>) {
+    let base = headline();
+    (0..n)
+        .map(|i| {
+            let name = format!("node-{i:03}");
+            let mut s = base.clone();
+            s.path = PathBuf::from(format!("{name}/run.csv"));
+            for r in &mut s.rows {
+                std::sync::Arc::make_mut(&mut r.machine).host_name = name.clone();
+            }
+            let node = NodeFolder {
+                name: name.clone(),
+                path: PathBuf::from(&name),
+                steps: None,
+                info: NodeInfo::default(),
+                results: vec![s.path.clone()],
+                problems: Vec::new(),
+            };
+            (s, node)
+        })
+        .unzip()
+}
+
+/// 64 nodes with the same answer get it once, under one heading naming every node; a node
+/// whose answer differs gets its own, by name. The answer section stays about one run's size.
+#[test]
+fn equal_answers_of_a_64_node_fleet_collapse_into_one_naming_the_nodes() {
+    let one = report::render_report(std::slice::from_ref(&headline()), &[], "one").expect("page");
+    let (mut sets, nodes) = equal_nodes(64);
+    // Node 17 is slow, and its CSV names its host as `--anonymize` writes it.
+    for r in &mut sets[17].rows {
+        r.bw_median_gbs = r.bw_median_gbs.map(|v| v * 0.8);
+        std::sync::Arc::make_mut(&mut r.machine).host_name = "host-5f3a".into();
+    }
+    let page = report::render_fleet_report(&sets, &nodes, &[], "fleet").expect("page");
+    let answer = section(&page, "answer");
+    assert_eq!(
+        answer.matches("<ul class=\"answer\"").count(),
+        2,
+        "{answer}"
+    );
+    let names: Vec<String> = (0..64)
+        .filter(|i| *i != 17)
+        .map(|i| format!("node-{i:03}"))
+        .collect();
+    let heading = format!(
+        "<p class=\"run\">Runs {} (63 runs with this answer, ",
+        names.join(", ")
+    );
+    assert!(answer.contains(&heading), "{answer}");
+    assert!(
+        answer.contains("<p class=\"run\">Run node-017 (host host-5f3a) ("),
+        "{answer}"
+    );
+    // The far table joins the node and the host its CSV names.
+    let far = section(&page, "fleet");
+    let first_row = far.split("<tbody>").nth(1).expect("a table");
+    let first_row = first_row.split("</tr>").next().expect("a row");
+    assert!(
+        first_row.contains("<td>node-017</td><td>host-5f3a</td>"),
+        "{first_row}"
+    );
+    assert!(!answer.contains("Run A") && !answer.contains("R27"));
+    let single = section(&one, "answer").len();
+    assert!(
+        answer.len() < 3 * single,
+        "answer section {} B, one run's {single} B",
+        answer.len()
+    );
+}
+
+/// Where Slurm manages GPUs and constrains devices, a job that asks for no GPU sees none: the
+/// node table says Slurm gave the job no GPU on that node, beside what `info` said.
+#[test]
+fn a_node_given_no_gpu_by_slurm_says_so() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let fleet = d.path().join("fleet");
+    let node = fleet.join("gpu-node-01");
+    std::fs::create_dir_all(&node).expect("node folder");
+    std::fs::write(
+        node.join("steps.json"),
+        r#"{"node":"gpu-node-01","info":3,"check":3,"run":3,"slurm_gpus":0}"#,
+    )
+    .expect("steps");
+    std::fs::write(
+        node.join("info.json"),
+        r#"{"machine":null,"gpu_unavailable":"no CUDA device: cuInit failed with CUDA_ERROR_NO_DEVICE"}"#,
+    )
+    .expect("info");
+    let inputs = pinscope::results::expand_inputs(std::slice::from_ref(&fleet)).expect("inputs");
+    assert_eq!(
+        inputs.nodes[0].steps.as_ref().expect("steps").slurm_gpus,
+        Some(0)
+    );
+    let page = report::render_fleet_report(&[], &inputs.nodes, &[], "fleet").expect("page");
+    let nodes = section(&page, "nodes");
+    assert!(
+        nodes.contains("no GPU: no CUDA device: cuInit failed with CUDA_ERROR_NO_DEVICE (Slurm gave this job no GPU on this node: where GPUs are a Slurm resource, submit with --gpus-per-node)"),
+        "{nodes}"
     );
 }

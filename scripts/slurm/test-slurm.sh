@@ -108,10 +108,23 @@ done
 
 echo "== sbatch scripts/slurm/pinscope-fleet.sbatch (quick scenario, --device all)"
 results=$tmp/fleet
-PINSCOPE=$bin timeout 300 sbatch --wait -N 1 -o "$tmp/job.out" \
+# This Slurm has no GPU GRES: the script's own --gpus-per-node is refused here ("Invalid generic
+# resource"), so the test asks for none, as docs/fleet.md says to on such clusters.
+PINSCOPE=$bin timeout 300 sbatch --wait -N 1 --gpus-per-node=0 -o "$tmp/job.out" \
   scripts/slurm/pinscope-fleet.sbatch "$results" quick \
   || { echo "test-slurm: the job failed:" >&2; cat "$tmp/job.out" >&2; exit 1; }
 cat "$tmp/job.out"
+
+echo "== a second run into the same folder is refused"
+before=$(find "$results" -type f -printf '%p %s %T@\n' | sort)
+if PINSCOPE=$bin timeout 120 sbatch --wait -N 1 --gpus-per-node=0 -o "$tmp/job2.out" \
+  scripts/slurm/pinscope-fleet.sbatch "$results" quick; then
+  echo "test-slurm: a second run into $results was not refused" >&2; cat "$tmp/job2.out" >&2; exit 1
+fi
+grep -q "already holds a fleet run" "$tmp/job2.out" \
+  || { echo "test-slurm: the refusal does not say why:" >&2; cat "$tmp/job2.out" >&2; exit 1; }
+[ "$before" = "$(find "$results" -type f -printf '%p %s %T@\n' | sort)" ] \
+  || { echo "test-slurm: the refused run changed $results" >&2; exit 1; }
 
 echo "== checking $results"
 fail() { echo "test-slurm: $*" >&2; exit 1; }
@@ -135,6 +148,7 @@ else:
     assert steps["info"] == 3 and steps["run"] == 3, steps
     assert steps["check"] in (3, None), steps
     assert "no GPU" in html, "the fleet page does not say 'no GPU'"
+assert steps["slurm_gpus"] == 0, steps  # this Slurm manages no GPUs
 assert steps["node"] in html, "the fleet page does not name the node"
 print(f"test-slurm: {steps}; fleet page {page} ({len(html)} B) names {steps['node']}"
       + ("" if gpu else " with no GPU"))

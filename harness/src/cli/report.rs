@@ -8,7 +8,7 @@ use crate::results::{Inputs, OutputPolicy, expand_inputs};
 
 /// `pinscope report`.
 pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
-    let expanded = expand_inputs(&args.results)?;
+    let mut expanded = expand_inputs(&args.results)?;
     let mut read = Inputs::default();
     for p in args.results.iter().chain(&expanded.results) {
         read.add_results(p);
@@ -30,7 +30,11 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
                 .join(", ")
         )));
     }
-    let sets = load_all(&inputs)?;
+    // A node's results file that cannot be used is left out and listed on the page (exit 0).
+    let sets = expanded.load(&inputs, load_all)?;
+    if let Some(w) = expanded.set_aside_warning() {
+        eprintln!("warning: {w}");
+    }
     let mut nvb = Vec::new();
     for p in &args.nvbandwidth {
         nvb.extend(load_nvbandwidth(p)?);

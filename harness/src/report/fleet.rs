@@ -4,10 +4,11 @@
 
 use super::html::{escape, table};
 use super::{para, section};
-use crate::results::{Lane, NodeFolder, ResultSet, Row};
+use crate::results::{Lane, NodeFolder, NodeProblem, NodeSteps, ResultSet, Row};
 use crate::stats::{MAD_SCALE, Sample};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
+use std::path::Path;
 
 /// What a step's exit code means, as pinscope documents its exit codes.
 fn step_word(code: Option<i32>) -> String {
@@ -21,10 +22,17 @@ fn step_word(code: Option<i32>) -> String {
     }
 }
 
-/// The node's GPU from `info`, or why it had none.
+/// The node's GPU from `info`, or why it had none (and that Slurm gave the job none there: where
+/// Slurm manages GPUs and constrains devices, a job sees only the GPUs it asked for).
 fn gpu_cell(n: &NodeFolder) -> String {
     if let Some(why) = &n.info.gpu_unavailable {
-        return format!("no GPU: {why}");
+        let given_none = n.steps.as_ref().is_some_and(|s| s.slurm_gpus == Some(0));
+        let hint = if given_none {
+            " (Slurm gave this job no GPU on this node: where GPUs are a Slurm resource, submit with --gpus-per-node)"
+        } else {
+            ""
+        };
+        return format!("no GPU: {why}{hint}");
     }
     n.info
         .machine
@@ -33,17 +41,22 @@ fn gpu_cell(n: &NodeFolder) -> String {
         .map_or_else(|| "—".into(), |g| g.name.clone())
 }
 
+/// True when a step of the node did not succeed or something of it is missing or unusable
+/// (a results file reported without its sidecar is only noted).
+fn node_failed(n: &NodeFolder) -> bool {
+    n.problems
+        .iter()
+        .any(|p| !matches!(p, NodeProblem::NoSidecar { .. }))
+        || n.steps.as_ref().is_none_or(|s| {
+            [s.info, s.check, s.run]
+                .iter()
+                .any(|c| c.is_some_and(|c| c != 0))
+        })
+}
+
 /// The table of nodes: one line each, the nodes whose steps did not all succeed first.
 pub(crate) fn nodes_section(out: &mut String, nodes: &[NodeFolder]) {
     section(out, "nodes", "Fleet: nodes");
-    let failed = |n: &NodeFolder| {
-        n.problem.is_some()
-            || n.steps.as_ref().is_none_or(|s| {
-                [s.info, s.check, s.run]
-                    .iter()
-                    .any(|c| c.is_some_and(|c| c != 0))
-            })
-    };
     let no_gpu = nodes
         .iter()
         .filter(|n| {
@@ -51,28 +64,35 @@ pub(crate) fn nodes_section(out: &mut String, nodes: &[NodeFolder]) {
         })
         .count();
     let with_results = nodes.iter().filter(|n| !n.results.is_empty()).count();
+    let set_aside = nodes.iter().filter(|n| n.has_set_aside()).count();
     para(
         out,
         &format!(
-            "{} node(s): {with_results} wrote results, {no_gpu} had no GPU, {} had a step that did not succeed. Exit codes: 0 ok, 1 a check failed, 2 usage or input error, 3 no GPU.",
+            "{} node(s): {with_results} wrote results, {set_aside} left results that cannot be used (the page leaves them out), {no_gpu} had no GPU, {} had a step that did not succeed or a file missing. Exit codes: 0 ok, 1 a check failed, 2 usage or input error, 3 no GPU.",
             nodes.len(),
-            nodes.iter().filter(|n| failed(n)).count()
+            nodes.iter().filter(|n| node_failed(n)).count()
         ),
     );
     let mut order: Vec<&NodeFolder> = nodes.iter().collect();
-    order.sort_by_key(|n| !failed(n));
+    order.sort_by_key(|n| !node_failed(n));
     let rows: Vec<Vec<String>> = order
         .iter()
         .map(|n| {
-            let s = n.steps.as_ref();
+            // Without steps.json nothing says how the steps ended.
+            let step = |f: fn(&NodeSteps) -> Option<i32>| {
+                n.steps
+                    .as_ref()
+                    .map_or_else(|| "not recorded".into(), |s| step_word(f(s)))
+            };
+            let problems: Vec<String> = n.problems.iter().map(ToString::to_string).collect();
             vec![
                 n.name.clone(),
                 gpu_cell(n),
-                step_word(s.and_then(|s| s.info)),
-                step_word(s.and_then(|s| s.check)),
-                step_word(s.and_then(|s| s.run)),
+                step(|s| s.info),
+                step(|s| s.check),
+                step(|s| s.run),
                 n.results.len().to_string(),
-                n.problem.clone().unwrap_or_default(),
+                problems.join("; "),
             ]
         })
         .collect();
@@ -82,10 +102,10 @@ pub(crate) fn nodes_section(out: &mut String, nodes: &[NodeFolder]) {
         "info",
         "check",
         "run",
-        "results files",
+        "results files reported",
         "problem",
     ];
-    let failing = order.iter().map(|n| failed(n)).collect::<Vec<_>>();
+    let failing = order.iter().map(|n| node_failed(n)).collect::<Vec<_>>();
     out.push_str(&table(&head, &rows, &|i| {
         if failing[i] { "failed" } else { "" }
     }));
@@ -98,10 +118,60 @@ pub(crate) fn nodes_only_page(title: &str, nodes: &[NodeFolder]) -> String {
     let _ = writeln!(body, "<h1>{}</h1>", escape(title));
     para(
         &mut body,
-        "No node wrote a results file: the table says what each step of each node exited with.",
+        "No node left results that can be reported: the table says what each step of each node exited with, and what each node left.",
     );
     nodes_section(&mut body, nodes);
     super::html::page(title, &body)
+}
+
+/// What each run is called on the page (with a trailing space; empty for a lone run): a run of
+/// a fleet folder by its node (and the file, when the node left several; and the host its CSV
+/// names, when that is not the node's name, as under `--anonymize`); any other run A, B, …, as
+/// `compare` names them.
+pub(crate) fn run_labels(sets: &[ResultSet], nodes: &[NodeFolder]) -> Vec<String> {
+    if sets.len() <= 1 {
+        return vec![String::new(); sets.len()];
+    }
+    let node_of: HashMap<&Path, &NodeFolder> = nodes
+        .iter()
+        .flat_map(|n| n.results.iter().map(move |p| (p.as_path(), n)))
+        .collect();
+    sets.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let Some(n) = node_of.get(s.path.as_path()) else {
+                return format!("{} ", crate::compare::run_label(i));
+            };
+            let mut l = n.name.clone();
+            if n.results.len() > 1 {
+                let stem = s.path.file_stem().unwrap_or_default().to_string_lossy();
+                let _ = write!(l, "/{stem}");
+            }
+            if let Some(host) = s.rows.first().map(|r| &r.machine.host_name)
+                && *host != n.name
+            {
+                let _ = write!(l, " (host {host})");
+            }
+            l.push(' ');
+            l
+        })
+        .collect()
+}
+
+/// The heading of an answer that holds for the runs `runs` (indices into `labels`), all on
+/// `platform`: "Run A (linux)", or "Runs n1, n2, n3 (3 runs with this answer, linux)".
+pub(crate) fn runs_heading(labels: &[String], runs: &[usize], platform: &str) -> String {
+    match runs {
+        [one] => format!("Run {}({platform})", labels[*one]),
+        many => {
+            let names: Vec<&str> = many.iter().map(|i| labels[*i].trim()).collect();
+            format!(
+                "Runs {} ({} runs with this answer, {platform})",
+                names.join(", "),
+                many.len()
+            )
+        }
+    }
 }
 
 // ---- runs from many machines: each group's distribution, and who is far from it ----------
@@ -298,10 +368,12 @@ fn far_table(out: &mut String, sets: &[ResultSet], nodes: &[NodeFolder], far: &[
         .take(MAX_FAR_ROWS)
         .map(|v| {
             let f = &v.far[0];
-            let check = node_of(sets, v.set, nodes)
+            let node = node_of(sets, v.set, nodes);
+            let check = node
                 .and_then(|n| n.steps.as_ref())
                 .map_or_else(|| "—".into(), |s| step_word(s.check));
             vec![
+                node.map_or_else(|| "—".into(), |n| n.name.clone()),
                 v.gpu.host.to_string(),
                 v.gpu.device.map_or_else(|| "0".into(), |d| d.to_string()),
                 v.group.model.to_string(),
@@ -325,6 +397,7 @@ fn far_table(out: &mut String, sets: &[ResultSet], nodes: &[NodeFolder], far: &[
         })
         .collect();
     let head = [
+        "node",
         "host",
         "GPU",
         "model",

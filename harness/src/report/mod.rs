@@ -114,16 +114,6 @@ impl<'a> SampleIndex<'a> {
     }
 }
 
-fn set_labels(sets: &[ResultSet]) -> Vec<String> {
-    if sets.len() > 1 {
-        (0..sets.len())
-            .map(|i| format!("{} ", crate::compare::run_label(i)))
-            .collect()
-    } else {
-        vec![String::new(); sets.len()]
-    }
-}
-
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "—".into(), |v| format!("{v:.digits$}"))
 }
@@ -732,6 +722,9 @@ fn answer_section(out: &mut String, sets: &[ResultSet], scenarios: &ScenarioRows
         {
             let _ = writeln!(out, "<p class=\"question\">{}</p>", escape(&r.description));
         }
+        // Runs with the same answer (a fleet of equal machines) get it once, naming them all.
+        let mut blocks: Vec<(String, String, Vec<usize>)> = Vec::new();
+        let mut seen: HashMap<(String, String), usize> = HashMap::new();
         for (i, s) in sets.iter().enumerate() {
             let mine: Vec<&Row> = rows
                 .iter()
@@ -741,36 +734,51 @@ fn answer_section(out: &mut String, sets: &[ResultSet], scenarios: &ScenarioRows
             if mine.is_empty() {
                 continue;
             }
+            let key = (platform::platform_of(s), answer_block(&mine, s, name));
+            match seen.get(&key) {
+                Some(&b) => blocks[b].2.push(i),
+                None => {
+                    seen.insert(key.clone(), blocks.len());
+                    blocks.push((key.0, key.1, vec![i]));
+                }
+            }
+        }
+        for (platform, block, runs) in blocks {
             if sets.len() > 1 {
                 let _ = writeln!(
                     out,
-                    "<p class=\"run\">Run {}({}):</p>",
-                    escape(&labels[i]),
-                    escape(&platform::platform_of(s))
+                    "<p class=\"run\">{}:</p>",
+                    escape(&fleet::runs_heading(labels, &runs, &platform))
                 );
             }
-            let _ = writeln!(out, "<ul class=\"answer\"{}>", headline_attrs(&mine));
-            for l in answer::answer(&mine, &s.samples, s.sidecar.as_ref(), name) {
-                let class = match l.verdict {
-                    Some(ClaimStatus::Held) => " class=\"verdict-held\"",
-                    Some(ClaimStatus::NotHeld) => " class=\"verdict-not-held\"",
-                    Some(ClaimStatus::NotApplicable) | None => "",
-                };
-                let topic = match l.verdict {
-                    Some(v) => format!("Claim {v}"),
-                    None => l.topic.clone(),
-                };
-                let _ = writeln!(
-                    out,
-                    "<li><strong{class}>{}:</strong> {}</li>",
-                    escape(&topic),
-                    escape(&l.text)
-                );
-            }
-            out.push_str("</ul>\n");
+            out.push_str(&block);
         }
     }
     out.push_str("</section>\n");
+}
+
+/// One run's answer to scenario `name`: the sentences of [`answer::answer`] as a list.
+fn answer_block(mine: &[&Row], s: &ResultSet, name: &str) -> String {
+    let mut out = format!("<ul class=\"answer\"{}>\n", headline_attrs(mine));
+    for l in answer::answer(mine, &s.samples, s.sidecar.as_ref(), name) {
+        let class = match l.verdict {
+            Some(ClaimStatus::Held) => " class=\"verdict-held\"",
+            Some(ClaimStatus::NotHeld) => " class=\"verdict-not-held\"",
+            Some(ClaimStatus::NotApplicable) | None => "",
+        };
+        let topic = match l.verdict {
+            Some(v) => format!("Claim {v}"),
+            None => l.topic.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "<li><strong{class}>{}:</strong> {}</li>",
+            escape(&topic),
+            escape(&l.text)
+        );
+    }
+    out.push_str("</ul>\n");
+    out
 }
 
 /// Renders the whole report as one self-contained HTML page.
@@ -798,7 +806,7 @@ pub fn render_fleet_report(
             "there is nothing to report: give at least one results CSV".into(),
         ));
     }
-    let labels = set_labels(sets);
+    let labels = fleet::run_labels(sets, nodes);
     let all: Vec<CaseRow<'_>> = sets
         .iter()
         .enumerate()

@@ -13,7 +13,7 @@ use crate::measure::Lockstep;
 use crate::platform::GpuInfo;
 use crate::results::{
     Cause, Device, Failure, Lane, MULTI_GPU_MARK, Row, SampleIndex, SampleRow, Series, Status,
-    Verification,
+    StopReason, Verification,
 };
 use crate::scenario::Case;
 use std::sync::atomic::AtomicBool;
@@ -281,59 +281,97 @@ fn sum_status(per: &[&Row]) -> Status {
         .unwrap_or(Status::Ok)
 }
 
-/// The `all` row of one lane from the GPUs' rows `per` (the first GPU's row is its template).
+/// The sum over the GPUs of one measure; none unless every GPU finished and has it.
+fn sum_of(per: &[&Row], all_ok: bool, f: fn(&Row) -> Option<f64>) -> Option<f64> {
+    if !all_ok {
+        return None;
+    }
+    per.iter().map(|x| f(x)).sum()
+}
+
+/// The machine of the `all` row: the host's, with every GPU's model when they differ.
+fn machine_of_all(per: &[&Row]) -> Arc<crate::platform::MachineKey> {
+    let first = &per[0].machine;
+    if per.iter().all(|x| x.machine.gpu == first.gpu) {
+        return Arc::clone(first);
+    }
+    let names: Vec<&str> = per.iter().map(|x| x.machine.gpu.as_str()).collect();
+    let mut m = (**first).clone();
+    m.gpu = names.join(" + ");
+    Arc::new(m)
+}
+
+/// The `all` row of one lane from the GPUs' rows `per`: the case as every GPU ran it, the
+/// bandwidths summed (when every GPU finished), the memory held summed, the fewest samples.
+/// Times, spread, setup costs, latencies and the memory probes are one GPU's each and stay on
+/// the per-GPU rows. Every column is named here, so a new one must be decided, not copied.
 fn sum_row(per: &[&Row], key: &str, n: u32) -> Row {
-    let mut r = per[0].clone();
-    r.case_key = key.to_string();
-    r.device = Some(Device::All);
-    r.gpus_at_once = n;
+    let first = per[0];
     let all_ok = per.iter().all(|x| x.status.is_ok());
-    r.status = sum_status(per);
-    let total = |f: fn(&Row) -> Option<f64>| -> Option<f64> {
-        let v: Option<Vec<f64>> = per.iter().map(|x| f(x)).collect();
-        v.map(|v| v.iter().sum())
-    };
-    r.bw_median_gbs = if all_ok {
-        total(|x| x.bw_median_gbs)
-    } else {
-        None
-    };
-    r.bw_min_gbs = if all_ok {
-        total(|x| x.bw_min_gbs)
-    } else {
-        None
-    };
-    r.bw_max_gbs = if all_ok {
-        total(|x| x.bw_max_gbs)
-    } else {
-        None
-    };
-    r.samples = per.iter().map(|x| x.samples).min().unwrap_or(0);
-    r.outliers = 0;
-    r.pinned_bytes = per.iter().map(|x| x.pinned_bytes).sum();
-    r.device_bytes = per.iter().map(|x| x.device_bytes).sum();
-    r.accounting.clear();
-    r.max_alloc_held_mib = None;
-    r.max_alloc_host_mib = None;
-    r.max_alloc_free_mib = None;
-    r.pinned_ceiling_mib = None;
-    r.pinned_ceiling_cap_mib = None;
-    r.verified = per
-        .iter()
-        .map(|x| x.verified)
-        .find(|v| *v != Verification::Yes)
-        .unwrap_or(Verification::Yes);
-    // Time and spread of a sum have no single meaning: the per-GPU rows keep them.
-    r.time_median_ms = None;
-    r.time_min_ms = None;
-    r.time_max_ms = None;
-    r.wall_median_ms = None;
-    r.bw_spread_pct = None;
-    r.alloc_ms = None;
-    r.register_ms = None;
-    r.unregister_ms = None;
-    r.free_ms = None;
-    r
+    Row {
+        run_id: Arc::clone(&first.run_id),
+        started_at: Arc::clone(&first.started_at),
+        machine: machine_of_all(per),
+        scenario: Arc::clone(&first.scenario),
+        case_label: first.case_label.clone(),
+        case_index: first.case_index,
+        case_key: key.to_string(),
+        lane: first.lane,
+        host: first.host,
+        flags: first.flags,
+        engine: first.engine,
+        direction: first.direction,
+        mode: first.mode,
+        size_bytes: first.size_bytes,
+        chunk_bytes: first.chunk_bytes,
+        ring: first.ring,
+        streams: first.streams,
+        threads: first.threads,
+        batch: first.batch,
+        axes: first.axes.clone(),
+        wait: first.wait,
+        status: sum_status(per),
+        samples: per.iter().map(|x| x.samples).min().unwrap_or(0),
+        outliers: 0,
+        bw_median_gbs: sum_of(per, all_ok, |x| x.bw_median_gbs),
+        bw_min_gbs: sum_of(per, all_ok, |x| x.bw_min_gbs),
+        bw_max_gbs: sum_of(per, all_ok, |x| x.bw_max_gbs),
+        bw_spread_pct: None,
+        time_median_ms: None,
+        time_min_ms: None,
+        time_max_ms: None,
+        wall_median_ms: None,
+        verified: per
+            .iter()
+            .map(|x| x.verified)
+            .find(|v| *v != Verification::Yes)
+            .unwrap_or(Verification::Yes),
+        alloc_ms: None,
+        register_ms: None,
+        unregister_ms: None,
+        free_ms: None,
+        pinned_bytes: per.iter().map(|x| x.pinned_bytes).sum(),
+        device_bytes: per.iter().map(|x| x.device_bytes).sum(),
+        accounting: Vec::new(),
+        max_alloc_held_mib: None,
+        max_alloc_free_mib: None,
+        max_alloc_host_mib: None,
+        pinned_ceiling_mib: None,
+        pinned_ceiling_cap_mib: None,
+        // The GPU that ended the lockstep says why; the others say another GPU stopped.
+        stopped_by: per
+            .iter()
+            .filter_map(|x| x.stopped_by)
+            .find(|s| *s != StopReason::AnotherGpuStopped)
+            .or(first.stopped_by),
+        device: Some(Device::All),
+        gpus_at_once: n,
+        lat_min_us: None,
+        lat_p50_us: None,
+        lat_p90_us: None,
+        lat_p99_us: None,
+        lat_event_p50_us: None,
+    }
 }
 
 /// The bandwidth samples of the `all` row of `lane`: sample i is the GPUs' samples i added, up
@@ -464,6 +502,56 @@ mod tests {
         let lines = crate::report::answer::multi_gpu_lines(&rows);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].starts_with("2 GPUs at once, c h2d: 108.3 GB/s in all; each keeps GPU 0 54.8 of 55.2 GB/s alone (99%), GPU 1 53.5 of 55.3 GB/s alone (97%)"), "{}", lines[0]);
+    }
+
+    /// A latency case on 2 GPUs: each GPU's row keeps its own latencies; the `all` row carries
+    /// none of them (a time of one GPU is not the time of all), only what sums.
+    #[test]
+    fn the_all_row_of_a_latency_case_carries_no_gpus_latency() {
+        let case = crate::strategy::tests::test_case();
+        let machine = crate::platform::this_machine(true);
+        let ctx = RowContext {
+            run_id: "r",
+            started_at: "t",
+            machine: &machine,
+        };
+        let o = || outcome(&case, &[0.5, 0.6, 0.7]);
+        let (mut rows, _) =
+            multi_gpu_rows(&case, &ctx, &[gpu(0), gpu(1)], &[o(), o()], &[o(), o()]);
+        // The per-GPU rows of the case, with latencies as a latency case records them.
+        for (i, r) in rows
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, r)| r.device != Some(Device::All))
+        {
+            let us = 2.0 + i as f64;
+            r.lat_min_us = Some(us);
+            r.lat_p50_us = Some(us + 0.1);
+            r.lat_p90_us = Some(us + 0.2);
+            r.lat_p99_us = Some(us + 0.3);
+            r.lat_event_p50_us = Some(us - 0.5);
+            r.time_median_ms = Some(us / 1e3);
+        }
+        let together: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.gpus_at_once == 2 && r.device != Some(Device::All))
+            .collect();
+        let all = sum_row(&together, "k@all/2", 2);
+        let lat = [
+            all.lat_min_us,
+            all.lat_p50_us,
+            all.lat_p90_us,
+            all.lat_p99_us,
+            all.lat_event_p50_us,
+            all.time_median_ms,
+        ];
+        assert_eq!(lat, [None; 6], "{all:?}");
+        assert_eq!(all.device, Some(Device::All));
+        assert_eq!(all.samples, 3);
+        let med = all.bw_median_gbs.expect("a sum");
+        let each = together[0].bw_median_gbs.expect("a median");
+        assert!((med - 2.0 * each).abs() < 1e-9, "{med} vs 2 x {each}");
+        assert_eq!(all.machine.gpu, "NVIDIA H200");
     }
 
     #[test]
