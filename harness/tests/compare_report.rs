@@ -466,7 +466,11 @@ fn the_readme_pair_has_too_few_samples_for_a_verdict_and_fail_on_does_not_count_
     let (code, out, err) =
         pinscope_in_root(&["compare", README_A, README_B, "--fail-on", "slower"]);
     assert_eq!(code, Some(0), "3 samples against 3 fail no gate: {err}");
-    assert!(!err.contains("fail-on"), "{err}");
+    assert!(
+        err.contains("fail-on: 13 case(s) had fewer than 10 raw samples a side"),
+        "the gate says what it did not count: {err}"
+    );
+    assert!(!err.contains("is slower than"), "{err}");
     assert!(out.contains("A n") && out.contains("B n"), "{out}");
     assert!(out.contains("too few samples"), "{out}");
     assert!(out.contains("at least 10 raw samples per side"), "{out}");
