@@ -120,23 +120,18 @@ fn compare_writes_its_format_to_stdout_or_to_the_output_file() {
 }
 
 #[test]
-fn compare_fail_on_exits_4_only_when_a_verdict_matches() {
+fn compare_fail_on_exits_0_without_a_matching_verdict() {
     // A run against itself: no case changed.
     pinscope()
         .args(["compare", QUICK_A, QUICK_A, "--fail-on", "change"])
         .assert()
         .code(0);
-    // The published one-GPU and two-GPU hosts differ: with the one-GPU host as the baseline,
-    // some cases are slower on the two-GPU host (pageable D2H: 13.8 against 16.2 GB/s).
+    // The published one-GPU and two-GPU hosts: 3 samples against 3 are too few for a verdict,
+    // so no case fails the gate (a pair with enough samples does: compare_report.rs).
     pinscope()
         .args(["compare", QUICK_A, QUICK_B, "--fail-on", "slower"])
         .assert()
-        .code(4)
-        .stderr(
-            predicate::str::contains("fail-on: ").and(predicate::str::contains(
-                "(quick) in run B is slower than in the baseline",
-            )),
-        );
+        .code(0);
     pinscope()
         .args(["compare", QUICK_A, QUICK_B, "--fail-on", "sideways"])
         .fails(2, "sideways");

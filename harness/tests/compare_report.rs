@@ -90,7 +90,7 @@ fn compare_verdicts_follow_the_data() {
         .as_ref()
         .and_then(|c| c.change)
         .expect("change");
-    assert_eq!(pageable.verdict, Verdict::NoChange);
+    assert_eq!(pageable.verdict, Verdict::WithinNoise);
     // Failed in A, skipped in B: statuses shown, no verdict.
     let failed = entry(&c, "mapped 64 MiB", Lane::H2d);
     let a = failed.cells[0].as_ref().expect("present");
@@ -153,7 +153,9 @@ fn compare_formats() {
     let c = build(tmp.path());
     let md = compare::exporter(CompareFormat::Markdown, false).render(&c);
     assert!(
-        md.contains("| case | lane | A GB/s | B GB/s | B/A | B 95% CI | B verdict |\n|---|---|"),
+        md.contains(
+            "| case | lane | A GB/s | A n | B GB/s | B n | B/A | B 95% CI | B verdict |\n|---|---|"
+        ),
         "{md}"
     );
     let json = compare::exporter(CompareFormat::Json, false).render(&c);
@@ -343,4 +345,224 @@ fn write_dev_fixture_files() {
     for p in devfixture::write_pair(&dir) {
         println!("{}", p.display());
     }
+}
+
+// ---- the README's compare pair: real H200 runs -------------------------------------------
+
+/// The README's showcase pair: the one-GPU H200 host (with the host-only phase) against the
+/// two-GPU H200 host (written before pinscope recorded that phase).
+const README_A: &str = "reports/h200/20261203-095848-quick-vm.csv";
+const README_B: &str = "reports/h200-x2/20261130-082648-quick-vm.csv";
+
+/// The repository's root, where the published runs are named from.
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `pinscope args…` run in the repository's root: its exit code, stdout and stderr.
+fn pinscope_in_root(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pinscope"))
+        .current_dir(repo_root())
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The text of an HTML fragment with the page's entities read back.
+fn unescaped(html: &str) -> String {
+    html.replace("&#39;", "'")
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The `Memory:` sentence of the report of one run.
+fn report_memory_sentence(csv: &str) -> String {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let page = tmp.path().join("r.html");
+    let page_arg = page.display().to_string();
+    let (code, _, err) = pinscope_in_root(&["report", "-q", csv, "-o", &page_arg]);
+    assert_eq!(code, Some(0), "{err}");
+    let html = std::fs::read_to_string(&page).expect("page");
+    let start = html.find("Memory:</strong> ").expect("a Memory sentence") + 17;
+    let end = start + html[start..].find("</li>").expect("its end");
+    unescaped(&html[start..end])
+}
+
+#[test]
+fn compare_and_report_state_the_same_memory_finding_for_the_readme_pair() {
+    let report_b = report_memory_sentence(README_B);
+    assert!(report_b.contains("not recorded by this run"), "{report_b}");
+    // The sentence without its full stop, as compare continues it with what stayed after the
+    // free.
+    let b = report_b.trim_end_matches('.');
+    let report_a = report_memory_sentence(README_A);
+    let a = report_a.trim_end_matches('.');
+    assert!(a.contains("(no device memory held yet) moved"), "{a}");
+    for format in ["table", "markdown"] {
+        let (code, out, err) =
+            pinscope_in_root(&["compare", README_A, README_B, "--format", format]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(out.contains(&format!("A: {a}")), "{format}: {out}");
+        assert!(out.contains(&format!("B: {b}")), "{format}: {out}");
+        assert!(!out.contains("booked nothing"), "{format}: {out}");
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let page = tmp.path().join("c.html");
+    let page_arg = page.display().to_string();
+    let (code, _, err) = pinscope_in_root(&[
+        "compare", "-q", README_A, README_B, "--format", "html", "-o", &page_arg,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let html = unescaped(&std::fs::read_to_string(&page).expect("page"));
+    assert!(html.contains(&format!("B linux: {b}")), "{html}");
+    assert!(html.contains(&format!("A linux: {a}")), "{html}");
+    assert!(!html.contains("booked nothing"));
+    // JSON and CSV carry the finding as data.
+    let (_, json, _) = pinscope_in_root(&["compare", README_A, README_B, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(v["memory"]["runs"][0]["host_memory_alone"], "recorded");
+    assert_eq!(v["memory"]["runs"][1]["host_memory_alone"], "not-recorded");
+    assert_eq!(v["memory"]["case_label"], "alloc-bidirectional");
+    let (_, csv, _) = pinscope_in_root(&["compare", README_A, README_B, "--format", "csv"]);
+    let mut rdr = csv::Reader::from_reader(csv.as_bytes());
+    let head = rdr.headers().expect("head").clone();
+    let col = |name: &str| head.iter().position(|h| h == name).expect(name);
+    let (run, phase) = (col("run"), col("host_phase"));
+    for rec in rdr.records() {
+        let rec = rec.expect("record");
+        let want = if &rec[run] == "A" {
+            "recorded"
+        } else {
+            "not-recorded"
+        };
+        assert_eq!(&rec[phase], want, "{rec:?}");
+    }
+}
+
+#[test]
+fn the_text_table_shows_b_not_recorded_in_the_host_only_table() {
+    let (_, out, _) = pinscope_in_root(&["compare", README_A, README_B]);
+    let table = &out[out
+        .find("after the host memory alone")
+        .expect("the host-only table")..];
+    let table = &table[..table.find("\n\n").unwrap_or(table.len())];
+    let b_rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.split_whitespace().nth(2) == Some("B"))
+        .collect();
+    assert!(!b_rows.is_empty(), "{table}");
+    assert!(b_rows.iter().all(|l| l.contains("not recorded")), "{table}");
+}
+
+#[test]
+fn the_readme_pair_has_too_few_samples_for_a_verdict_and_fail_on_does_not_count_it() {
+    let (code, out, err) =
+        pinscope_in_root(&["compare", README_A, README_B, "--fail-on", "slower"]);
+    assert_eq!(code, Some(0), "3 samples against 3 fail no gate: {err}");
+    assert!(
+        err.contains("fail-on: 13 case(s) had fewer than 10 raw samples a side"),
+        "the gate says what it did not count: {err}"
+    );
+    assert!(!err.contains("is slower than"), "{err}");
+    assert!(out.contains("A n") && out.contains("B n"), "{out}");
+    assert!(out.contains("too few samples"), "{out}");
+    assert!(out.contains("at least 10 raw samples per side"), "{out}");
+    // The ratio and the interval stay, as information: staged H2D is 0.944× A.
+    let staged = out
+        .lines()
+        .find(|l| l.starts_with("staged") && l.contains(" h2d "))
+        .expect("staged h2d");
+    assert!(
+        staged.contains("0.944") && staged.contains("[0.921, 0.949]"),
+        "{staged}"
+    );
+    assert!(
+        !out.lines()
+            .any(|l| l.ends_with("slower") || l.ends_with("faster")),
+        "{out}"
+    );
+    let (_, json, _) = pinscope_in_root(&["compare", README_A, README_B, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(v["min_samples"], 10);
+    for e in v["entries"].as_array().expect("entries") {
+        assert_eq!(e["cells"][1]["change"]["verdict"], "too-few-samples", "{e}");
+    }
+}
+
+/// SYNTHETIC: the README's run A copied as `SYNTHETIC-<name>.csv` with its sidecar, each
+/// bandwidth series replaced by 12 values around its first times `scale`: made up to test the
+/// sample rule, not a measurement.
+fn synthetic_copy(dir: &Path, name: &str, scale: f64) -> PathBuf {
+    let src = repo_root().join(README_A);
+    let csv = dir.join(format!("SYNTHETIC-{name}.csv"));
+    std::fs::copy(&src, &csv).expect("csv");
+    std::fs::copy(src.with_extension("json"), csv.with_extension("json")).expect("sidecar");
+    let samples = std::fs::read_to_string(src.with_extension("samples.csv")).expect("samples");
+    let mut out = Vec::new();
+    for line in samples.lines() {
+        // schema,case_key,lane,series,index,t_ms,value: the key is quoted and holds commas.
+        let f: Vec<&str> = line.rsplitn(5, ',').collect();
+        if f.len() < 5 || f[3] != "bw_gbs" {
+            out.push(line.to_string());
+            continue;
+        }
+        if f[2] != "0" {
+            continue;
+        }
+        let value: f64 = f[0].parse().expect("value");
+        for j in 0..12 {
+            let v = value * scale * (1.0 + 0.001 * f64::from(j % 4));
+            out.push(format!("{},bw_gbs,{j},,{v}", f[4]));
+        }
+    }
+    std::fs::write(
+        dir.join(format!("SYNTHETIC-{name}.samples.csv")),
+        out.join("\n") + "\n",
+    )
+    .expect("write samples");
+    csv
+}
+
+#[test]
+fn a_synthetic_pair_with_enough_samples_gets_verdicts_and_fails_the_gate() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let a = synthetic_copy(tmp.path(), "base", 1.0);
+    let b = synthetic_copy(tmp.path(), "slower", 0.8);
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let (code, out, err) = pinscope_in_root(&["compare", &a, &b, "--fail-on", "slower"]);
+    assert_eq!(code, Some(4), "{out}\n{err}");
+    assert!(err.contains("is slower than in the baseline"), "{err}");
+    assert!(out.contains("SYNTHETIC DATA"), "{out}");
+    let alloc = out
+        .lines()
+        .find(|l| l.starts_with("alloc ") && l.contains(" h2d "))
+        .expect("alloc h2d");
+    assert!(
+        alloc.contains(" 12 ") && alloc.ends_with("slower"),
+        "{alloc}"
+    );
+    // The same run against itself: no difference within noise, with its interval.
+    let (code, out, _) = pinscope_in_root(&["compare", &a, &a, "--fail-on", "change"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("no difference within noise"), "{out}");
+}
+
+#[test]
+fn a_run_without_sidecar_is_unknown_not_different() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bare = tmp.path().join("bare.csv");
+    std::fs::copy(repo_root().join(README_A), &bare).expect("copy");
+    let bare = bare.display().to_string();
+    let (code, out, err) = pinscope_in_root(&["compare", README_A, &bare]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains("B=?"), "{out}");
+    assert!(!out.contains("differs — kernel"), "{out}");
+    assert!(out.contains("unknown in B — kernel: A=6.18.44"), "{out}");
 }

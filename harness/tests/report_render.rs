@@ -523,7 +523,7 @@ fn the_platform_page_opens_with_the_answer_measured_per_platform() {
         .expect("shared");
     let booked = text
         .iter()
-        .find(|b| b.starts_with("A windows-wddm: holding 4 GiB page-locked"))
+        .find(|b| b.starts_with("A windows-wddm: allocating 4 GiB page-locked"))
         .expect("the WDDM booking sentence");
     assert!(
         booked.contains(&format!("shared GPU memory {shared:+.0} MiB")),
@@ -531,10 +531,10 @@ fn the_platform_page_opens_with_the_answer_measured_per_platform() {
     );
     let wsl = text
         .iter()
-        .find(|b| b.starts_with("B wsl2: holding 4 GiB page-locked"))
+        .find(|b| b.starts_with("B wsl2: allocating 4 GiB page-locked"))
         .expect("the WSL2 booking sentence");
     assert!(
-        wsl.contains("shared GPU memory is not observable here"),
+        wsl.contains("shared GPU memory is not observable on this platform"),
         "{wsl}"
     );
     assert!(

@@ -86,7 +86,8 @@ fn text_format(output: CompareOutput) -> CompareFormat {
     }
 }
 
-/// [`EXIT_FAIL_ON`] with one line on stderr per matching case, or 0 when none matches.
+/// [`EXIT_FAIL_ON`] with one line on stderr per matching case, or 0 when none matches; one more
+/// line counts the cases with too few samples for a verdict, which the gate does not count.
 fn gate_status(cmp: &Comparison, gate: FailOn) -> i32 {
     let wanted = |v: Verdict| match gate {
         FailOn::Slower => v == Verdict::Slower,
@@ -102,6 +103,13 @@ fn gate_status(cmp: &Comparison, gate: FailOn) -> i32 {
             m.entry.lane.name(),
             m.entry.scenario,
             m.verdict.name()
+        );
+    }
+    let uncounted = cmp.verdicts_matching(|v| v == Verdict::TooFewSamples).len();
+    if uncounted > 0 {
+        eprintln!(
+            "fail-on: {uncounted} case(s) had fewer than {} raw samples a side: too few samples for a verdict, not counted",
+            cmp.rule.min_samples
         );
     }
     if found.is_empty() { 0 } else { EXIT_FAIL_ON }

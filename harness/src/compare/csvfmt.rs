@@ -26,6 +26,7 @@ impl Exporter for CsvExporter {
             "ci_lo",
             "ci_hi",
             "verdict",
+            "host_phase",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -59,6 +60,7 @@ impl Exporter for CsvExporter {
                             num(ch.and_then(|c| c.ci).map(|x| x.0)),
                             num(ch.and_then(|c| c.ci).map(|x| x.1)),
                             ch.map(|c| c.verdict.name().to_string()).unwrap_or_default(),
+                            c.host_phase.name().to_string(),
                         ]);
                         rec.extend(c.accounting.iter().map(|v| num(*v)));
                     }

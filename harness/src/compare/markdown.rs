@@ -1,6 +1,6 @@
 //! GitHub-flavoured Markdown: paste into an issue or a README.
 
-use super::{Comparison, Exporter, closing_lists, header_lines, text_tables};
+use super::{Comparison, Exporter, closing_lists, memory_list, opening_lines, text_tables};
 
 pub struct MarkdownExporter;
 
@@ -26,8 +26,14 @@ pub(crate) fn md_table(head: &[String], rows: &[Vec<String>]) -> String {
 impl Exporter for MarkdownExporter {
     fn render(&self, cmp: &Comparison) -> String {
         let mut out = String::from("## pinscope compare\n\n");
-        for l in header_lines(cmp) {
+        for l in opening_lines(cmp) {
             out.push_str(&format!("- {}\n", cell(&l)));
+        }
+        if let Some((title, lines)) = memory_list(cmp) {
+            out.push_str(&format!("\n### {title}\n\n"));
+            for l in lines {
+                out.push_str(&format!("- {}\n", cell(&l)));
+            }
         }
         for t in text_tables(cmp, "Bandwidth (median GB/s)") {
             out.push_str(&format!("\n### {}\n\n", t.title));

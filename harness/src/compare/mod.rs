@@ -7,6 +7,7 @@ mod csvfmt;
 mod gate;
 mod json;
 mod markdown;
+mod memory;
 mod model;
 mod table;
 
@@ -14,6 +15,7 @@ pub use csvfmt::CsvExporter;
 pub use gate::Match;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
+pub use memory::{HostCost, HostPhase, MemoryFinding, Moved, PinCost};
 pub use model::*;
 pub use table::TableExporter;
 
@@ -196,19 +198,37 @@ pub(crate) enum Tone {
     Bad,
 }
 
-/// A table as plain strings with the [`Tone`] of each cell.
+/// How a column lines up in a terminal table: text to the left, numbers to the right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Align {
+    Left,
+    Right,
+}
+
+/// A table as plain strings with the [`Tone`] of each cell and the [`Align`] of each column,
+/// both set where the cells are made.
 pub(crate) struct Grid {
     pub head: Vec<String>,
     pub rows: Vec<Vec<String>>,
     /// `[row][column]`, as `rows`.
     pub tones: Vec<Vec<Tone>>,
+    /// One per column.
+    pub align: Vec<Align>,
 }
 
 impl Grid {
-    /// A grid whose cells are all plain.
-    fn plain(head: Vec<String>, rows: Vec<Vec<String>>) -> Grid {
+    /// A grid whose cells are all plain: its first `text` columns are text, the rest numbers.
+    fn plain(head: Vec<String>, rows: Vec<Vec<String>>, text: usize) -> Grid {
         let tones = rows.iter().map(|r| vec![Tone::Plain; r.len()]).collect();
-        Grid { head, rows, tones }
+        let align = (0..head.len())
+            .map(|j| if j < text { Align::Left } else { Align::Right })
+            .collect();
+        Grid {
+            head,
+            rows,
+            tones,
+            align,
+        }
     }
 
     /// The grid of the columns `cols`, in that order.
@@ -222,6 +242,7 @@ impl Grid {
                 .iter()
                 .map(|t| cols.iter().map(|j| t[*j]).collect())
                 .collect(),
+            align: cols.iter().map(|j| self.align[*j]).collect(),
         }
     }
 }
@@ -239,7 +260,10 @@ fn verdict_tone(v: Verdict) -> Tone {
     match v {
         Verdict::Faster => Tone::Good,
         Verdict::Slower => Tone::Bad,
-        Verdict::NoChange | Verdict::Undecided => Tone::Plain,
+        Verdict::WithinNoise
+        | Verdict::Inconclusive
+        | Verdict::TooFewSamples
+        | Verdict::Undecided => Tone::Plain,
     }
 }
 
@@ -285,21 +309,25 @@ const LATENCY: GridKind = GridKind {
     },
 };
 
-/// The grid of `kind`: case and lane, each run's number, then per later run its ratio to the
-/// baseline, the interval and the verdict (`—` where there is no change).
+/// The grid of `kind`: case and lane, each run's number and its raw samples (n), then per later
+/// run its ratio to the baseline, the interval and the verdict (`—` where there is no change).
 fn grid(cmp: &Comparison, kind: &GridKind) -> Grid {
     let base = cmp
         .runs
         .first()
         .map_or("A".to_string(), |r| r.label.clone());
     let mut head = vec!["case".to_string(), "lane".to_string()];
+    let mut align = vec![Align::Left; 2];
     for r in &cmp.runs {
         head.push(format!("{} {}", r.label, kind.value_head));
+        head.push(format!("{} n", r.label));
+        align.extend([Align::Right; 2]);
     }
     for r in cmp.runs.iter().skip(1) {
         head.push(format!("{}{}/{base}", r.label, kind.ratio_head));
         head.push(format!("{} 95% CI", r.label));
         head.push(format!("{} verdict", r.label));
+        align.extend([Align::Right, Align::Left, Align::Left]);
     }
     let (rows, tones) = cmp
         .entries
@@ -308,8 +336,14 @@ fn grid(cmp: &Comparison, kind: &GridKind) -> Grid {
         .map(|e| {
             let mut row = vec![e.case_label.clone(), lane_cell(e)];
             let mut tones = vec![Tone::Plain; 2];
-            row.extend(e.cells.iter().map(|c| (kind.value)(c.as_ref())));
-            tones.extend(e.cells.iter().map(|c| status_tone(c.as_ref())));
+            for c in &e.cells {
+                row.push((kind.value)(c.as_ref()));
+                row.push(
+                    c.as_ref()
+                        .map_or_else(|| "—".into(), |c| c.samples.to_string()),
+                );
+                tones.extend([status_tone(c.as_ref()), Tone::Plain]);
+            }
             for c in e.cells.iter().skip(1) {
                 match c.as_ref().and_then(|c| c.change.as_ref()) {
                     Some(ch) => {
@@ -326,7 +360,12 @@ fn grid(cmp: &Comparison, kind: &GridKind) -> Grid {
             (row, tones)
         })
         .unzip();
-    Grid { head, rows, tones }
+    Grid {
+        head,
+        rows,
+        tones,
+        align,
+    }
 }
 
 /// The lane column of an accounting row: a case's memory belongs to the case, so one-way cases
@@ -348,6 +387,9 @@ pub(crate) fn lane_cell(e: &Entry) -> String {
         e.lane.name().to_string()
     }
 }
+
+/// What an accounting cell says for a phase the run did not record.
+pub const NOT_RECORDED: &str = "not recorded";
 
 /// Accounting deltas in long form, one table per phase (host memory alone, host and device
 /// memory, after free):
@@ -386,7 +428,9 @@ pub(crate) fn accounting_grids(cmp: &Comparison) -> Vec<(String, Vec<String>, Ve
             for (c, r) in e.cells.iter().zip(&cmp.runs) {
                 let Some(c) = c else { continue };
                 let vals: Vec<Option<f64>> = cols.iter().map(|(j, _)| c.accounting[*j]).collect();
-                if vals.iter().all(Option::is_none) {
+                // A run without the host phase says so in its table, rather than vanishing.
+                let not_recorded = phase == Phase::Host && c.host_phase == HostPhase::NotRecorded;
+                if vals.iter().all(Option::is_none) && !not_recorded {
                     continue;
                 }
                 let mut row = vec![
@@ -394,13 +438,19 @@ pub(crate) fn accounting_grids(cmp: &Comparison) -> Vec<(String, Vec<String>, Ve
                     case_lane(e).to_string(),
                     r.label.clone(),
                 ];
-                row.extend(vals.into_iter().map(fmt_mib));
+                if not_recorded {
+                    row.extend(vals.iter().map(|_| NOT_RECORDED.to_string()));
+                } else {
+                    row.extend(vals.into_iter().map(fmt_mib));
+                }
                 rows.push(row);
             }
         }
         if !rows.is_empty() {
             out.push((
-                format!("Memory accounting deltas {title} (MiB; — = observer unavailable)"),
+                format!(
+                    "Memory accounting deltas {title} (MiB; — = observer unavailable; {NOT_RECORDED} = not recorded by this run)"
+                ),
                 head,
                 rows,
             ));
@@ -437,7 +487,7 @@ pub(crate) fn text_tables(cmp: &Comparison, bandwidth_title: &str) -> Vec<TextTa
         out.push(split(LATENCY_TITLE, latency, 2));
     }
     for (title, h, r) in accounting_grids(cmp) {
-        out.push(split(&title, Grid::plain(h, r), 3));
+        out.push(split(&title, Grid::plain(h, r, 3), 3));
     }
     out
 }
@@ -507,7 +557,7 @@ pub(crate) fn closing_lists(cmp: &Comparison) -> Vec<(&'static str, Vec<String>)
     .collect()
 }
 
-/// Header lines: the runs, the machine fields that differ, notes.
+/// Header lines: the runs, the machine fields that differ or some run does not know, notes.
 pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     let synthetic: Vec<&str> = cmp
@@ -543,25 +593,64 @@ pub(crate) fn header_lines(cmp: &Comparison) -> Vec<String> {
     if cmp.machine_diffs.is_empty() {
         out.push("Machine fields: identical in every run.".into());
     } else {
-        for d in &cmp.machine_diffs {
-            let vals: Vec<String> = d
-                .values
-                .iter()
-                .zip(&cmp.runs)
-                .map(|(v, r)| format!("{}={}", r.label, if v.is_empty() { "?" } else { v }))
-                .collect();
-            out.push(format!("differs — {}: {}", d.field, vals.join("  ")));
-        }
+        out.extend(cmp.machine_diffs.iter().map(|d| machine_line(d, &cmp.runs)));
     }
     out.extend(cmp.notes.iter().cloned());
-    out.push(format!(
-        "Verdicts: {:.0}% bootstrap CI of the ratio of medians ({} to {} resamples: a case stops once its verdict is settled) must exclude 1 and the change must exceed the noise threshold ±{:.1}%.",
-        cmp.rule.confidence * 100.0,
-        crate::stats::FIRST_STAGE_RESAMPLES.min(cmp.rule.resamples),
-        cmp.rule.resamples,
-        cmp.rule.noise * 100.0
-    ));
     out
+}
+
+/// What the text exporters print first: [`header_lines`], then the [`verdict_legend`].
+pub(crate) fn opening_lines(cmp: &Comparison) -> Vec<String> {
+    let mut out = header_lines(cmp);
+    out.push(verdict_legend(&cmp.rule));
+    out
+}
+
+/// `differs — kernel: A=…  B=…` when the known values differ, else `unknown in B — kernel: A=…`:
+/// a value a run does not know is no difference.
+fn machine_line(d: &MachineDiff, runs: &[RunInfo]) -> String {
+    let known: Vec<String> = d
+        .values
+        .iter()
+        .zip(runs)
+        .filter_map(|(v, r)| v.as_ref().map(|v| format!("{}={v}", r.label)))
+        .collect();
+    let unknown: Vec<&str> = d
+        .values
+        .iter()
+        .zip(runs)
+        .filter(|(v, _)| v.is_none())
+        .map(|(_, r)| r.label.as_str())
+        .collect();
+    let unknown_in = format!("unknown in {}", unknown.join(", "));
+    match (d.differs(), unknown.is_empty()) {
+        (true, true) => format!("differs — {}: {}", d.field, known.join("  ")),
+        (true, false) => format!("differs — {}: {}; {unknown_in}", d.field, known.join("  ")),
+        (false, _) => format!("{unknown_in} — {}: {}", d.field, known.join("  ")),
+    }
+}
+
+/// The rule every verdict follows, as the legend under the runs says it.
+pub(crate) fn verdict_legend(rule: &crate::stats::VerdictRule) -> String {
+    format!(
+        "Verdicts: a verdict needs at least {n} raw samples per side (n columns); with fewer it reads \"too few samples\": ratio and interval are shown as information and --fail-on does not count it. Then a ratio of medians within ±{noise:.1}% reads \"no difference within noise\"; beyond it, \"faster\" or \"slower\" needs the {conf:.0}% bootstrap CI ({first} to {most} resamples: a case stops once its verdict is settled) to exclude 1, else \"interval includes 1\".",
+        n = rule.min_samples,
+        noise = rule.noise * 100.0,
+        conf = rule.confidence * 100.0,
+        first = crate::stats::FIRST_STAGE_RESAMPLES.min(rule.resamples),
+        most = rule.resamples,
+    )
+}
+
+/// The memory finding as lines (`A: allocating … moved …`), titled; none when no run held
+/// page-locked memory with its memory observed.
+pub(crate) fn memory_list(cmp: &Comparison) -> Option<(&'static str, Vec<String>)> {
+    let finding = cmp.memory.as_ref()?;
+    let names: Vec<String> = cmp.runs.iter().map(|r| r.label.clone()).collect();
+    Some((
+        "Memory: what the largest page-locked allocation cost",
+        finding.lines(&names),
+    ))
 }
 
 #[cfg(test)]
@@ -604,6 +693,26 @@ mod tests {
     }
 
     #[test]
+    fn columns_align_by_what_they_hold_not_by_how_their_text_reads() {
+        // A case labelled with digits is still text: left-aligned under its head.
+        let mut run = latency_run(10.0);
+        run.rows[0].case_label = "123456".into();
+        let c = build(&[run.clone(), run], 0.02);
+        let text = TableExporter { color: false }.render(&c);
+        let head = text
+            .lines()
+            .find(|l| l.contains("A µs (p50)"))
+            .expect("the latency table's head");
+        assert!(head.starts_with("case    "), "{head}");
+        // A verdict column of words, and a column of numbers, each as declared.
+        let g = grid(&c, &LATENCY);
+        let at = |h: &str| g.head.iter().position(|x| x == h).expect(h);
+        assert_eq!(g.align[at("case")], Align::Left);
+        assert_eq!(g.align[at("A n")], Align::Right);
+        assert_eq!(g.align[at("B verdict")], Align::Left);
+    }
+
+    #[test]
     fn lower_latency_reads_as_faster_and_higher_as_slower() {
         let verdict = |base: f64, other: f64| {
             let c = build(&[latency_run(base), latency_run(other)], 0.02);
@@ -622,7 +731,7 @@ mod tests {
             Some(Verdict::Faster),
             "latency went down"
         );
-        assert_eq!(verdict(10.0, 10.0), Some(Verdict::NoChange));
+        assert_eq!(verdict(10.0, 10.0), Some(Verdict::WithinNoise));
     }
 
     #[test]
@@ -631,12 +740,19 @@ mod tests {
         assert!(bandwidth_grid(&c).1.is_empty(), "no 0.00 GB/s row");
         let (head, rows) = latency_grid(&c);
         assert_eq!(
-            head[2..6],
-            ["A µs (p50)", "B µs (p50)", "B time/A", "B 95% CI"]
+            head[2..8],
+            [
+                "A µs (p50)",
+                "A n",
+                "B µs (p50)",
+                "B n",
+                "B time/A",
+                "B 95% CI"
+            ]
         );
-        assert_eq!(rows[0][2..4], ["10.00", "12.00"]);
-        assert_eq!(rows[0][4], "1.200", "the time ratio, not the rate's");
-        assert_eq!(rows[0][6], "slower");
+        assert_eq!(rows[0][2..6], ["10.00", "200", "12.00", "200"]);
+        assert_eq!(rows[0][6], "1.200", "the time ratio, not the rate's");
+        assert_eq!(rows[0][8], "slower");
         let text = TableExporter { color: false }.render(&c);
         assert!(!text.contains("Bandwidth (median GB/s"), "{text}");
         assert!(text.contains(LATENCY_TITLE), "{text}");
@@ -653,12 +769,15 @@ mod tests {
         };
         let c = build(&[run(10.0), run(25.0)], 0.02);
         let (_, rows) = latency_grid(&c);
-        assert_eq!(rows[0][2..5], ["10.00", "25.00", "2.500"]);
+        assert_eq!(
+            [&rows[0][2], &rows[0][4], &rows[0][6]],
+            ["10.00", "25.00", "2.500"]
+        );
         let cell = c.entries[0].cells[1].as_ref().expect("cell");
         assert_eq!(cell.median_gbs, None, "nothing moves, no bandwidth");
         assert_ne!(
             cell.change.map(|ch| ch.verdict),
-            Some(Verdict::NoChange),
+            Some(Verdict::WithinNoise),
             "one median each: no interval, so no verdict either way"
         );
     }

@@ -2,6 +2,7 @@
 //! (case, lane) with each run's median, ratio to the baseline, CI and verdict. Exporters only
 //! format this.
 
+use super::memory::{HostPhase, MemoryFinding};
 use crate::accounting;
 use crate::results::{Lane, ResultSet, Row, Sidecar, Status};
 use crate::scenario::{Direction, Engine};
@@ -25,12 +26,20 @@ pub struct RunInfo {
     pub synthetic: bool,
 }
 
-/// A machine field whose value is not the same in every run.
+/// A machine field whose value is not the same in every run, or that some run does not know.
 #[derive(Debug, Clone, Serialize)]
 pub struct MachineDiff {
     pub field: String,
-    /// One value per run, in run order (empty when unknown).
-    pub values: Vec<String>,
+    /// One value per run, in run order (`None` when the run does not know it).
+    pub values: Vec<Option<String>>,
+}
+
+impl MachineDiff {
+    /// The known values are not all the same (an unknown value is no difference).
+    pub fn differs(&self) -> bool {
+        let mut known = self.values.iter().flatten();
+        known.next().is_some_and(|first| known.any(|v| v != first))
+    }
 }
 
 /// One run's result for one case and lane.
@@ -51,6 +60,8 @@ pub struct Cell {
     pub change: Option<stats::Comparison>,
     /// Accounting deltas (MiB), aligned with [`Comparison::accounting_columns`].
     pub accounting: Vec<Option<f64>>,
+    /// Where the run recorded what the case's host memory alone cost.
+    pub host_phase: HostPhase,
 }
 
 /// One case and lane across all runs.
@@ -106,6 +117,9 @@ pub struct Comparison {
     pub accounting_keys: Vec<(accounting::Phase, accounting::Metric)>,
     /// In first-seen order: baseline cases first, then cases only later runs have.
     pub entries: Vec<Entry>,
+    /// What the largest page-locked allocation cost in each run (the finding `report` states
+    /// too); `None` when no run held page-locked memory with its memory observed.
+    pub memory: Option<MemoryFinding>,
 }
 
 impl Comparison {
@@ -132,12 +146,20 @@ fn settings_of(set: &ResultSet) -> Option<&crate::platform::Settings> {
     set.sidecar.as_ref()?.machine.settings.as_ref()
 }
 
-/// The machine fields compared across runs; the recorded settings too when `with_settings`
-/// (every run recorded them).
-fn machine_fields(set: &ResultSet, with_settings: bool) -> Vec<(&'static str, String)> {
-    let mut fields = base_machine_fields(set);
+/// The machine fields compared across runs (`None`: the run does not know the field); the
+/// recorded settings too when `with_settings` (every run recorded them).
+fn machine_fields(set: &ResultSet, with_settings: bool) -> Vec<(&'static str, Option<String>)> {
+    let mut fields: Vec<(&'static str, Option<String>)> = base_machine_fields(set)
+        .into_iter()
+        .map(|(f, v)| (f, Some(v).filter(|v| !v.is_empty())))
+        .collect();
     if let Some(settings) = settings_of(set).filter(|_| with_settings) {
-        fields.extend(settings.rows().into_iter().map(|r| (r.label, r.value)));
+        fields.extend(
+            settings
+                .rows()
+                .into_iter()
+                .map(|r| (r.label, Some(r.value).filter(|v| !v.is_empty()))),
+        );
     }
     fields
 }
@@ -231,12 +253,14 @@ pub fn build(sets: &[ResultSet], noise: f64) -> Comparison {
         accounting_columns,
         accounting_keys,
         entries,
+        memory: MemoryFinding::of(sets),
     }
 }
 
-/// The machine fields whose value is not the same in every run.
+/// The machine fields whose value is not the same in every run (an unknown value counts: it is
+/// named as unknown, not as a difference).
 fn machine_diffs(sets: &[ResultSet], with_settings: bool) -> Vec<MachineDiff> {
-    let fields: Vec<Vec<(&str, String)>> = sets
+    let fields: Vec<Vec<(&str, Option<String>)>> = sets
         .iter()
         .map(|s| machine_fields(s, with_settings))
         .collect();
@@ -245,7 +269,7 @@ fn machine_diffs(sets: &[ResultSet], with_settings: bool) -> Vec<MachineDiff> {
     };
     (0..f0.len())
         .filter_map(|j| {
-            let values: Vec<String> = fields.iter().map(|f| f[j].1.clone()).collect();
+            let values: Vec<Option<String>> = fields.iter().map(|f| f[j].1.clone()).collect();
             values.iter().any(|v| *v != values[0]).then(|| MachineDiff {
                 field: f0[j].0.to_string(),
                 values,
@@ -392,6 +416,7 @@ impl<'a> EntryBuilder<'a> {
                 .iter()
                 .map(|(p, m)| row.accounting_value(*p, *m))
                 .collect(),
+            host_phase: HostPhase::of(row),
         }
     }
 

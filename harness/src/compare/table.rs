@@ -1,7 +1,9 @@
 //! Aligned plain-text tables for a terminal; verdicts coloured only when asked (a TTY without
 //! `NO_COLOR`).
 
-use super::{Comparison, Exporter, Grid, Tone, closing_lists, header_lines, text_tables};
+use super::{
+    Align, Comparison, Exporter, Grid, Tone, closing_lists, memory_list, opening_lines, text_tables,
+};
 
 const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
@@ -21,30 +23,21 @@ pub(crate) fn width(head: &[String], rows: &[Vec<String>], j: usize) -> usize {
         .unwrap_or(0)
 }
 
-/// Left-aligns text columns and right-aligns numeric ones; `paint` may wrap a padded cell, given
+/// Aligns each column as the grid says ([`Grid::align`]); `paint` may wrap a padded cell, given
 /// its tone (`None` for the head).
 pub(crate) fn align(grid: &Grid, paint: &dyn Fn(Option<Tone>, String) -> String) -> String {
     let (head, rows) = (&grid.head, &grid.rows);
     let ncol = head.len();
     let width = |j: usize| width(head, rows, j);
     let widths: Vec<usize> = (0..ncol).map(width).collect();
-    let numeric: Vec<bool> = (0..ncol)
-        .map(|j| {
-            rows.iter().all(|r| {
-                let c = r[j].trim_start_matches(['+', '-']);
-                matches!(c, "—" | "failed" | "skipped" | "(absent)") || c.parse::<f64>().is_ok()
-            }) && !rows.is_empty()
-        })
-        .collect();
     let mut out = String::new();
     let line = |cells: &[String], tones: Option<&[Tone]>, out: &mut String| {
         let mut parts = Vec::with_capacity(ncol);
         for j in 0..ncol {
             let pad = widths[j] - cells[j].chars().count();
-            let padded = if numeric[j] {
-                format!("{}{}", " ".repeat(pad), cells[j])
-            } else {
-                format!("{}{}", cells[j], " ".repeat(pad))
+            let padded = match grid.align[j] {
+                Align::Right => format!("{}{}", " ".repeat(pad), cells[j]),
+                Align::Left => format!("{}{}", cells[j], " ".repeat(pad)),
             };
             parts.push(paint(tones.map(|t| t[j]), padded));
         }
@@ -76,9 +69,16 @@ impl Exporter for TableExporter {
             }
         };
         let mut out = String::new();
-        for l in header_lines(cmp) {
+        for l in opening_lines(cmp) {
             out.push_str(&l);
             out.push('\n');
+        }
+        if let Some((title, lines)) = memory_list(cmp) {
+            out.push_str(&format!("\n{title}\n"));
+            for l in lines {
+                out.push_str(&l);
+                out.push('\n');
+            }
         }
         for t in text_tables(cmp, "Bandwidth (median GB/s, 1 GB = 1e9 bytes)") {
             out.push_str(&format!("\n{}\n", t.title));

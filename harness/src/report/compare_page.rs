@@ -5,6 +5,7 @@ use super::html::{escape, page, table};
 use crate::Error;
 use crate::compare::{
     Comparison, accounting_grids, bandwidth_grid, closing_lists, fmt_ci, header_lines, lane_cell,
+    verdict_legend,
 };
 use crate::results::{ResultSet, Status};
 use crate::stats::Verdict;
@@ -104,34 +105,49 @@ fn verdicts(body: &mut String, cmp: &Comparison) {
                 Some((e, c))
             })
             .collect();
-        let count = |v: Verdict| changes.iter().filter(|(_, c)| c.verdict == v).count();
+        let counts: Vec<String> = Verdict::ALL
+            .into_iter()
+            .map(|v| {
+                let n = changes.iter().filter(|(_, c)| c.verdict == v).count();
+                match v {
+                    Verdict::Undecided => format!("no interval (n/a) in {n}"),
+                    v => format!("{} in {n}", v.name()),
+                }
+            })
+            .collect();
         let _ = writeln!(
             body,
-            "<li><strong>{} against {base}: faster in {}, slower in {}, no change in {}, undecided in {} of {} lanes measured by both.</strong></li>",
+            "<li><strong>{} against {base}: {} of {} lanes measured by both.</strong></li>",
             escape(&run.label),
-            count(Verdict::Faster),
-            count(Verdict::Slower),
-            count(Verdict::NoChange),
-            count(Verdict::Undecided),
+            escape(&counts.join(", ")),
             changes.len()
         );
         for (e, c) in changes
             .iter()
             .filter(|(_, c)| matches!(c.verdict, Verdict::Faster | Verdict::Slower))
         {
+            let n = |run: usize| {
+                e.cells
+                    .get(run)
+                    .and_then(Option::as_ref)
+                    .map_or(0, |c| c.samples)
+            };
             let _ = writeln!(
                 body,
-                "<li><span class=\"verdict-{}\">{}</span>: {} {}, {} {:.3}× {base} (95% CI {})</li>",
+                "<li><span class=\"verdict-{}\">{}</span>: {} {}, {} {:.3}× {base} (95% CI {}, n = {} / {})</li>",
                 c.verdict.name(),
                 c.verdict.name(),
                 escape(&e.case_label),
                 escape(&lane_cell(e)),
                 escape(&run.label),
                 c.ratio,
-                escape(&fmt_ci(c))
+                escape(&fmt_ci(c)),
+                n(0),
+                n(i)
             );
         }
     }
+    let _ = writeln!(body, "<li>{}</li>", escape(&verdict_legend(&cmp.rule)));
     body.push_str("</ul>\n");
     let (h, rows) = bandwidth_grid(cmp);
     let head: Vec<&str> = h.iter().map(String::as_str).collect();

@@ -8,9 +8,8 @@
 
 use super::html::escape;
 use super::labels::case_words;
-use super::memory_cost::{NAMED, host_alone, host_cost_known};
-use crate::accounting::{Metric, Phase};
-use crate::results::{ClaimStatus, ProbeRecord, ResultSet, Row};
+use crate::compare::MemoryFinding;
+use crate::results::{ClaimStatus, ProbeRecord, ResultSet};
 use crate::units::format_size;
 use std::fmt::Write;
 
@@ -34,62 +33,13 @@ pub fn platform_answer(sets: &[ResultSet], names: &[String]) -> String {
     out
 }
 
-/// The case every platform's memory sentence is about: the largest page-locked allocation whose
-/// host memory's cost is known on its own (the first such case on a tie), first run first.
-fn pin_case(sets: &[ResultSet]) -> Option<&Row> {
-    sets.iter().find_map(|s| {
-        s.rows
-            .iter()
-            .filter(|r| r.pinned_bytes > 0 && !r.accounting.is_empty() && host_cost_known(r))
-            .max_by_key(|r| (r.pinned_bytes, std::cmp::Reverse(r.case_index)))
-    })
-}
-
-/// `words +N MiB` for each named observer `value` gives, joined.
-fn observed(r: &Row, value: impl Fn(&Row, Metric) -> Option<f64>) -> String {
-    NAMED
-        .iter()
-        .filter_map(|m| value(r, *m).map(|v| format!("{} {v:+.0} MiB", m.declaration().words)))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// One sentence per platform: what the pin booked where, and what stayed after the free.
+/// One sentence per platform: what holding the largest page-locked allocation cost there
+/// ([`MemoryFinding`], the finding `compare` states too), and what stayed after the free.
 fn pin_booking(sets: &[ResultSet], names: &[String]) -> Vec<String> {
-    let Some(case) = pin_case(sets) else {
-        return vec!["No run held page-locked memory with its memory observed.".into()];
-    };
-    let size = format_size(case.pinned_bytes);
-    sets.iter()
-        .zip(names)
-        .map(|(s, n)| {
-            let Some(r) = s.rows.iter().find(|r| r.case_key == case.case_key) else {
-                return format!(
-                    "{n}: no {} case to tell what {size} page-locked booked.",
-                    case.case_label
-                );
-            };
-            let booked = observed(r, host_alone);
-            let after = observed(r, |r, m| r.accounting_value(Phase::Free, m));
-            let mut t = format!(
-                "{n}: holding {size} page-locked ({}, before any device memory) booked {}",
-                r.case_label,
-                if booked.is_empty() {
-                    "nothing any observer saw".into()
-                } else {
-                    booked
-                }
-            );
-            if !after.is_empty() {
-                let _ = write!(t, "; after the free and the hold: {after}");
-            }
-            if host_alone(r, Metric::Shared).is_none() {
-                t.push_str("; shared GPU memory is not observable here");
-            }
-            t.push('.');
-            t
-        })
-        .collect()
+    match MemoryFinding::of(sets) {
+        Some(finding) => finding.lines(names),
+        None => vec!["No run held page-locked memory with its memory observed.".into()],
+    }
 }
 
 /// The pinned ceiling of each platform (a ceiling at the probe's cap says so) and the largest
@@ -117,7 +67,7 @@ fn ceilings(sets: &[ResultSet], names: &[String]) -> Vec<String> {
         "Pinned ceiling (most page-locked memory the probe obtained): {}.",
         per.join("; ")
     )];
-    if let Some(case) = pin_case(sets) {
+    if let Some(case) = MemoryFinding::of(sets) {
         let held: Vec<String> = sets
             .iter()
             .zip(names)

@@ -9,10 +9,18 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
+    /// The whole interval above 1 and the ratio above `1 + noise`.
     Faster,
+    /// The whole interval below 1 and the ratio below `1 - noise`.
     Slower,
-    NoChange,
-    /// No confidence interval (fewer than two raw samples on a side): no verdict is given.
+    /// The ratio is inside the noise threshold.
+    WithinNoise,
+    /// The ratio is beyond the noise threshold but the interval includes 1.
+    Inconclusive,
+    /// Fewer raw samples on a side than [`VerdictRule::min_samples`]: the ratio and the interval
+    /// are information, not a verdict.
+    TooFewSamples,
+    /// No interval (fewer than two raw samples on a side, or no finite ratio): no verdict.
     Undecided,
 }
 
@@ -21,11 +29,30 @@ impl Verdict {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
-            Verdict::NoChange => "no change",
+            Verdict::WithinNoise => "no difference within noise",
+            Verdict::Inconclusive => "interval includes 1",
+            Verdict::TooFewSamples => "too few samples",
             Verdict::Undecided => "n/a",
         }
     }
+
+    /// Every verdict, in the order the pages count them.
+    pub const ALL: [Verdict; 6] = [
+        Verdict::Faster,
+        Verdict::Slower,
+        Verdict::WithinNoise,
+        Verdict::Inconclusive,
+        Verdict::TooFewSamples,
+        Verdict::Undecided,
+    ];
 }
+
+/// The fewest raw samples a side needs for a verdict. Below it a 95% interval of a median rests
+/// on the sample's extremes: a distribution-free 95% interval of a median is the whole range of
+/// the sample up to 8 values and first excludes the smallest and largest at 9, and a percentile
+/// bootstrap of 3 values against 3 excludes the true ratio about twice as often as its 95% says
+/// (`three_samples_a_side_miss_twice_as_often_as_the_interval_says` below).
+pub const MIN_VERDICT_SAMPLES: usize = 10;
 
 /// `other` against `base`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -33,7 +60,8 @@ pub struct Comparison {
     /// median(other) / median(base).
     pub ratio: f64,
     /// 95% percentile-bootstrap interval of the ratio; `None` when either side has fewer than two
-    /// values (then the verdict is `Undecided`: a verdict needs the interval).
+    /// values (then the verdict is `Undecided`: a verdict needs the interval). Shown also when
+    /// the verdict is `TooFewSamples`, as information.
     pub ci: Option<(f64, f64)>,
     pub verdict: Verdict,
     /// Bootstrap resamples behind `ci` (0 without one): fewer than the rule's most when the
@@ -41,12 +69,14 @@ pub struct Comparison {
     pub resamples: usize,
 }
 
-/// The rule every verdict follows: the relative change treated as no change, and the bootstrap
-/// interval of the ratio of medians that must exclude 1.
+/// The rule every verdict follows: the raw samples each side needs, the relative change treated
+/// as no difference, and the bootstrap interval of the ratio of medians that must exclude 1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct VerdictRule {
-    /// Relative change treated as no change (0.02 = 2%).
+    /// Relative change treated as no difference (0.02 = 2%).
     pub noise: f64,
+    /// The fewest raw samples each side needs for a verdict ([`MIN_VERDICT_SAMPLES`]).
+    pub min_samples: usize,
     /// Two-sided confidence of the interval.
     pub confidence: f64,
     /// The most bootstrap resamples behind one interval; a case stops earlier once its
@@ -56,39 +86,38 @@ pub struct VerdictRule {
 
 impl VerdictRule {
     /// The rule with this noise threshold and pinscope's interval ([`DEFAULT_CONFIDENCE`],
-    /// [`DEFAULT_RESAMPLES`]).
+    /// [`DEFAULT_RESAMPLES`], [`MIN_VERDICT_SAMPLES`]).
     pub fn with_noise(noise: f64) -> VerdictRule {
         VerdictRule {
             noise,
+            min_samples: MIN_VERDICT_SAMPLES,
             confidence: DEFAULT_CONFIDENCE,
             resamples: DEFAULT_RESAMPLES,
         }
     }
 
-    /// `other` against `base`: `Faster` needs the whole CI above 1 and `ratio > 1 + noise`;
-    /// `Slower` needs the whole CI below 1 and `ratio < 1 - noise`; without an interval (fewer
-    /// than two values on a side) it is `Undecided`; anything else is `NoChange`.
+    /// `other` against `base`. Without an interval (fewer than two values on a side, or no
+    /// finite ratio) it is `Undecided`; with fewer than `min_samples` values on a side it is
+    /// `TooFewSamples` (the interval is still computed, as information); then a ratio inside the
+    /// noise is `WithinNoise`; `Faster` needs the whole interval above 1, `Slower` below 1;
+    /// anything else is `Inconclusive`.
     pub fn compare(&self, base: &Sample, other: &Sample) -> Comparison {
         let ratio = other.median() / base.median();
-        // Inside the noise (or no finite ratio) the verdict is `NoChange` whatever the interval.
-        let settled = !ratio.is_finite() || (ratio - 1.0).abs() <= self.noise;
+        let enough = base.len().min(other.len()) >= self.min_samples;
+        let within_noise = (ratio - 1.0).abs() <= self.noise;
+        // The verdict reads the interval only with enough samples and a ratio beyond the noise.
+        let settled = !enough || !ratio.is_finite() || within_noise;
         let staged = (base.len() >= 2 && other.len() >= 2)
             .then(|| adaptive_ratio_ci(base, other, self.resamples, self.confidence, settled));
         let ci = staged.map(|s| (s.lo, s.hi));
-        let (above, below) = match ci {
-            Some((lo, hi)) => (lo > 1.0, hi < 1.0),
-            None => (false, false),
-        };
-        let verdict = if ci.is_none() {
-            Verdict::Undecided
-        } else if !ratio.is_finite() {
-            Verdict::NoChange
-        } else if above && ratio > 1.0 + self.noise {
-            Verdict::Faster
-        } else if below && ratio < 1.0 - self.noise {
-            Verdict::Slower
-        } else {
-            Verdict::NoChange
+        let verdict = match ci {
+            None => Verdict::Undecided,
+            Some(_) if !ratio.is_finite() => Verdict::Undecided,
+            Some(_) if !enough => Verdict::TooFewSamples,
+            Some(_) if within_noise => Verdict::WithinNoise,
+            Some((lo, _)) if lo > 1.0 && ratio > 1.0 => Verdict::Faster,
+            Some((_, hi)) if hi < 1.0 && ratio < 1.0 => Verdict::Slower,
+            Some(_) => Verdict::Inconclusive,
         };
         Comparison {
             ratio,
@@ -100,34 +129,70 @@ impl VerdictRule {
 }
 
 /// Compares two bandwidth samples under [`VerdictRule::with_noise`]: `noise` is the relative
-/// change treated as no change (0.02 = 2%).
+/// change treated as no difference (0.02 = 2%).
 pub fn compare(base: &Sample, other: &Sample, noise: f64) -> Comparison {
     VerdictRule::with_noise(noise).compare(base, other)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::bootstrap::{Rng, bootstrap_ratio_ci};
     use super::*;
     use crate::stats::sample::sample_of;
 
+    /// SYNTHETIC: `n` values around `centre`, ±0.5%.
+    fn around(centre: f64, n: usize) -> Sample {
+        let v: Vec<f64> = (0..n)
+            .map(|i| centre * (1.0 + 0.005 * ((i % 5) as f64 - 2.0) / 2.0))
+            .collect();
+        sample_of(&v)
+    }
+
     #[test]
-    fn identical_is_no_change() {
-        let a = sample_of(&[10.0, 10.1, 9.9, 10.05, 9.95]);
+    fn identical_is_no_difference_within_noise() {
+        let a = around(10.0, 12);
         let c = compare(&a, &a, 0.02);
-        assert_eq!(c.verdict, Verdict::NoChange);
+        assert_eq!(c.verdict, Verdict::WithinNoise);
+        assert_eq!(c.verdict.name(), "no difference within noise");
         assert_eq!(c.ratio, 1.0);
-        let (lo, hi) = c.ci.expect("ci");
+        let (lo, hi) = c.ci.expect("the interval is shown with the verdict");
         assert!(lo <= 1.0 && hi >= 1.0);
     }
 
     #[test]
     fn clear_shift_is_faster_or_slower() {
-        let a = sample_of(&[10.0, 10.1, 9.9, 10.05, 9.95, 10.02]);
-        let b = sample_of(&[12.0, 12.1, 11.9, 12.05, 11.95, 12.02]);
+        let a = around(10.0, MIN_VERDICT_SAMPLES);
+        let b = around(12.0, MIN_VERDICT_SAMPLES);
         assert_eq!(compare(&a, &b, 0.02).verdict, Verdict::Faster);
         assert_eq!(compare(&b, &a, 0.02).verdict, Verdict::Slower);
         // Significant but inside the noise threshold.
-        assert_eq!(compare(&a, &b, 0.5).verdict, Verdict::NoChange);
+        assert_eq!(compare(&a, &b, 0.5).verdict, Verdict::WithinNoise);
+    }
+
+    #[test]
+    fn a_shift_whose_interval_includes_1_is_inconclusive() {
+        // SYNTHETIC: two wide samples 5% apart.
+        let wide = |centre: f64| {
+            let v: Vec<f64> = (0..12)
+                .map(|i| centre * (0.7 + 0.6 * f64::from(i) / 11.0))
+                .collect();
+            sample_of(&v)
+        };
+        let c = compare(&wide(10.0), &wide(10.5), 0.02);
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
+    }
+
+    #[test]
+    fn fewer_samples_than_the_rule_give_no_verdict_but_keep_ratio_and_interval() {
+        let n = MIN_VERDICT_SAMPLES - 1;
+        let c = compare(&around(10.0, n), &around(12.0, MIN_VERDICT_SAMPLES), 0.02);
+        assert_eq!(c.verdict, Verdict::TooFewSamples);
+        assert!((c.ratio - 1.2).abs() < 1e-9);
+        let (lo, hi) = c.ci.expect("the interval, as information");
+        assert!(lo > 1.0 && hi > lo, "{lo} {hi}");
+        // Inside the noise too: too few samples to say even that.
+        let c = compare(&around(10.0, 3), &around(10.0, 3), 0.02);
+        assert_eq!(c.verdict, Verdict::TooFewSamples);
     }
 
     #[test]
@@ -137,5 +202,31 @@ mod tests {
         assert_eq!(c.verdict, Verdict::Undecided);
         let c = compare(&sample_of(&[10.0]), &sample_of(&[10.1]), 0.02);
         assert_eq!(c.verdict, Verdict::Undecided);
+    }
+
+    /// How often the 95% interval of two SYNTHETIC samples of `n` values drawn from one
+    /// distribution (so the true ratio is 1) excludes 1, over `trials` pairs.
+    fn false_verdict_rate(n: usize, trials: usize) -> f64 {
+        let mut rng = Rng::new(12345);
+        let mut uniform = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let mut draw = || -> Vec<f64> { (0..n).map(|_| 50.0 * (1.0 + 0.02 * uniform())).collect() };
+        let missed = (0..trials)
+            .filter(|_| {
+                let (a, b) = (draw(), draw());
+                let (lo, hi) = bootstrap_ratio_ci(&sample_of(&a), &sample_of(&b), 1000, 0.95);
+                lo > 1.0 || hi < 1.0
+            })
+            .count();
+        missed as f64 / trials as f64
+    }
+
+    #[test]
+    fn three_samples_a_side_miss_twice_as_often_as_the_interval_says() {
+        // With 3 values a side the resampled median is one of 3 values, and the interval is about
+        // [min / max, max / min]: it misses whenever all of one side lie below the other, 2 in 20.
+        let three = false_verdict_rate(3, 400);
+        assert!(three > 0.075, "n = 3: {three}");
+        let enough = false_verdict_rate(MIN_VERDICT_SAMPLES, 400);
+        assert!(enough <= 0.06, "n = {MIN_VERDICT_SAMPLES}: {enough}");
     }
 }
