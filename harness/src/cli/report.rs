@@ -31,6 +31,11 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
         )));
     }
     let sets = load_all(&inputs)?;
+    if !quiet {
+        for d in crate::results::duplicates(&sets) {
+            eprintln!("note: {d}");
+        }
+    }
     let mut nvb = Vec::new();
     for p in &args.nvbandwidth {
         nvb.extend(load_nvbandwidth(p)?);
