@@ -824,7 +824,7 @@ fn info_and_check_json_share_one_envelope_and_host_settings() {
             assert!(!text.contains("unavailable: no usable GPU"), "{text}");
             assert_eq!(
                 text.lines()
-                    .filter(|l| l.contains("unavailable with no usable GPU"))
+                    .filter(|l| l.contains("settings unavailable (no usable GPU): "))
                     .count(),
                 1,
                 "{text}"

@@ -189,28 +189,39 @@ fn write_probes(
     Ok(())
 }
 
-/// The settings that change the answer, one line each: label, value, source. Those unavailable
-/// for want of a GPU share one line.
+/// The settings that change the answer, one line each: label, value, source. Settings that are
+/// unavailable for one reason shared by several ([`GROUPED`] or more: no GPU, another OS) share
+/// one line.
 fn write_settings(out: &mut String, settings: &crate::platform::Settings) {
     let _ = writeln!(out, "settings that change the answer:");
-    let (no_gpu, rows): (Vec<_>, Vec<_>) = settings
-        .rows()
-        .into_iter()
-        .partition(|row| row.unavailable.as_deref() == Some(NO_GPU));
-    for row in rows {
+    let rows = settings.rows();
+    let mut shared: Vec<(&str, Vec<&str>)> = Vec::new();
+    for row in &rows {
+        if let Some(why) = row.unavailable.as_deref() {
+            match shared.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, labels)) => labels.push(row.label),
+                None => shared.push((why, vec![row.label])),
+            }
+        }
+    }
+    shared.retain(|(_, labels)| labels.len() >= GROUPED);
+    let grouped = |why: Option<&str>| why.is_some_and(|w| shared.iter().any(|(s, _)| *s == w));
+    for row in rows.iter().filter(|r| !grouped(r.unavailable.as_deref())) {
         if row.source.is_empty() {
             let _ = writeln!(out, "  {}: {}", row.label, row.value);
         } else {
             let _ = writeln!(out, "  {}: {}  [{}]", row.label, row.value, row.source);
         }
     }
-    if !no_gpu.is_empty() {
-        let labels: Vec<&str> = no_gpu.iter().map(|r| r.label).collect();
+    for (why, labels) in &shared {
         let _ = writeln!(
             out,
-            "  {} more, unavailable with {NO_GPU}: {}",
+            "  {} settings unavailable ({why}): {}",
             labels.len(),
-            labels.join(", ")
+            labels.join("; ")
         );
     }
 }
+
+/// How many settings unavailable for the same reason [`write_settings`] puts on one line.
+const GROUPED: usize = 3;
