@@ -128,7 +128,7 @@ fn plan(c: &mut Criterion) {
     g.bench_function("parse + summary (plan -q)", |b| {
         b.iter(|| {
             let s = pinscope::scenario::parse("sweep.toml", black_box(&text)).expect("parses");
-            black_box(pinscope::scenario::plan_summary(&s, ram, 0.5))
+            black_box(pinscope::scenario::plan_summary(&s, ram, 0.5, None))
         })
     });
     let parsed = pinscope::scenario::parse("sweep.toml", &text).expect("parses");

@@ -56,13 +56,17 @@ pub enum Error {
     #[error("{0}")]
     NoGpu(String),
 
-    /// A CUDA driver call failed outside a case (inside a case it becomes the row's status).
-    #[error("CUDA call {call} failed with {code}{context}")]
+    /// A CUDA driver call failed while pinscope was `doing` something outside a case (inside a
+    /// case it becomes the row's status): the call and its typed code.
+    #[error("{}", cuda_sentence(doing, error))]
     Cuda {
-        call: &'static str,
-        code: String,
-        context: String,
+        doing: &'static str,
+        error: crate::cuda::CudaError,
     },
+
+    /// The operating system refused what pinscope needs to run (a thread, for instance).
+    #[error("{0}")]
+    System(String),
 
     #[error("{}", io_sentence(path, source))]
     Io {
@@ -90,6 +94,16 @@ pub enum Error {
     /// The run was interrupted (Ctrl-C); partial results are where the message says.
     #[error("interrupted: {0}")]
     Interrupted(String),
+}
+
+/// What failed, where (the call and the driver's code) and what to do about it, in one sentence.
+fn cuda_sentence(doing: &str, e: &crate::cuda::CudaError) -> String {
+    format!(
+        "pinscope could not {doing}: {} returned {}; {}",
+        e.call,
+        e.code,
+        e.code.remedy()
+    )
 }
 
 /// The same sentence on every OS for the common cases (the OS's own wording differs).
@@ -140,6 +154,11 @@ impl Error {
         }
     }
 
+    /// Whether this is standard output closed by its reader (`pinscope plan x | head -1`).
+    pub fn is_closed_output(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
     /// The process exit status for this error: 2 invalid input (including a file that does not
     /// exist, a folder, a loop, no permission), 3 no GPU/driver, 130 interrupted, 1 anything else.
     pub fn exit_code(&self) -> i32 {
@@ -155,7 +174,7 @@ impl Error {
             Error::Io { source, .. } if is_path_error(source) => 2,
             Error::NoGpu(_) => 3,
             Error::Interrupted(_) => 130,
-            Error::Cuda { .. } | Error::Io { .. } => 1,
+            Error::Cuda { .. } | Error::System(_) | Error::Io { .. } => 1,
         }
     }
 }
@@ -166,5 +185,44 @@ impl Error {
     pub(crate) fn assert_bad_input(&self, says: &str) {
         assert!(self.to_string().contains(says), "{self}");
         assert_eq!(self.exit_code(), 2, "{self}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::CudaError;
+    use cudarc::driver::sys::CUresult;
+
+    #[test]
+    fn a_cuda_failure_at_start_says_what_where_and_how_to_fix_it() {
+        let e = Error::Cuda {
+            doing: "load its kernels (pinscope.ptx, embedded in the binary) into the GPU",
+            error: CudaError::driver(
+                "cuModuleLoadData",
+                CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+            ),
+        };
+        assert_eq!(
+            e.to_string(),
+            "pinscope could not load its kernels (pinscope.ptx, embedded in the binary) into the GPU: cuModuleLoadData returned CUDA_ERROR_UNSUPPORTED_PTX_VERSION; the NVIDIA driver is older than the PTX of pinscope's kernels (PTX 7.0, CUDA 11.0): update the driver"
+        );
+        assert_eq!(e.exit_code(), 1);
+        // A code with no advice of its own still says where to look.
+        let e = Error::Cuda {
+            doing: "allocate the page-locked flag its timed copies start on",
+            error: CudaError::driver("cuMemHostAlloc", CUresult::CUDA_ERROR_NOT_PERMITTED),
+        };
+        assert!(e.to_string().ends_with("run `pinscope info` to check the driver and the GPU, and update the driver if it is old"), "{e}");
+    }
+
+    #[test]
+    fn only_a_closed_pipe_is_a_closed_output() {
+        use std::io::{Error as IoError, ErrorKind};
+        let closed = Error::io(Path::new("-"), IoError::from(ErrorKind::BrokenPipe));
+        assert!(closed.is_closed_output());
+        let full = Error::io(Path::new("-"), IoError::from(ErrorKind::StorageFull));
+        assert!(!full.is_closed_output());
+        assert_eq!(Error::System("no thread".into()).exit_code(), 1);
     }
 }

@@ -145,7 +145,7 @@ fn allow_pinned_out_of_range_exits_2() {
     for cmd in ["run", "plan"] {
         pinscope()
             .args([cmd, "--allow-pinned", "2", "scenarios/quick.toml"])
-            .refused(2, "--allow-pinned")
+            .fails(2, "--allow-pinned")
             .stderr(predicate::str::contains("0.9"));
     }
 }
@@ -289,7 +289,9 @@ fn shipped_scenarios_are_found_by_name_from_any_folder() {
             .args(["plan", arg])
             .assert()
             .success()
-            .stdout(predicate::str::contains("from scenarios/ollama-like.toml"))
+            .stdout(predicate::str::contains(
+                "shipped with pinscope 0.1.0 (as scenarios/ollama-like.toml)",
+            ))
             .stderr(no_panic());
     }
     pinscope()
@@ -448,5 +450,385 @@ fn plan_says_a_multi_gpu_scenario_runs_each_case_several_times() {
         &[
             "devices = \"all\": with N GPUs each case runs on each GPU alone, then on all at once (N + 1 runs",
         ],
+    );
+}
+
+// ---- standard output closed by its reader ----------------------------------------------------
+
+/// Runs `pinscope args` in `dir` with its standard output read by a reader that closes it after
+/// one line; returns the exit code and stderr.
+fn read_one_line_then_close(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pinscope"))
+        .args(args)
+        .current_dir(dir)
+        .env("RUST_BACKTRACE", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut first = String::new();
+    {
+        let stdout = child.stdout.take().expect("piped");
+        BufReader::new(stdout).read_line(&mut first).expect("reads");
+        // Dropped here: the reader goes away, as `head -1` does.
+    }
+    assert!(!first.is_empty(), "{args:?} printed a first line");
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut err)
+        .expect("stderr");
+    let status = child.wait().expect("ends");
+    (status.code(), err)
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // 1 000 cases: a table far larger than a pipe's buffer, so writes meet the closed pipe.
+    let mut text = String::from("name = \"big\"\ndescription = \"a thousand cases\"\n");
+    for i in 0..1000 {
+        text.push_str(&format!(
+            "[[case]]\nlabel = \"case number {i} with a long label\"\nhost = \"pageable\"\n"
+        ));
+    }
+    std::fs::write(tmp.path().join("big.toml"), text).expect("write");
+    let commands: [&[&str]; 6] = [
+        &["plan", "big.toml"],
+        &["plan", "-q", "big.toml", "big.toml"],
+        &["scenarios"],
+        &["scenarios", "show", "quick"],
+        &["completions", "bash"],
+        &["man"],
+    ];
+    for args in commands {
+        let (code, err) = read_one_line_then_close(tmp.path(), args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(no_panic().eval(&err), "{args:?}: {err}");
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+    }
+}
+
+// ---- numbers and values written with a minus sign ----------------------------------------------
+
+#[test]
+fn a_negative_number_gets_pinscopes_own_sentence_not_claps_tip() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let out_dir = out.path().to_string_lossy().into_owned();
+    for (args, says) in [
+        (
+            vec!["check", "--min-h2d", "-5"],
+            "--min-h2d -5 is not a bandwidth",
+        ),
+        (
+            vec!["check", "--min-link-share", "-1"],
+            "--min-link-share -1 is not a share",
+        ),
+        (vec!["check", "--device", "-1"], "--device -1:"),
+        (vec!["info", "--device", "-1"], "--device -1:"),
+        (
+            vec![
+                "run",
+                "--out-dir",
+                &out_dir,
+                "--device",
+                "-1",
+                "scenarios/quick.toml",
+            ],
+            "--device -1:",
+        ),
+        (
+            vec![
+                "run",
+                "--out-dir",
+                &out_dir,
+                "--case-timeout",
+                "-5m",
+                "scenarios/quick.toml",
+            ],
+            "--case-timeout:",
+        ),
+        (
+            vec!["plan", "--device-free", "-1GiB", "scenarios/quick.toml"],
+            "--device-free:",
+        ),
+    ] {
+        pinscope()
+            .args(&args)
+            .refused(2, says)
+            .stderr(predicate::str::contains("tip:").not());
+    }
+}
+
+#[test]
+fn allow_pinned_has_one_rule_and_one_sentence_in_run_and_plan() {
+    let out = tempfile::tempdir().expect("tempdir");
+    for value in ["0", "-0.1", "0.95", "2"] {
+        let stderr: Vec<String> = ["run", "plan"]
+            .iter()
+            .map(|cmd| {
+                let mut c = pinscope();
+                c.arg(cmd)
+                    .args(["--allow-pinned", value, "scenarios/quick.toml"]);
+                if *cmd == "run" {
+                    c.arg("--out-dir").arg(out.path());
+                }
+                let a = c.fails(2, "give a fraction above 0 and at most 0.9");
+                String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+            })
+            .collect();
+        assert_eq!(stderr[0], stderr[1], "--allow-pinned {value}");
+    }
+    // 0.9 itself is allowed by both.
+    pinscope()
+        .args([
+            "plan",
+            "--allow-pinned",
+            "0.9",
+            "-q",
+            "scenarios/quick.toml",
+        ])
+        .stdout_ok();
+}
+
+// ---- plan says what run would do ----------------------------------------------------------------
+
+/// `pinscope plan` of `text` (written to a file) with `args` after the file: stdout, stderr.
+fn plan_with(text: &str, args: &[&str]) -> (String, String) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("s.toml");
+    std::fs::write(&p, text).expect("write");
+    let a = pinscope().arg("plan").arg(&p).args(args).assert().success();
+    let o = a.get_output();
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn plan_refuses_what_does_not_fit_in_the_free_device_memory_given() {
+    let text = "name = \"devfree\"\ndescription = \"d\"\n[[case]]\nlabel = \"big\"\nhost = \"pageable\"\nsize = \"2GiB\"\n";
+    let (out, _) = plan_with(text, &["--device-free", "1GiB"]);
+    assert_contains_all(
+        &out,
+        &[
+            "refused: past the card: needs 2 GiB of 1 GiB free",
+            "1 case (1 refused)",
+        ],
+    );
+    let (out, _) = plan_with(text, &["--device-free", "1GiB", "-q"]);
+    assert!(out.contains("(1 refused)"), "{out}");
+    let (out, _) = plan_with(text, &["--device-free", "4GiB"]);
+    assert!(!out.contains("refused"), "{out}");
+}
+
+#[test]
+fn plan_says_one_gpu_for_a_single_device_index() {
+    let body = "description = \"d\"\n[[case]]\nlabel = \"c\"\n";
+    let (out, _) = plan_with(&format!("name = \"one\"\ndevices = 99\n{body}"), &[]);
+    assert!(
+        out.contains("each case runs on GPU 99 (checked when run)"),
+        "{out}"
+    );
+    assert!(!out.contains("with N GPUs"), "{out}");
+    let (out, _) = plan_with(&format!("name = \"two\"\ndevices = \"0,1\"\n{body}"), &[]);
+    assert!(
+        out.contains("each of these 2 GPUs alone, then on all at once (3 runs"),
+        "{out}"
+    );
+    let (out, _) = plan_with(&format!("name = \"all\"\ndevices = \"all\"\n{body}"), &[]);
+    assert!(
+        out.contains("with N GPUs each case runs on each GPU alone"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_hold_interval_under_a_millisecond_is_refused_and_a_long_hold_is_warned() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("hold.toml");
+    std::fs::write(
+        &p,
+        "name = \"hold\"\ndescription = \"d\"\n[[case]]\nlabel = \"x\"\nprobes = { hold_after_free = \"1h\", hold_interval = \"1us\" }\n",
+    )
+    .expect("write");
+    pinscope()
+        .arg("plan")
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "hold.toml:5:52: case `x`: `probes.hold_interval` is 1µs: give at least 1ms",
+        ))
+        .stderr(no_panic());
+    let (out, _) = plan_with(
+        "name = \"hold\"\ndescription = \"d\"\n[[case]]\nlabel = \"x\"\nprobes = { hold_after_free = \"1h\" }\n",
+        &[],
+    );
+    assert!(
+        out.contains("longer than run's default --case-timeout 10m, which would stop it"),
+        "{out}"
+    );
+    let (out, _) = plan_with(
+        "name = \"hold\"\ndescription = \"d\"\n[[case]]\nlabel = \"x\"\nprobes = { hold_after_free = \"5s\" }\n",
+        &[],
+    );
+    assert!(!out.contains("--case-timeout"), "{out}");
+}
+
+#[test]
+fn plan_shows_how_a_derived_result_is_computed() {
+    let (out, _) = plan_with(
+        r#"name = "load"
+description = "d"
+[[case]]
+label = "pageable"
+host = "pageable"
+[[case]]
+label = "pinned"
+host = "alloc"
+[[derived]]
+text = "time to load the model"
+cases = ["pageable", "pinned"]
+metric = "time_median_ms"
+scale = 1e-3
+unit = "s"
+"#,
+        &[],
+    );
+    assert!(
+        out.contains(
+            "derived \"time to load the model\" = time_median_ms of `pageable` + `pinned`, summed, × 0.001, in s"
+        ),
+        "{out}"
+    );
+}
+
+// ---- shipped scenarios read from another folder -----------------------------------------------
+
+#[test]
+fn a_shipped_scenario_says_it_is_shipped_and_a_missing_file_is_noted() {
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let mut by_name = pinscope();
+    by_name
+        .current_dir(elsewhere.path())
+        .args(["plan", "ollama-like"]);
+    let a = by_name.assert().success().stderr("");
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        out.contains(&format!(
+            "  shipped with pinscope {version} (as scenarios/ollama-like.toml)"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("from scenarios/"), "{out}");
+    // A path to a file that is not there: the shipped copy, and a note that says so.
+    let mut by_path = pinscope();
+    by_path
+        .current_dir(elsewhere.path())
+        .args(["plan", "-q", "scenarios/quick.toml"]);
+    by_path.assert().success().stderr(format!(
+        "note: scenarios/quick.toml does not exist here: using the copy of `quick` shipped with pinscope {version}\n"
+    ));
+    // The file itself, where it exists: no note.
+    pinscope()
+        .args(["plan", "-q", "scenarios/quick.toml"])
+        .assert()
+        .success()
+        .stderr("");
+}
+
+// ---- the same run given twice, rows repeated in a file ----------------------------------------
+
+#[test]
+fn report_and_compare_note_a_run_given_twice_and_repeated_rows() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let csv = copy_run(tmp.path(), "h200-headline");
+    let html = tmp.path().join("page.html");
+    pinscope()
+        .arg("report")
+        .arg(&csv)
+        .arg(&csv)
+        .arg("-o")
+        .arg(&html)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("hold the same run (run id"));
+    pinscope()
+        .arg("compare")
+        .arg(&csv)
+        .arg(&csv)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("hold the same run (run id"));
+    // Every row twice: each repeated case is named once.
+    let text = std::fs::read_to_string(&csv).expect("csv");
+    let mut lines = text.lines();
+    let header = lines.next().expect("header");
+    let rows: Vec<&str> = lines.collect();
+    let doubled = tmp.path().join("doubled.csv");
+    let mut out = format!("{header}\n");
+    for r in rows.iter().chain(&rows) {
+        out.push_str(r);
+        out.push('\n');
+    }
+    std::fs::write(&doubled, out).expect("write");
+    let a = pinscope()
+        .arg("report")
+        .arg(&doubled)
+        .arg("-o")
+        .arg(&html)
+        .assert()
+        .success()
+        .stderr(no_panic());
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    let notes = err
+        .lines()
+        .filter(|l| l.contains(" 2 times: every copy is read"))
+        .count();
+    assert_eq!(notes, rows.len(), "{err}");
+    assert!(err.contains("doubled.csv has the row of case `"), "{err}");
+}
+
+// ---- info and check without a GPU ------------------------------------------------------------
+
+#[test]
+fn info_and_check_json_share_one_envelope_and_host_settings() {
+    without_driver(
+        "info_and_check_json_share_one_envelope_and_host_settings",
+        || {
+            let json = |args: &[&str]| -> serde_json::Value {
+                let out = pinscope().args(args).output().expect("runs");
+                assert_eq!(out.status.code(), Some(3), "{args:?}");
+                serde_json::from_slice(&out.stdout).expect("JSON")
+            };
+            let info = json(&["info", "--json"]);
+            let check = json(&["check", "--json"]);
+            for v in [&info, &check] {
+                assert_eq!(v["pinscope_version"], env!("CARGO_PKG_VERSION"), "{v}");
+                assert_eq!(v["exit_code"], 3, "{v}");
+                assert!(v["gpu_unavailable"].is_string(), "{v}");
+            }
+            // The host's settings are read without a GPU, by both.
+            assert!(check["settings"].is_object(), "{check}");
+            assert_eq!(check["settings"], info["machine"]["settings"]);
+            // The text form says once that the GPU settings are unavailable.
+            let text = pinscope().arg("info").output().expect("runs");
+            let text = String::from_utf8_lossy(&text.stdout);
+            assert!(!text.contains("unavailable: no usable GPU"), "{text}");
+            assert_eq!(
+                text.lines()
+                    .filter(|l| l.contains("settings unavailable (no usable GPU): "))
+                    .count(),
+                1,
+                "{text}"
+            );
+        },
     );
 }

@@ -359,9 +359,9 @@ fn a_negative_value_reaches_its_check() {
         .arg("plan")
         .arg(quick())
         .args(["--allow-pinned", "-0.5"])
-        .refused(
+        .fails(
             2,
-            "--allow-pinned must be above 0 and at most 0.9, not -0.5",
+            "-0.5 is not a share of RAM a case may pin: give a fraction above 0 and at most 0.9",
         );
     let csv = run_fixture("h200-headline.csv");
     pinscope()
@@ -404,7 +404,7 @@ fn info_device_is_read_as_run_reads_it() {
         &[
             (
                 &["info", "--device", "all"],
-                "--device all: info describes one GPU at a time",
+                "--device all: info looks at one GPU at a time",
             ),
             (&["info", "--device", "x"], "--device x: `x` is not a GPU"),
         ],

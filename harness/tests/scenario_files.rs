@@ -170,7 +170,7 @@ fn plan_table_for_a_small_scenario() {
     assert_eq!(
         row(1).as_deref(),
         Some(
-            "1 pinned alloc none copy h2d direct 4 GiB - 4 GiB 4 GiB 2.2 s refused: pins 4 GiB, over the cap 2 GiB (0.25 × RAM)"
+            "1 pinned alloc none copy h2d direct 4 GiB - 4 GiB 4 GiB 2.2 s refused: pins 4 GiB, over the cap of 2 GiB (0.25 × RAM; raise it with --allow-pinned)"
         )
     );
     assert_eq!(

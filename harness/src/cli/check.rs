@@ -14,33 +14,36 @@ use std::time::Instant;
 
 #[derive(Debug, Args, Clone)]
 pub struct CheckArgs {
-    /// CUDA device ordinal.
-    #[arg(long, default_value_t = 0)]
-    pub device: u32,
+    /// The GPU to check: one CUDA device ordinal, as `run --device` takes it.
+    #[arg(long, default_value = "0", allow_hyphen_values = true)]
+    pub device: String,
     /// Print JSON instead of text (only JSON on stdout; same exit code).
     #[arg(long)]
     pub json: bool,
     /// Fail when pinned host→device bandwidth is below this many GB/s (1e9 B/s); warn within 5%
     /// above it. Default: a share of the link's theoretical rate (--min-link-share).
-    #[arg(long, value_name = "GB/s")]
+    #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
     pub min_h2d: Option<f64>,
     /// As --min-h2d, for device→host.
-    #[arg(long, value_name = "GB/s")]
+    #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
     pub min_d2h: Option<f64>,
     /// Share of the link's theoretical rate (from its maximum generation and width) that pinned
     /// bandwidth must reach where no --min-h2d / --min-d2h is given.
-    #[arg(long, default_value_t = DEFAULT_MIN_LINK_SHARE, value_name = "FRACTION")]
+    #[arg(
+        long,
+        default_value_t = DEFAULT_MIN_LINK_SHARE,
+        value_name = "FRACTION",
+        allow_negative_numbers = true
+    )]
     pub min_link_share: f64,
 }
 
 /// The report `check` prints: as text, or as JSON for scripts.
 #[derive(Debug, serde::Serialize)]
 struct CheckReport {
-    pinscope_version: &'static str,
+    #[serde(flatten)]
+    envelope: super::Envelope,
     verdict: Verdict,
-    exit_code: i32,
-    /// Why no GPU could be used, when none could.
-    gpu_unavailable: Option<String>,
     device: u32,
     gpu: Option<String>,
     platform: Recorded<Platform>,
@@ -74,14 +77,13 @@ fn thresholds(args: &CheckArgs) -> Result<Thresholds, Error> {
 /// `pinscope check`.
 pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
     let thresholds = thresholds(args)?;
+    let device = super::info::one_device(&args.device, "check")?;
     let started = Instant::now();
     let machine = crate::platform::this_machine(false);
     let mut report = CheckReport {
-        pinscope_version: env!("CARGO_PKG_VERSION"),
+        envelope: super::Envelope::new(3, None),
         verdict: Verdict::NotRun,
-        exit_code: 3,
-        gpu_unavailable: None,
-        device: args.device,
+        device,
         gpu: None,
         platform: machine.platform.clone(),
         seconds: 0.0,
@@ -90,7 +92,7 @@ pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
         measured: None,
         settings: None,
     };
-    match open_session(args.device, false) {
+    match open_session(device, false) {
         Ok(mut session) => {
             session.read_settings_under_load();
             let wsl2 = session.machine.platform.is(Platform::Wsl2);
@@ -98,14 +100,16 @@ pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
             let settings = session.machine.settings.clone().unwrap_or_default();
             report.checks = health::evaluate(&measured, &settings, &thresholds, wsl2);
             report.verdict = health::overall(&report.checks);
-            report.exit_code = i32::from(report.verdict == Verdict::Fail);
+            report.envelope.exit_code = i32::from(report.verdict == Verdict::Fail);
             report.gpu = session.machine.gpu.as_ref().map(|g| g.name.clone());
             report.measured = Some(measured);
             report.settings = Some(settings);
         }
         Err(Error::NoGpu(why)) => {
-            report.checks = health::all_not_run(&format!("no usable GPU: {why}"));
-            report.gpu_unavailable = Some(why);
+            let no_gpu = super::info::NO_GPU;
+            report.checks = health::all_not_run(&format!("{no_gpu}: {why}"));
+            report.settings = Some(crate::run::record_settings_without_gpu(no_gpu));
+            report.envelope.gpu_unavailable = Some(why);
         }
         Err(e) => return Err(e),
     }
@@ -113,23 +117,27 @@ pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
     if args.json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| Error::Usage(format!("the check's JSON could not be written ({e})")))?;
-        println!("{text}");
+        super::print_out(&format!("{text}\n"))?;
     } else {
-        print_text(&report);
+        super::print_out(&text_of(&report))?;
     }
-    Ok(report.exit_code)
+    Ok(report.envelope.exit_code)
 }
 
-fn print_text(r: &CheckReport) {
-    match (&r.gpu, &r.gpu_unavailable) {
-        (_, Some(why)) => println!("pinscope check: no usable GPU — {why}"),
-        (gpu, None) => println!(
+/// The report as text, one line per check.
+fn text_of(r: &CheckReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = match (&r.gpu, &r.envelope.gpu_unavailable) {
+        (_, Some(why)) => writeln!(out, "pinscope check: no usable GPU — {why}"),
+        (gpu, None) => writeln!(
+            out,
             "pinscope check: GPU {} ({}), {}",
             r.device,
             gpu.as_deref().unwrap_or("unnamed"),
             r.platform
         ),
-    }
+    };
     let width = r
         .checks
         .iter()
@@ -150,13 +158,14 @@ fn print_text(r: &CheckReport) {
         if !c.threshold.is_empty() {
             line.push_str(&format!("  (threshold {})", c.threshold));
         }
-        println!("{}", line.trim_end());
-        if !c.advice.is_empty() && r.gpu_unavailable.is_none() {
-            println!("          → {}", c.advice);
+        let _ = writeln!(out, "{}", line.trim_end());
+        if !c.advice.is_empty() && r.envelope.gpu_unavailable.is_none() {
+            let _ = writeln!(out, "          → {}", c.advice);
         }
     }
     if let Some(m) = &r.measured {
-        println!(
+        let _ = writeln!(
+            out,
             "measured (median, GB/s = 1e9 B/s): pinned H2D {}, D2H {}; pageable H2D {}, D2H {}",
             gbs(m.pinned_h2d.as_ref()),
             gbs(m.pinned_d2h.as_ref()),
@@ -164,12 +173,14 @@ fn print_text(r: &CheckReport) {
             gbs(m.pageable_d2h.as_ref())
         );
     }
-    println!(
+    let _ = writeln!(
+        out,
         "verdict: {} (exit {}) in {:.1} s",
         r.verdict.name(),
-        r.exit_code,
+        r.envelope.exit_code,
         r.seconds
     );
+    out
 }
 
 fn gbs(c: Option<&Copies>) -> String {

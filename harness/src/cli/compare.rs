@@ -37,6 +37,11 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
         ));
     }
     let sets = load_all(&inputs)?;
+    if !quiet {
+        for d in crate::results::duplicates(&sets) {
+            eprintln!("note: {d}");
+        }
+    }
     let cmp = build(&sets, args.noise);
     // Runs that share no case cannot be compared: say so instead of printing two lists.
     for (i, r) in cmp.runs.iter().enumerate().skip(1) {

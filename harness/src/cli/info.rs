@@ -7,33 +7,41 @@ use crate::platform::Machine;
 use crate::probe::{self, GpuContext, Observers};
 use crate::run::{Session, ceiling_cap, max_allocatable, open_session, pinned_ceiling};
 use crate::units::{MIB, format_size};
+use std::fmt::Write as _;
 
-/// The one GPU `--device` names, read as `run --device` reads it.
-fn one_device(text: &str) -> Result<u32, Error> {
+/// Why the GPU settings are unavailable on a machine where no GPU could be opened.
+pub(super) const NO_GPU: &str = "no usable GPU";
+
+/// The one GPU `--device` names, read as `run --device` reads it; `command` (`info`, `check`)
+/// names who refuses several.
+pub(super) fn one_device(text: &str, command: &str) -> Result<u32, Error> {
     use crate::platform::DeviceSelection;
     match DeviceSelection::parse(text).map_err(|e| Error::Usage(format!("--device {text}: {e}")))? {
         DeviceSelection::List(one) if one.len() == 1 => Ok(one[0]),
         several => Err(Error::Usage(format!(
-            "--device {several}: info describes one GPU at a time: give one CUDA device index such as 0, once per GPU"
+            "--device {several}: {command} looks at one GPU at a time: give one CUDA device index such as 0, once per GPU"
         ))),
     }
 }
 
+/// `info --json`: the fields `check --json` opens with, then the machine and its observers.
+#[derive(serde::Serialize)]
+struct InfoReport<'a> {
+    #[serde(flatten)]
+    envelope: super::Envelope,
+    machine: &'a Machine,
+    observers: Vec<probe::ObserverStatus>,
+}
+
 /// `pinscope info`.
 pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
-    let device = one_device(&args.device)?;
+    let device = one_device(&args.device, "info")?;
     let mut machine = crate::platform::this_machine(args.anonymize);
     let mut no_gpu = None;
     let mut session = match open_session(device, args.anonymize) {
         Ok(s) => Some(s),
         Err(Error::NoGpu(why)) => {
-            // With --json, stdout holds only the JSON: the reason goes into it (and to stderr).
-            if args.wants_json() {
-                eprintln!("GPU: none usable — {why}");
-            } else {
-                println!("GPU: none usable — {why}");
-            }
-            machine.settings = Some(crate::run::record_settings_without_gpu("no usable GPU"));
+            machine.settings = Some(crate::run::record_settings_without_gpu(NO_GPU));
             no_gpu = Some(why);
             None
         }
@@ -44,77 +52,94 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         machine = s.machine.clone();
     }
     let code = if session.is_some() { 0 } else { 3 };
-    if args.wants_json() {
-        print_json(&machine, session.as_ref(), no_gpu);
-        return Ok(code);
-    }
-    print_machine(&machine);
-    if let Some(settings) = &machine.settings {
-        print_settings(settings);
-    }
-    match &session {
-        Some(s) => {
-            println!("memory observers:");
-            print_observers(&s.observers);
-            if args.probe {
-                print_probes(s, args, machine.ram_bytes)?;
-            }
-        }
-        None => {
-            println!("memory observers (without a GPU):");
-            print_observers(&Observers::for_this_machine(GpuContext::default()));
-        }
-    }
-    Ok(code)
-}
-
-/// `--json`: the machine, why no GPU was usable, and each observer's status.
-fn print_json(machine: &Machine, session: Option<&Session>, no_gpu: Option<String>) {
-    let observers = match session {
+    let observers = match &session {
         Some(s) => s.observers.statuses(),
         None => Observers::for_this_machine(GpuContext::default()).statuses(),
     };
-    let v = serde_json::json!({
-        "machine": machine,
-        "gpu_unavailable": no_gpu,
-        "observers": observers,
-    });
-    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    if args.wants_json() {
+        // With --json, stdout holds only the JSON: the reason goes into it (and to stderr).
+        if let Some(why) = &no_gpu {
+            eprintln!("GPU: none usable — {why}");
+        }
+        let report = InfoReport {
+            envelope: super::Envelope::new(code, no_gpu),
+            machine: &machine,
+            observers,
+        };
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| Error::Usage(format!("the machine's JSON could not be written ({e})")))?;
+        super::print_out(&format!("{text}\n"))?;
+        return Ok(code);
+    }
+    let mut out = String::new();
+    if let Some(why) = &no_gpu {
+        let _ = writeln!(out, "GPU: none usable — {why}");
+    }
+    write_machine(&mut out, &machine);
+    if let Some(settings) = &machine.settings {
+        write_settings(&mut out, settings);
+    }
+    match &session {
+        Some(s) => {
+            let _ = writeln!(out, "memory observers:");
+            write_observers(&mut out, &s.observers);
+            super::print_out(&out)?;
+            out.clear();
+            if args.probe {
+                write_probes(&mut out, s, args, machine.ram_bytes)?;
+            }
+        }
+        None => {
+            let _ = writeln!(out, "memory observers (without a GPU):");
+            write_observers(
+                &mut out,
+                &Observers::for_this_machine(GpuContext::default()),
+            );
+        }
+    }
+    super::print_out(&out)?;
+    Ok(code)
 }
 
 /// The host, its platform and the GPU, one line each.
-fn print_machine(machine: &Machine) {
-    println!("host:      {}", machine.host_name);
-    println!(
+fn write_machine(out: &mut String, machine: &Machine) {
+    let _ = writeln!(out, "host:      {}", machine.host_name);
+    let _ = writeln!(
+        out,
         "platform:  {} ({})",
         machine.platform,
         machine.platform_evidence.join("; ")
     );
-    println!("os:        {}", machine.os);
-    println!("kernel:    {}", machine.kernel);
-    println!(
+    let _ = writeln!(out, "os:        {}", machine.os);
+    let _ = writeln!(out, "kernel:    {}", machine.kernel);
+    let _ = writeln!(
+        out,
         "cpu:       {} ({} threads)",
         machine.cpu, machine.cpu_threads
     );
-    println!("ram:       {}", format_size(machine.ram_bytes));
+    let _ = writeln!(out, "ram:       {}", format_size(machine.ram_bytes));
     if let Some(g) = &machine.gpu {
-        println!(
+        let _ = writeln!(
+            out,
             "gpu:       {} [{}] cc {} {}",
             g.name,
             g.uuid,
             g.compute_capability,
             format_size(g.total_memory_bytes)
         );
-        println!(
+        let _ = writeln!(
+            out,
             "driver:    {} (CUDA {}), model {}",
             g.driver_version, g.cuda_driver_version, g.driver_model
         );
-        println!(
+        let _ = writeln!(
+            out,
             "pci:       {} link {}",
             g.pci_bus_id,
             machine.key().pcie_link
         );
-        println!(
+        let _ = writeln!(
+            out,
             "maps host memory: {}, integrated: {}, copy engines: {}, SMs: {}",
             g.can_map_host_memory, g.integrated, g.async_engines, g.multiprocessors
         );
@@ -122,48 +147,81 @@ fn print_machine(machine: &Machine) {
 }
 
 /// What each memory observer reads, indented under its heading.
-fn print_observers(observers: &Observers) {
+fn write_observers(out: &mut String, observers: &Observers) {
     for line in probe::describe(observers).lines() {
-        println!("  {line}");
+        let _ = writeln!(out, "  {line}");
     }
 }
 
 /// `--probe`: max allocatable device memory and the pinned ceiling, alone and with 90% of free
 /// device memory held.
-fn print_probes(s: &Session, args: &InfoArgs, ram_bytes: u64) -> Result<(), Error> {
-    match max_allocatable(&s.gpu) {
-        Ok(v) => println!("max allocatable device memory: {}", format_size(v)),
-        Err(e) => println!("max allocatable device memory: probe failed: {e}"),
-    }
+fn write_probes(
+    out: &mut String,
+    s: &Session,
+    args: &InfoArgs,
+    ram_bytes: u64,
+) -> Result<(), Error> {
+    let _ = match max_allocatable(&s.gpu) {
+        Ok(v) => writeln!(out, "max allocatable device memory: {}", format_size(v)),
+        Err(e) => writeln!(out, "max allocatable device memory: probe failed: {e}"),
+    };
     let cap = ceiling_cap(args.pinned_cap.as_deref(), ram_bytes)?;
     let c = pinned_ceiling(256 * MIB, cap, &s.ledger);
-    match c.error {
-        Some(e) => println!(
+    let _ = match c.error {
+        Some(e) => writeln!(
+            out,
             "pinned ceiling: {} in 256 MiB chunks, then {e} ({:.1} s)",
             format_size(c.bytes),
             c.seconds
         ),
-        None => println!(
+        None => writeln!(
+            out,
             "pinned ceiling: at least {} (reached the cap; raise it with --pinned-cap) ({:.1} s)",
             format_size(c.bytes),
             c.seconds
         ),
-    }
-    println!(
+    };
+    let _ = writeln!(
+        out,
         "pinned ceiling, 90% of free device memory held: {}",
         crate::run::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
     );
     Ok(())
 }
 
-/// The settings that change the answer, one line each: label, value, source.
-fn print_settings(settings: &crate::platform::Settings) {
-    println!("settings that change the answer:");
-    for row in settings.rows() {
-        if row.source.is_empty() {
-            println!("  {}: {}", row.label, row.value);
-        } else {
-            println!("  {}: {}  [{}]", row.label, row.value, row.source);
+/// The settings that change the answer, one line each: label, value, source. Settings that are
+/// unavailable for one reason shared by several ([`GROUPED`] or more: no GPU, another OS) share
+/// one line.
+fn write_settings(out: &mut String, settings: &crate::platform::Settings) {
+    let _ = writeln!(out, "settings that change the answer:");
+    let rows = settings.rows();
+    let mut shared: Vec<(&str, Vec<&str>)> = Vec::new();
+    for row in &rows {
+        if let Some(why) = row.unavailable.as_deref() {
+            match shared.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, labels)) => labels.push(row.label),
+                None => shared.push((why, vec![row.label])),
+            }
         }
     }
+    shared.retain(|(_, labels)| labels.len() >= GROUPED);
+    let grouped = |why: Option<&str>| why.is_some_and(|w| shared.iter().any(|(s, _)| *s == w));
+    for row in rows.iter().filter(|r| !grouped(r.unavailable.as_deref())) {
+        if row.source.is_empty() {
+            let _ = writeln!(out, "  {}: {}", row.label, row.value);
+        } else {
+            let _ = writeln!(out, "  {}: {}  [{}]", row.label, row.value, row.source);
+        }
+    }
+    for (why, labels) in &shared {
+        let _ = writeln!(
+            out,
+            "  {} settings unavailable ({why}): {}",
+            labels.len(),
+            labels.join("; ")
+        );
+    }
 }
+
+/// How many settings unavailable for the same reason [`write_settings`] puts on one line.
+const GROUPED: usize = 3;

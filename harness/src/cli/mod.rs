@@ -104,9 +104,14 @@ pub struct ScenarioArgs {
     /// Scenario files (TOML), or names of shipped scenarios (`pinscope scenarios` lists them).
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
-    /// Largest fraction of physical RAM a case may pin (up to 0.9).
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
-    pub allow_pinned: f64,
+    /// Largest fraction of physical RAM a case may pin (above 0, at most 0.9).
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        default_value = "0.5",
+        allow_negative_numbers = true
+    )]
+    pub allow_pinned: crate::scenario::AllowPinned,
 }
 
 /// `--format` of `info`.
@@ -152,20 +157,25 @@ pub struct RunArgs {
     /// GPU(s): a CUDA device ordinal (default 0), a list such as 0,1, or all. With several GPUs
     /// every case runs on each GPU alone, then on all of them at once (per-GPU and summed
     /// bandwidth). Overrides a scenario's `devices`.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub device: Option<String>,
     /// Replace the host name with a stable hash in every output.
     #[arg(long)]
     pub anonymize: bool,
     /// Cap for the pinned-ceiling probe (e.g. `16GiB`; default min(50% of RAM, 16 GiB)).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub pinned_cap: Option<String>,
     /// Run scenarios that expand to more than 2000 cases (refused without it).
     #[arg(long)]
     pub yes: bool,
     /// Give up on a case after this long: a number and a unit, us, ms, s, m or h (e.g. `10m`,
     /// `1h`; more than 0).
-    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = crate::scenario::DEFAULT_CASE_TIMEOUT_TEXT,
+        allow_hyphen_values = true
+    )]
     pub case_timeout: String,
     /// Allow managed-memory oversubscription cases (can hang the GPU on some machines).
     #[arg(long)]
@@ -190,7 +200,7 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub input: ScenarioArgs,
     /// Free device memory to plan against (e.g. `23GiB`); default: what NVML reports here.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub device_free: Option<String>,
     /// Print one summary line per scenario instead of its table of cases.
     #[arg(long, short)]
@@ -200,7 +210,7 @@ pub struct PlanArgs {
 #[derive(Debug, Args, Clone)]
 pub struct InfoArgs {
     /// The GPU to describe: one CUDA device ordinal, as `run --device` takes it.
-    #[arg(long, default_value = "0")]
+    #[arg(long, default_value = "0", allow_hyphen_values = true)]
     pub device: String,
     /// Replace the host name with a stable hash.
     #[arg(long)]
@@ -209,7 +219,7 @@ pub struct InfoArgs {
     #[arg(long)]
     pub probe: bool,
     /// Cap for the pinned-ceiling probe.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub pinned_cap: Option<String>,
     /// Output format on stdout: `json` prints only JSON there (same exit code as `text`).
     #[arg(long, value_enum, default_value_t = InfoFormat::Text)]
@@ -343,7 +353,8 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     }
     let args = insert_implicit_run(args);
     if let Some(help) = help_of_help(&args) {
-        print!("{help}");
+        // A closed standard output is no failure of `help`.
+        let _ = print_out(&help);
         return 0;
     }
     let cli = match Cli::try_parse_from(args) {
@@ -356,6 +367,9 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
     };
     match dispatch(&cli) {
         Ok(code) => code,
+        // The reader of the output went away (`pinscope plan x | head -1`): it has what it
+        // wanted, so pinscope ends quietly, as `head` expects of the commands before it.
+        Err(e) if e.is_closed_output() => 0,
         Err(e) => {
             eprintln!("error: {e}");
             e.exit_code()
@@ -389,7 +403,9 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
         Command::Completions(a) => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
-            clap_complete::generate(a.shell, &mut cmd, "pinscope", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(a.shell, &mut cmd, "pinscope", &mut script);
+            write_output(&Default::default(), std::path::Path::new("-"), &script)?;
             Ok(0)
         }
         Command::Man => {
@@ -401,6 +417,50 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
             write_output(&Default::default(), std::path::Path::new("-"), &page)?;
             Ok(0)
         }
+    }
+}
+
+/// The fields the JSON documents of `info` and `check` open with.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct Envelope {
+    pinscope_version: &'static str,
+    /// The exit status the command ends with.
+    exit_code: i32,
+    /// Why no GPU could be used, when none could.
+    gpu_unavailable: Option<String>,
+}
+
+impl Envelope {
+    pub(crate) fn new(exit_code: i32, gpu_unavailable: Option<String>) -> Envelope {
+        Envelope {
+            pinscope_version: env!("CARGO_PKG_VERSION"),
+            exit_code,
+            gpu_unavailable,
+        }
+    }
+}
+
+/// Writes a command's output to standard output. A reader that closed it comes back as an error
+/// [`crate::Error::is_closed_output`] knows, which [`main_with_args`] ends on with exit 0.
+pub(crate) fn print_out(text: &str) -> Result<(), crate::Error> {
+    write_output(
+        &Default::default(),
+        std::path::Path::new("-"),
+        text.as_bytes(),
+    )
+}
+
+/// A note on stderr when a scenario argument written as a file (`scenarios/quick.toml`) names no
+/// file here and the copy shipped inside pinscope was read instead: a missing edited copy is
+/// not hidden. A bare name (`quick`) asks for the shipped copy and gets no note.
+pub(crate) fn note_shipped(arg: &std::path::Path, s: &crate::scenario::Scenario) {
+    if s.shipped && arg.as_os_str() != s.name.as_str() {
+        eprintln!(
+            "note: {} does not exist here: using the copy of `{}` shipped with pinscope {}",
+            arg.display(),
+            s.name,
+            env!("CARGO_PKG_VERSION")
+        );
     }
 }
 

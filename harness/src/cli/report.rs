@@ -35,6 +35,11 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
     if let Some(w) = expanded.set_aside_warning() {
         eprintln!("warning: {w}");
     }
+    if !quiet {
+        for d in crate::results::duplicates(&sets) {
+            eprintln!("note: {d}");
+        }
+    }
     let mut nvb = Vec::new();
     for p in &args.nvbandwidth {
         nvb.extend(load_nvbandwidth(p)?);

@@ -67,7 +67,7 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
         None
     };
     let opts = RunOptions {
-        allow_pinned: args.input.allow_pinned,
+        allow_pinned: args.input.allow_pinned.fraction(),
         only: args.only.clone(),
         quiet,
         case_timeout,
@@ -78,14 +78,8 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
     run_each(&mut session, &scenarios, args, &opts, &stop)
 }
 
-/// `--allow-pinned` within range and `--case-timeout` above zero; the case timeout.
+/// `--case-timeout` above zero: the case timeout.
 fn checked_options(args: &RunArgs) -> Result<Duration, Error> {
-    if !(0.0..=0.9).contains(&args.input.allow_pinned) {
-        return Err(Error::Usage(format!(
-            "--allow-pinned {} is out of range: give a fraction of physical RAM between 0 and 0.9",
-            args.input.allow_pinned
-        )));
-    }
     let case_timeout = crate::units::parse_duration(&args.case_timeout)
         .map_err(|e| Error::Usage(format!("--case-timeout: {e}")))?;
     if case_timeout.is_zero() {
@@ -102,7 +96,9 @@ fn checked_options(args: &RunArgs) -> Result<Duration, Error> {
 fn load_scenarios(args: &RunArgs) -> Result<Vec<Scenario>, Error> {
     let mut scenarios = Vec::new();
     for p in &args.input.scenarios {
-        scenarios.push(crate::scenario::load(p)?);
+        let s = crate::scenario::load(p)?;
+        super::note_shipped(p, &s);
+        scenarios.push(s);
     }
     let total: usize = scenarios.iter().map(|s| s.cases.len()).sum();
     if total > SWEEP_LIMIT && !args.yes {
@@ -140,7 +136,7 @@ fn run_each(
         if !opts.quiet || out.partial {
             eprintln!("{}", out.summary);
         }
-        println!("results: {}", out.csv.display());
+        super::print_out(&format!("results: {}\n", out.csv.display()))?;
         if out.partial {
             return Err(Error::Interrupted(
                 "partial results were written above; every finished case is in them".into(),

@@ -9,8 +9,8 @@ use std::path::Path;
 /// `pinscope scenarios [show NAME]`.
 pub fn scenarios_command(args: &ScenariosArgs) -> Result<i32, Error> {
     match &args.action {
-        None => print!("{}", listing()?),
-        Some(ScenariosAction::Show { name }) => print!("{}", one(name)?.text),
+        None => super::print_out(&listing()?)?,
+        Some(ScenariosAction::Show { name }) => super::print_out(one(name)?.text)?,
     }
     Ok(0)
 }

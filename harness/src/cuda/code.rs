@@ -28,6 +28,45 @@ impl ErrorCode {
     pub fn is_out_of_memory(&self) -> bool {
         *self == ErrorCode::Driver(CUresult::CUDA_ERROR_OUT_OF_MEMORY)
     }
+
+    /// What the user can do about a call that returned this code, in words.
+    pub fn remedy(&self) -> &'static str {
+        use CUresult::*;
+        let ErrorCode::Driver(c) = self else {
+            return "run `pinscope info` to check the driver and the GPU";
+        };
+        match c {
+            CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
+                "the NVIDIA driver is older than the PTX of pinscope's kernels (PTX 7.0, CUDA 11.0): update the driver"
+            }
+            CUDA_ERROR_INVALID_PTX
+            | CUDA_ERROR_INVALID_IMAGE
+            | CUDA_ERROR_NO_BINARY_FOR_GPU
+            | CUDA_ERROR_JIT_COMPILER_NOT_FOUND
+            | CUDA_ERROR_JIT_COMPILATION_DISABLED => {
+                "the driver cannot compile pinscope's kernels for this GPU: update the driver (and allow JIT compilation if it was turned off)"
+            }
+            CUDA_ERROR_OUT_OF_MEMORY => {
+                "the GPU's memory is full: end the programs using it (`nvidia-smi` lists them) and run again"
+            }
+            CUDA_ERROR_SYSTEM_DRIVER_MISMATCH | CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE => {
+                "the driver's library and its kernel module are different versions: reinstall the driver or reboot"
+            }
+            CUDA_ERROR_DEVICE_UNAVAILABLE | CUDA_ERROR_CONTEXT_ALREADY_IN_USE => {
+                "the GPU is busy in exclusive compute mode or unavailable: check `nvidia-smi` for its compute mode and processes"
+            }
+            CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_NVLINK_UNCORRECTABLE => {
+                "the GPU reported a fault: check `nvidia-smi -q` and the kernel log, then reset the GPU or reboot"
+            }
+            _ => {
+                "run `pinscope info` to check the driver and the GPU, and update the driver if it is old"
+            }
+        }
+    }
 }
 
 /// The driver's name of a code, as the CUDA headers spell it (cudarc's variant names are those).

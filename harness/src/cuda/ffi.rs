@@ -7,6 +7,7 @@ use super::CudaError;
 use super::HostFlags;
 use cudarc::driver::sys;
 use std::alloc::Layout;
+use std::ffi::c_char;
 use std::ptr::NonNull;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -98,7 +99,8 @@ pub struct CudaDeviceFacts {
     pub name: String,
     pub uuid: String,
     pub compute_capability: String,
-    pub total_memory: u64,
+    /// Bytes of device memory; `None` when the driver did not say.
+    pub total_memory: Option<u64>,
     pub cuda_driver_version: String,
     pub pci_bus_id: String,
     pub tcc: bool,
@@ -108,6 +110,40 @@ pub struct CudaDeviceFacts {
     pub multiprocessors: u32,
     pub async_engines: u32,
     pub luid: Option<[u8; 8]>,
+}
+
+/// What a fact of [`CudaDeviceFacts`] reads when the driver call that gives it failed.
+pub const UNKNOWN: &str = "unknown";
+
+/// The C string a driver call writes into a buffer of `N` bytes (it is given the buffer and its
+/// length), or `None` when the call failed.
+fn driver_text<const N: usize>(
+    call: impl FnOnce(*mut c_char, i32) -> sys::CUresult,
+) -> Option<String> {
+    let mut buf = [0 as c_char; N];
+    if call(buf.as_mut_ptr(), N as i32) != sys::CUresult::CUDA_SUCCESS {
+        return None;
+    }
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8)
+        .collect();
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as nvidia-smi and NVML write a UUID.
+fn uuid_text(u: [u8; 16]) -> String {
+    let hex =
+        |r: std::ops::Range<usize>| -> String { u[r].iter().map(|b| format!("{b:02x}")).collect() };
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex(0..4),
+        hex(4..6),
+        hex(6..8),
+        hex(8..10),
+        hex(10..16)
+    )
 }
 
 /// The device attributes that decide which transfer strategies can work on a GPU.
@@ -216,11 +252,13 @@ impl Gpu {
         check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.ctx) })
     }
 
-    fn attr(&self, a: sys::CUdevice_attribute) -> i32 {
-        let mut v = 0i32;
-        // SAFETY: valid out-pointer and device handle; failure leaves v = 0.
-        let _ = unsafe { sys::cuDeviceGetAttribute(&mut v, a, self.dev) };
-        v
+    /// One raw device attribute, or `None` when the driver did not give it.
+    fn attr(&self, a: sys::CUdevice_attribute) -> Option<i32> {
+        written("cuDeviceGetAttribute", 0i32, |v| {
+            // SAFETY: valid out-pointer and device handle.
+            unsafe { sys::cuDeviceGetAttribute(v, a, self.dev) }
+        })
+        .ok()
     }
 
     /// One device attribute, or the driver's error (unlike the facts, which read a failure as 0).
@@ -231,85 +269,66 @@ impl Gpu {
         })
     }
 
-    /// Name, UUID, capability, driver version, PCIe bus id, TCC/WDDM, LUID …
+    /// Name, UUID, capability, driver version, PCIe bus id, TCC/WDDM, LUID … A fact whose
+    /// driver call failed reads [`UNKNOWN`] (the UUID: empty, the total memory: `None`, a flag:
+    /// false).
     pub fn facts(&self) -> CudaDeviceFacts {
         use sys::CUdevice_attribute as A;
-        let mut name = [0i8; 256];
-        // SAFETY: buffer of the stated length.
-        let _ = unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, self.dev) };
-        let mut uuid = sys::CUuuid { bytes: [0; 16] };
-        // SAFETY: valid out-pointer.
-        let uuid_ok =
-            unsafe { sys::cuDeviceGetUuid(&mut uuid, self.dev) } == sys::CUresult::CUDA_SUCCESS;
-        let mut total = 0usize;
-        // SAFETY: valid out-pointer.
-        let _ = unsafe { sys::cuDeviceTotalMem_v2(&mut total, self.dev) };
-        let mut ver = 0i32;
-        // SAFETY: valid out-pointer.
-        let _ = unsafe { sys::cuDriverGetVersion(&mut ver) };
-        let mut bus = [0i8; 64];
-        // SAFETY: buffer of the stated length.
-        let _ = unsafe { sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as i32, self.dev) };
-        let mut luid = [0i8; 8];
+        let name = driver_text::<256>(|p, n| {
+            // SAFETY: a buffer of the stated length and a valid device handle.
+            unsafe { sys::cuDeviceGetName(p, n, self.dev) }
+        });
+        let bus = driver_text::<64>(|p, n| {
+            // SAFETY: a buffer of the stated length and a valid device handle.
+            unsafe { sys::cuDeviceGetPCIBusId(p, n, self.dev) }
+        });
+        let total = written("cuDeviceTotalMem", 0usize, |v| {
+            // SAFETY: valid out-pointer and device handle.
+            unsafe { sys::cuDeviceTotalMem_v2(v, self.dev) }
+        });
+        let version = written("cuDriverGetVersion", 0i32, |v| {
+            // SAFETY: valid out-pointer.
+            unsafe { sys::cuDriverGetVersion(v) }
+        });
+        let uuid = written("cuDeviceGetUuid", sys::CUuuid { bytes: [0; 16] }, |u| {
+            // SAFETY: valid out-pointer and device handle.
+            unsafe { sys::cuDeviceGetUuid(u, self.dev) }
+        });
+        let capability = self
+            .attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+            .zip(self.attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+        let flag = |a| self.attr(a).is_some_and(|v| v != 0);
+        let count = |a| self.attr(a).map_or(0, |v| u32::try_from(v).unwrap_or(0));
+        let unknown = || UNKNOWN.to_string();
+        CudaDeviceFacts {
+            name: name.unwrap_or_else(unknown),
+            uuid: uuid.map_or_else(|_| String::new(), |u| uuid_text(u.bytes.map(|b| b as u8))),
+            compute_capability: capability.map_or_else(unknown, |(a, b)| format!("{a}.{b}")),
+            total_memory: total.ok().map(|t| t as u64),
+            cuda_driver_version: version.map_or_else(
+                |_| unknown(),
+                |v| format!("{}.{}", v / 1000, (v % 1000) / 10),
+            ),
+            pci_bus_id: bus.map_or_else(unknown, |b| b.to_lowercase()),
+            tcc: flag(A::CU_DEVICE_ATTRIBUTE_TCC_DRIVER),
+            integrated: flag(A::CU_DEVICE_ATTRIBUTE_INTEGRATED),
+            can_map_host_memory: flag(A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY),
+            concurrent_managed_access: flag(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS),
+            multiprocessors: count(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).max(1),
+            async_engines: count(A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT),
+            luid: self.luid(),
+        }
+    }
+
+    /// The Windows LUID of the adapter; `None` elsewhere (the call fails on other platforms).
+    fn luid(&self) -> Option<[u8; 8]> {
+        let mut luid = [0 as c_char; 8];
         let mut mask = 0u32;
         // SAFETY: 8-byte LUID buffer and a valid mask pointer; fails on non-Windows platforms.
-        let luid_ok = unsafe { sys::cuDeviceGetLuid(luid.as_mut_ptr(), &mut mask, self.dev) }
+        let ok = unsafe { sys::cuDeviceGetLuid(luid.as_mut_ptr(), &mut mask, self.dev) }
             == sys::CUresult::CUDA_SUCCESS
             && mask != 0;
-        let cstr = |b: &[i8]| -> String {
-            let bytes: Vec<u8> = b
-                .iter()
-                .take_while(|c| **c != 0)
-                .map(|c| *c as u8)
-                .collect();
-            String::from_utf8_lossy(&bytes).into_owned()
-        };
-        let u = uuid.bytes.map(|b| b as u8);
-        let uuid_s = if uuid_ok {
-            format!(
-                "GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
-                u[0],
-                u[1],
-                u[2],
-                u[3],
-                u[4],
-                u[5],
-                u[6],
-                u[7],
-                u[8],
-                u[9],
-                u[10],
-                u[11],
-                u[12],
-                u[13],
-                u[14],
-                u[15]
-            )
-        } else {
-            String::new()
-        };
-        CudaDeviceFacts {
-            name: cstr(&name),
-            uuid: uuid_s,
-            compute_capability: format!(
-                "{}.{}",
-                self.attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-                self.attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
-            ),
-            total_memory: total as u64,
-            cuda_driver_version: format!("{}.{}", ver / 1000, (ver % 1000) / 10),
-            pci_bus_id: cstr(&bus).to_lowercase(),
-            tcc: self.attr(A::CU_DEVICE_ATTRIBUTE_TCC_DRIVER) != 0,
-            integrated: self.attr(A::CU_DEVICE_ATTRIBUTE_INTEGRATED) != 0,
-            can_map_host_memory: self.attr(A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) != 0,
-            concurrent_managed_access: self.attr(A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)
-                != 0,
-            multiprocessors: self
-                .attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-                .max(1) as u32,
-            async_engines: self.attr(A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT).max(0) as u32,
-            luid: luid_ok.then(|| luid.map(|b| b as u8)),
-        }
+        ok.then(|| luid.map(|b| b as u8))
     }
 
     /// `cuMemGetInfo`: (free, total) device bytes.
@@ -1120,4 +1139,32 @@ pub fn try_register_readonly(bytes: &'static [u8]) -> Result<(), CudaError> {
     check("cuMemHostUnregister", unsafe {
         sys::cuMemHostUnregister(bytes.as_ptr() as *mut std::ffi::c_void)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_uuid_is_written_as_nvidia_smi_writes_it() {
+        let u: [u8; 16] = std::array::from_fn(|i| (i as u8) * 17);
+        assert_eq!(uuid_text(u), "GPU-00112233-4455-6677-8899-aabbccddeeff");
+    }
+
+    #[test]
+    fn a_failed_driver_text_call_is_unknown_not_an_empty_name() {
+        let failed = driver_text::<8>(|_, _| sys::CUresult::CUDA_ERROR_NOT_INITIALIZED);
+        assert_eq!(failed, None);
+        let written = driver_text::<8>(|p, n| {
+            assert_eq!(n, 8);
+            // SAFETY: the buffer has 8 bytes; three are written.
+            unsafe {
+                *p = b'H' as c_char;
+                *p.add(1) = b'2' as c_char;
+                *p.add(2) = 0;
+            }
+            sys::CUresult::CUDA_SUCCESS
+        });
+        assert_eq!(written.as_deref(), Some("H2"));
+    }
 }

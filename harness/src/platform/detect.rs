@@ -7,6 +7,15 @@
 use super::*;
 use std::path::Path;
 
+/// Physical RAM in bytes, as the OS reports it (0 when it does not).
+pub fn ram_bytes() -> u64 {
+    use sysinfo::{MemoryRefreshKind, RefreshKind, System};
+    System::new_with_specifics(
+        RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing().with_ram()),
+    )
+    .total_memory()
+}
+
 /// Describes this machine without touching the GPU.
 pub fn this_machine(anonymize: bool) -> Machine {
     let (platform, platform_evidence) = classify(Path::new("/"));
@@ -18,9 +27,7 @@ pub fn this_machine(anonymize: bool) -> Machine {
     };
 
     let sys = sysinfo::System::new_with_specifics(
-        sysinfo::RefreshKind::nothing()
-            .with_cpu(sysinfo::CpuRefreshKind::nothing())
-            .with_memory(sysinfo::MemoryRefreshKind::nothing().with_ram()),
+        sysinfo::RefreshKind::nothing().with_cpu(sysinfo::CpuRefreshKind::nothing()),
     );
     let cpu_threads = match sys.cpus().len() {
         0 => std::thread::available_parallelism().map_or(0, |n| n.get()),
@@ -46,7 +53,7 @@ pub fn this_machine(anonymize: bool) -> Machine {
         kernel: kernel_release(),
         cpu,
         cpu_threads: u32::try_from(cpu_threads).unwrap_or(u32::MAX),
-        ram_bytes: sys.total_memory(),
+        ram_bytes: ram_bytes(),
         gpu: None,
         settings: None,
     }

@@ -378,6 +378,7 @@ macro_rules! settings_table {
                     label: $label,
                     value: self.$field.value_text(),
                     source: self.$field.source_text(),
+                    unavailable: self.$field.unavailable_reason().map(str::to_string),
                 }, )* ]
             }
         }
@@ -391,6 +392,9 @@ pub struct SettingRow {
     pub label: &'static str,
     pub value: String,
     pub source: String,
+    /// Why the setting is unavailable, when it is.
+    #[serde(skip)]
+    pub unavailable: Option<String>,
 }
 
 settings_table! {

@@ -1,6 +1,7 @@
 //! Results files: schema, writers (flushed per case, sidecar written atomically) and readers.
 
 mod csvio;
+mod duplicates;
 mod failure;
 #[cfg(test)]
 pub mod fixtures;
@@ -11,6 +12,7 @@ mod schema;
 mod sidecar;
 
 pub use csvio::*;
+pub use duplicates::{Duplicate, duplicates};
 pub use node_folder::*;
 pub use output::*;
 pub use samples::*;

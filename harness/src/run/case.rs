@@ -13,42 +13,17 @@ use crate::probe::{self, Ledger, LedgerCategory as Category, Moment, Observers};
 use crate::results::{Cause, Failure, Phase, Status, StopReason, Verification};
 use crate::scenario::{Case, Measure, Route, Wait};
 use crate::strategy::{self, Footprint, Transfer, Verified};
-use crate::units::format_size;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Why a case must not run here, decided before anything is allocated.
+/// Why a case must not run here, decided before anything is allocated: the rule `plan` shows
+/// ([`crate::scenario::refusal`]) against this machine's RAM and the GPU's free memory now.
 pub fn guard(case: &Case, ram: u64, allow_pinned: f64, gpu: &CudaGpu) -> Option<String> {
-    let pinned = case.pinned_bytes();
-    let cap = (ram as f64 * allow_pinned) as u64;
-    if ram > 0 && pinned > cap {
-        return Some(format!(
-            "it would pin {}, more than the cap of {} ({:.0}% of RAM; raise it with --allow-pinned)",
-            format_size(pinned),
-            format_size(cap),
-            allow_pinned * 100.0
-        ));
-    }
-    if ram > 0 && case.host_bytes() > ram.saturating_mul(9) / 10 {
-        return Some(format!(
-            "it needs {} of host memory, more than 90% of this machine's {}",
-            format_size(case.host_bytes()),
-            format_size(ram)
-        ));
-    }
-    if !case.guard {
-        return None;
-    }
-    if let Ok((free, _)) = gpu.mem_info() {
-        let need = case.device_bytes();
-        if need > free {
-            return Some(format!(
-                "it needs {} of device memory and only {} is free",
-                format_size(need),
-                format_size(free)
-            ));
-        }
-    }
-    None
+    let free = if case.guard {
+        gpu.mem_info().ok().map(|(free, _)| free)
+    } else {
+        None
+    };
+    crate::scenario::refusal(case, Some(ram), allow_pinned, free).map(|r| r.to_string())
 }
 
 /// The ledger categories a footprint books, with their bytes.
@@ -131,7 +106,7 @@ pub fn sampling(case: &Case) -> (Measure, u32) {
             let (warmup, n) = crate::scenario::latency_counts(&case.measure);
             (single(warmup, 1, n, case.measure.time_limit), 1)
         }
-        _ => (case.measure.clone(), strategy::batch_for(case)),
+        _ => (case.measure.clone(), case.batch()),
     }
 }
 

@@ -74,7 +74,7 @@ impl Fleet {
                         }
                     }
                 })
-                .map_err(|e| Error::Usage(format!("could not start a thread for GPU {d}: {e}")))?;
+                .map_err(|e| Error::System(format!("could not start a thread for GPU {d}: {e}")))?;
             let info = match ready_rx.recv() {
                 Ok(Ok(info)) => info,
                 Ok(Err(e)) => {
@@ -83,7 +83,7 @@ impl Fleet {
                 }
                 Err(_) => {
                     let _ = handle.join();
-                    return Err(Error::Usage(format!(
+                    return Err(Error::System(format!(
                         "the thread for GPU {d} ended before it opened the GPU"
                     )));
                 }

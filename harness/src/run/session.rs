@@ -39,15 +39,13 @@ impl Session {
 /// Opens the GPU, loads the kernels and sets up the observers; one sentence on failure.
 pub fn open_session(device: u32, anonymize: bool) -> Result<Session, Error> {
     let gpu = CudaGpu::open(device).map_err(|e| Error::NoGpu(e.sentence()))?;
-    let kernels = Kernels::load(&gpu).map_err(|e| Error::Cuda {
-        call: "loading the embedded kernels (pinscope.ptx)",
-        code: e.to_string(),
-        context: String::new(),
+    let kernels = Kernels::load(&gpu).map_err(|error| Error::Cuda {
+        doing: "load its kernels (pinscope.ptx, embedded in the binary) into the GPU",
+        error,
     })?;
-    let gate = Gate::new().map_err(|e| Error::Cuda {
-        call: "allocating the spin-gate flag",
-        code: e.to_string(),
-        context: String::new(),
+    let gate = Gate::new().map_err(|error| Error::Cuda {
+        doing: "allocate the page-locked flag its timed copies start on",
+        error,
     })?;
     let mut machine = crate::platform::this_machine(anonymize);
     let info = gpu_info(&gpu);
@@ -84,7 +82,8 @@ fn gpu_info(gpu: &CudaGpu) -> GpuInfo {
         name: f.name.clone(),
         uuid: f.uuid.clone(),
         compute_capability: f.compute_capability.clone(),
-        total_memory_bytes: f.total_memory,
+        // The machine record has no unknown size: 0 when the driver did not say.
+        total_memory_bytes: f.total_memory.unwrap_or(0),
         driver_version: String::new(),
         cuda_driver_version: f.cuda_driver_version.clone(),
         pci_bus_id: f.pci_bus_id.clone(),

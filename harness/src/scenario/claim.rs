@@ -214,3 +214,27 @@ pub struct Derived {
     /// Unit shown after the value (`s`, `ms`, `tokens/s`).
     pub unit: String,
 }
+
+impl Derived {
+    /// How the value is computed, in words: which metric of which cases, summed, then scaled or
+    /// inverted (`time_median_ms of `pageable` + `ring` + `pinned`, summed, × 0.001, in s`), so a
+    /// sum is never read as one case's value.
+    pub fn formula(&self) -> String {
+        let cases: Vec<String> = self.cases.iter().map(|c| format!("`{c}`")).collect();
+        let (of, joined) = (&self.metric, cases.join(" + "));
+        let mut out = if cases.len() > 1 {
+            format!("{of} of {joined}, summed")
+        } else {
+            format!("{of} of {joined}")
+        };
+        match (self.invert, self.scale) {
+            (true, k) => out = format!("{k} / ({out})"),
+            (false, k) if k != 1.0 => out.push_str(&format!(", × {k}")),
+            _ => {}
+        }
+        if !self.unit.is_empty() {
+            out.push_str(&format!(", in {}", self.unit));
+        }
+        out
+    }
+}

@@ -367,11 +367,14 @@ fn sampling_rules(c: &Case) -> Vec<Rule> {
             ),
         ));
     }
-    if !c.probes.hold_after_free.is_zero() && c.probes.hold_interval.is_zero() {
+    let min = super::Probes::MIN_HOLD_INTERVAL;
+    if !c.probes.hold_after_free.is_zero() && c.probes.hold_interval < min {
         v.push((
             &["probes.hold_interval", "probes.hold_after_free"],
-            "`probes.hold_interval` must be above zero when `probes.hold_after_free` is above zero"
-                .into(),
+            format!(
+                "`probes.hold_interval` is {:?}: give at least {min:?} when `probes.hold_after_free` is above zero (the observers are read at most once a millisecond)",
+                c.probes.hold_interval
+            ),
         ));
     }
     v

@@ -221,7 +221,9 @@ mod tests {
     #[test]
     fn every_default_parses_and_every_setter_takes_its_type() {
         for k in KEYS {
-            if let Some(v) = default_val(k) {
+            let parsed = default_val(k);
+            assert!(parsed.is_ok(), "the default of `{}`: {parsed:?}", k.name());
+            if let Ok(Some(v)) = parsed {
                 let mut c = default_case().clone();
                 (k.set)(&mut c, &v);
                 assert_eq!(&c, default_case(), "`{}`", k.name());

@@ -38,6 +38,7 @@ mod axes;
 mod characters;
 mod claim;
 mod expand;
+mod fits;
 mod keys;
 mod model;
 mod named;
@@ -52,11 +53,12 @@ mod vram;
 pub use axes::{Axes, CaseKey};
 pub use claim::{Claim, ClaimMetric, Derived, Op, PlatformTag, Reference, RowMetric, Unit};
 pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
+pub use fits::{AllowPinned, Refusal, refusal};
 pub use model::*;
 pub use plan::{
-    ASSUMED_DEVICE_BPS, ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, DeviceFree, SETUP_S, auto_batch,
-    estimate_seconds, format_bytes_exact, format_seconds, latency_counts, plan_summary, plan_table,
-    plan_table_for, refusal,
+    ASSUMED_DEVICE_BPS, ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, DEFAULT_CASE_TIMEOUT,
+    DEFAULT_CASE_TIMEOUT_TEXT, DeviceFree, SETUP_S, estimate_seconds, format_bytes_exact,
+    format_seconds, latency_counts, plan_summary, plan_table, plan_table_for,
 };
 pub use vram::{DEFAULT_CYCLES, DEFAULT_PAUSE, DeviceHold, VramKeys};
 
@@ -124,7 +126,9 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
 /// points to the shipped ones; else the error `not_found` that opening `path` gave.
 fn load_shipped(path: &Path, not_found: std::io::Error) -> Result<Scenario, Error> {
     if let Some(s) = shipped::named_by(path) {
-        return parse(&s.shown_path(), s.text);
+        let mut scenario = parse(&s.shown_path(), s.text)?;
+        scenario.shipped = true;
+        return Ok(scenario);
     }
     if !shipped::is_name_shaped(path) {
         return Err(Error::io(path, not_found));
@@ -177,6 +181,7 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
         name: file.name,
         description: file.description,
         path: path_for_messages.to_string(),
+        shipped: false,
         text: text.to_string(),
         cases,
         claims: file.claims,

@@ -315,9 +315,16 @@ pub struct Probes {
     pub pinned_ceiling: bool,
     /// Keep observing this long after the free (WDDM releases shared memory lazily).
     pub hold_after_free: Duration,
+    /// How often the observers are read during the hold; at least [`Probes::MIN_HOLD_INTERVAL`].
     pub hold_interval: Duration,
     /// Chunk size of the pinned-ceiling probe (bytes).
     pub ceiling_chunk: u64,
+}
+
+impl Probes {
+    /// The shortest `hold_interval`: the observers' timeline reads them at most once a
+    /// millisecond, and a hold of an hour is then 3.6 million snapshots already.
+    pub const MIN_HOLD_INTERVAL: Duration = Duration::from_millis(1);
 }
 
 impl Default for Probes {
@@ -588,6 +595,24 @@ impl Case {
         self.size * dirs
     }
 
+    /// Transfers (or launches) per sample: `measure.batch`, else enough transfers to move
+    /// 256 MiB (at most 256); the empty kernel, which moves nothing, [`EMPTY_BATCH`] launches; the
+    /// pointer chase one launch.
+    pub fn batch(&self) -> u32 {
+        if self.measure.batch > 0 {
+            return self.measure.batch;
+        }
+        if self.engine == Engine::Empty {
+            return EMPTY_BATCH;
+        }
+        if self.engine.is_chase() {
+            return 1;
+        }
+        (256 * crate::units::MIB)
+            .div_ceil(self.size.max(1))
+            .clamp(1, 256) as u32
+    }
+
     /// A short human label: `alloc/mapped copy h2d 64 MiB`.
     pub fn title(&self) -> String {
         let mut s = format!("{} {}", self.label, self.direction);
@@ -608,6 +633,9 @@ pub struct Scenario {
     pub description: String,
     /// Where it was read from (for messages and the report).
     pub path: String,
+    /// Read from the copy shipped inside pinscope ([`super::shipped`]), not from a file: `path`
+    /// is then the repository path that copy came from.
+    pub shipped: bool,
     /// The file's text, kept for the JSON sidecar and the report.
     pub text: String,
     pub cases: Vec<Case>,

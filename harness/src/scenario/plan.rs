@@ -4,7 +4,8 @@
 //! Size: over 500 lines: the table and, at the end, its device-memory cells (free device memory,
 //! `device_hold`, past-the-card notes, device and churn estimates) that read the same constants.
 
-use super::{CHASE_STEPS, Case, CaseKey, EMPTY_BATCH, Engine, HostKind, Mode, Route, Scenario};
+use super::fits::refusal;
+use super::{CHASE_STEPS, Case, CaseKey, Engine, HostKind, Mode, Route, Scenario};
 use crate::units::{GB, MIB, format_size};
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -19,15 +20,11 @@ pub const ASSUMED_CPU_BPS: f64 = 10.0 * GB;
 pub const ASSUMED_WC_READ_BPS: f64 = 0.5 * GB;
 /// Fixed cost per case (context, allocation, probes' first snapshots), seconds.
 pub const SETUP_S: f64 = 0.5;
-
-/// Transfers per sample when `measure.batch` is 0: enough to move 256 MiB, at most 256 (the
-/// runner's `strategy::batch_for` rule).
-pub fn auto_batch(size: u64) -> u64 {
-    if size == 0 {
-        return 1;
-    }
-    (256 * MIB).div_ceil(size).clamp(1, 256)
-}
+/// `run --case-timeout` when none is given: a case that runs longer (its hold after free
+/// included) ends the run.
+pub const DEFAULT_CASE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+/// [`DEFAULT_CASE_TIMEOUT`] as the command line writes it.
+pub const DEFAULT_CASE_TIMEOUT_TEXT: &str = "10m";
 
 /// The bandwidth the estimate assumes for a case, bytes per second.
 pub fn assumed_bps(c: &Case) -> f64 {
@@ -55,11 +52,7 @@ pub fn estimate_seconds(c: &Case) -> f64 {
         return s;
     }
     let bps = assumed_bps(c);
-    let batch = if c.measure.batch == 0 {
-        auto_batch(c.size)
-    } else {
-        u64::from(c.measure.batch)
-    };
+    let batch = u64::from(c.batch());
     let per_sample = batch as f64 * c.size as f64 / bps;
     let warmup = warmup_seconds(&c.measure, f64::from(c.measure.warmup), per_sample);
     let at_least = f64::from(c.measure.min_samples) * per_sample;
@@ -91,17 +84,12 @@ pub const ASSUMED_CHASE_LOAD_S: f64 = 1e-6;
 /// The empty kernel and the pointer chase in `mode = "direct"`: `batch` launches per sample
 /// (20 µs each, or [`CHASE_STEPS`] loads of 1 µs), sampled as every direct case is.
 fn launches_estimate_seconds(c: &Case) -> f64 {
-    let (per_launch, auto) = if c.engine.is_chase() {
-        (CHASE_STEPS as f64 * ASSUMED_CHASE_LOAD_S, 1)
+    let per_launch = if c.engine.is_chase() {
+        CHASE_STEPS as f64 * ASSUMED_CHASE_LOAD_S
     } else {
-        (ASSUMED_LATENCY_S, EMPTY_BATCH)
+        ASSUMED_LATENCY_S
     };
-    let batch = if c.measure.batch == 0 {
-        auto
-    } else {
-        c.measure.batch
-    };
-    let per_sample = f64::from(batch) * per_launch;
+    let per_sample = f64::from(c.batch()) * per_launch;
     let sampling = (f64::from(c.measure.max_samples) * per_sample).min(
         c.measure
             .time_limit
@@ -198,36 +186,18 @@ fn chunk_ring(c: &Case) -> String {
     }
 }
 
-/// Why the runner's guard would skip a case on a machine with `ram_bytes` of RAM (the rules of
-/// `runner::guard` that need no GPU), or `None`.
-pub fn refusal(c: &Case, ram_bytes: Option<u64>, allow_pinned: f64) -> Option<String> {
-    let ram = ram_bytes?;
-    let cap = allow_pinned * ram as f64;
-    let pinned = c.pinned_bytes();
-    if pinned as f64 > cap {
-        return Some(format!(
-            "pins {}, over the cap {} ({allow_pinned} × RAM)",
-            format_bytes_exact(pinned),
-            format_size(cap as u64)
-        ));
-    }
-    let host = c.host_bytes();
-    if host > ram.saturating_mul(9) / 10 {
-        return Some(format!(
-            "needs {} of host memory, over 90% of RAM {}",
-            format_bytes_exact(host),
-            format_size(ram)
-        ));
-    }
-    None
-}
-
 /// The one-line `plan -q` summary of a scenario: name, cases, refusals, estimated time.
-pub fn plan_summary(s: &Scenario, ram_bytes: Option<u64>, allow_pinned: f64) -> String {
+/// `device_free` as for [`plan_table_for`].
+pub fn plan_summary(
+    s: &Scenario,
+    ram_bytes: Option<u64>,
+    allow_pinned: f64,
+    device_free: Option<&DeviceFree>,
+) -> String {
     let mut total_s = 0.0;
     let mut refused = 0usize;
     for c in &s.cases {
-        if refusal(c, ram_bytes, allow_pinned).is_some() {
+        if refusal(c, ram_bytes, allow_pinned, device_free.map(|f| f.bytes)).is_some() {
             refused += 1;
         } else {
             total_s += estimate_seconds(c);
@@ -258,7 +228,16 @@ pub fn plan_table_for(
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}: {}", s.name, s.description);
-    let _ = writeln!(out, "  from {}", s.path);
+    if s.shipped {
+        let _ = writeln!(
+            out,
+            "  shipped with pinscope {} (as {})",
+            env!("CARGO_PKG_VERSION"),
+            s.path
+        );
+    } else {
+        let _ = writeln!(out, "  from {}", s.path);
+    }
     write_axes(&mut out, s);
     out.push('\n');
 
@@ -340,9 +319,8 @@ type Column = (&'static str, fn(&Case) -> String);
 fn plan_batch(c: &Case) -> String {
     match c.measure.batch {
         _ if c.mode == Mode::Churn || c.mode.is_latency() => "1".into(),
-        0 if c.engine == Engine::Empty => EMPTY_BATCH.to_string(),
-        0 if c.engine.is_chase() => "1".into(),
-        0 => format!("auto {}", auto_batch(c.size)),
+        0 if c.engine == Engine::Empty || c.engine.is_chase() => c.batch().to_string(),
+        0 => format!("auto {}", c.batch()),
         b => b.to_string(),
     }
 }
@@ -380,18 +358,19 @@ fn plan_row(
     totals: &mut PlanTotals,
 ) -> Vec<String> {
     let est = estimate_seconds(c);
-    let note = match refusal(c, ram_bytes, allow_pinned) {
+    let note = match refusal(c, ram_bytes, allow_pinned, device_free.map(|f| f.bytes)) {
         Some(why) => {
             totals.refused += 1;
             format!("refused: {why}")
         }
         _ => {
             totals.seconds += est;
-            match plan_note(c, device_free) {
+            let note = match plan_note(c, device_free) {
                 Some(n) => n,
                 None if c.guard => String::new(),
                 None => "guard off: tried even if device memory is short".into(),
-            }
+            };
+            past_timeout_note(note, est)
         }
     };
     // The device-resident engines have no host memory and no direction.
@@ -419,6 +398,22 @@ fn plan_row(
         note,
     ]);
     row
+}
+
+/// `note`, and a warning when the case is estimated to run longer than run's default
+/// `--case-timeout` (a long `probes.hold_after_free`, a slow sweep).
+fn past_timeout_note(note: String, est: f64) -> String {
+    if est <= DEFAULT_CASE_TIMEOUT.as_secs_f64() {
+        return note;
+    }
+    let warning = format!(
+        "longer than run's default --case-timeout {DEFAULT_CASE_TIMEOUT_TEXT}, which would stop it: pass a longer --case-timeout"
+    );
+    if note.is_empty() {
+        warning
+    } else {
+        format!("{note}; {warning}")
+    }
 }
 
 /// The header and rows in columns: the first right-aligned, the others left-aligned.
@@ -470,10 +465,7 @@ fn write_totals(
         format_seconds(totals.seconds)
     );
     if let Some(d) = &s.devices {
-        let _ = writeln!(
-            out,
-            "devices = \"{d}\": with N GPUs each case runs on each GPU alone, then on all at once (N + 1 runs; the estimate is for one); --device overrides it"
-        );
+        let _ = writeln!(out, "{}", devices_line(d));
     }
     let (nc, nd) = (s.claims.len(), s.derived.len());
     if nc + nd > 0 {
@@ -483,6 +475,9 @@ fn write_totals(
             if nc == 1 { "" } else { "s" },
             if nd == 1 { "" } else { "s" }
         );
+    }
+    for d in &s.derived {
+        let _ = writeln!(out, "  derived \"{}\" = {}", d.text, d.formula());
     }
     match ram_bytes {
         Some(r) => {
@@ -497,6 +492,24 @@ fn write_totals(
         None => {
             let _ = writeln!(out, "RAM unknown: the pinned cap was not checked");
         }
+    }
+}
+
+/// What the scenario's `devices` makes a run do.
+fn devices_line(d: &crate::platform::DeviceSelection) -> String {
+    use crate::platform::DeviceSelection;
+    match d {
+        DeviceSelection::List(one) if one.len() == 1 => format!(
+            "devices = \"{d}\": each case runs on GPU {d} (checked when run); --device overrides it"
+        ),
+        DeviceSelection::List(several) => format!(
+            "devices = \"{d}\": each case runs on each of these {} GPUs alone, then on all at once ({} runs; the estimate is for one; the GPUs are checked when run); --device overrides it",
+            several.len(),
+            several.len() + 1
+        ),
+        DeviceSelection::All => format!(
+            "devices = \"{d}\": with N GPUs each case runs on each GPU alone, then on all at once (N + 1 runs; the estimate is for one); --device overrides it"
+        ),
     }
 }
 
@@ -661,11 +674,7 @@ fn device_estimate_seconds(c: &Case) -> Option<f64> {
     if !c.engine.is_device() {
         return None;
     }
-    let batch = if c.measure.batch == 0 {
-        auto_batch(c.size)
-    } else {
-        u64::from(c.measure.batch)
-    };
+    let batch = u64::from(c.batch());
     let per_sample = batch as f64 * c.size as f64 / ASSUMED_DEVICE_BPS;
     let sampling = (f64::from(c.measure.max_samples) * per_sample).min(
         c.measure

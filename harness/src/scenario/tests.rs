@@ -374,13 +374,22 @@ fn min_samples_above_max_samples_is_rejected() {
 }
 
 #[test]
-fn hold_interval_must_be_positive_when_holding() {
-    assert_problems(&[(
-        "[[case]]\nlabel = \"x\"\nprobes = { hold_interval = \"0s\" }\n",
-        &[
-            "5:28: case `x`: `probes.hold_interval` must be above zero when `probes.hold_after_free` is above zero",
-        ],
-    )]);
+fn hold_interval_must_be_at_least_a_millisecond_when_holding() {
+    assert_problems(&[
+        (
+            "[[case]]\nlabel = \"x\"\nprobes = { hold_interval = \"0s\" }\n",
+            &[
+                "5:28: case `x`: `probes.hold_interval` is 0ns: give at least 1ms when `probes.hold_after_free` is above zero (the observers are read at most once a millisecond)",
+            ],
+        ),
+        (
+            "[[case]]\nlabel = \"x\"\nprobes = { hold_after_free = \"1h\", hold_interval = \"1us\" }\n",
+            &[
+                "5:52: case `x`: `probes.hold_interval` is 1µs: give at least 1ms when `probes.hold_after_free` is above zero (the observers are read at most once a millisecond)",
+            ],
+        ),
+    ]);
+    ok("[[case]]\nlabel = \"x\"\nprobes = { hold_after_free = \"1h\", hold_interval = \"1ms\" }\n");
     ok("[[case]]\nlabel = \"x\"\nprobes = { hold_interval = \"0s\", hold_after_free = \"0s\" }\n");
 }
 

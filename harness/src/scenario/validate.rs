@@ -396,14 +396,21 @@ pub(super) fn parse_value(
     })
 }
 
-/// A key's default parsed by the same code as a written value; `None` for `none`.
-pub(super) fn default_val(k: &Key) -> Option<Given> {
+/// A key's default parsed by the same code as a written value; `Ok(None)` for `none`, and the
+/// problem when the default in [`KEYS`] does not parse (a test keeps every default valid).
+pub(super) fn default_val(k: &Key) -> Result<Option<Given>, Problem> {
     if k.default == "none" {
-        return None;
+        return Ok(None);
     }
-    let table = raw::parse(&format!("v = {}", k.default)).expect("a key's default is TOML");
-    let entry = table.get("v").expect("the default's entry");
-    Some(parse_value(k.name(), k.ty, &entry.value, false).expect("a key's default is valid"))
+    let table = raw::parse(&format!("v = {}", k.default))?;
+    let Some(entry) = table.get("v") else {
+        return Err(Pos::START.problem(format!(
+            "the default of `{}` ({}) is not one TOML value",
+            k.name(),
+            k.default
+        )));
+    };
+    parse_value(k.name(), k.ty, &entry.value, false).map(Some)
 }
 
 /// The case every key's default makes (scenario and label empty).
@@ -411,8 +418,9 @@ pub(super) fn default_case() -> &'static Case {
     static CASE: OnceLock<Case> = OnceLock::new();
     CASE.get_or_init(|| {
         let mut c = Case::default();
+        // A default that does not parse leaves the model's own default in place.
         for k in KEYS {
-            if let Some(v) = default_val(k) {
+            if let Ok(Some(v)) = default_val(k) {
                 (k.set)(&mut c, &v);
             }
         }

@@ -24,7 +24,7 @@ mod zero_copy;
 use crate::cuda::{CudaError, DeviceBuffer, HostBuffer, Stream};
 use crate::measure::{Gpu, Measurable, Moves, SampleTimes};
 use crate::scenario::Lane;
-use crate::scenario::{Case, Direction, EMPTY_BATCH, Engine, HostKind, Route};
+use crate::scenario::{Case, Direction, Engine, HostKind, Route};
 pub(crate) use one_way::{Enqueue, OneWay, OneWayHost, Rig};
 
 /// Result of checking the moved data.
@@ -147,41 +147,48 @@ pub fn seed_for(case: &Case) -> u32 {
     0x5EED_0000 ^ (case.index as u32).wrapping_mul(0x0101_0101) ^ case.size as u32
 }
 
-/// Transfers per sample: the case's `batch`, or enough to move >= 256 MiB (at most 256); for
-/// the empty kernel, which moves nothing, [`EMPTY_BATCH`] launches.
-pub fn batch_for(case: &Case) -> u32 {
-    if case.measure.batch > 0 {
-        return case.measure.batch;
-    }
-    if case.engine == Engine::Empty {
-        return EMPTY_BATCH;
-    }
-    if case.engine.is_chase() {
-        return 1;
-    }
-    let target = 256u64 << 20;
-    target.div_ceil(case.size.max(1)).clamp(1, 256) as u32
+/// The engines that move host memory, as [`host_route`] takes them: every other engine has no
+/// host buffer and is allocated in [`allocate`] directly.
+#[derive(Clone, Copy)]
+enum HostEngine {
+    /// The copy engine (`cuMemcpy*Async`).
+    Copy,
+    /// A kernel reading or writing mapped host memory.
+    ZeroCopy,
+    /// The CPU reading or writing the memory.
+    Cpu,
 }
 
 /// Allocates the host memory a case needs (nothing is touched yet, no device memory exists).
 pub fn allocate(case: &Case) -> Result<Box<dyn HostSide>, CudaError> {
-    if case.engine == Engine::Empty {
-        let case = case.clone();
-        return Ok(Box::new(NoHostMemory(Box::new(move |_| {
-            empty::EmptyKernel::allocate(&case).map(|t| Box::new(t) as Box<dyn Transfer>)
-        }))));
-    }
-    if case.engine.is_chase() {
-        return Ok(Box::new(chase::Chase::allocate(case)?));
-    }
-    if case.engine.is_device() {
-        let case = case.clone();
-        return Ok(Box::new(NoHostMemory(Box::new(move |gpu| {
-            device_local::DeviceLocal::allocate(&case, gpu)
-                .map(|t| Box::new(t) as Box<dyn Transfer>)
-        }))));
-    }
-    Ok(match (case.route(), case.engine, case.direction) {
+    let engine = match case.engine {
+        Engine::Empty => {
+            let case = case.clone();
+            return Ok(Box::new(NoHostMemory(Box::new(move |_| {
+                empty::EmptyKernel::allocate(&case).map(|t| Box::new(t) as Box<dyn Transfer>)
+            }))));
+        }
+        Engine::Chase | Engine::ChaseRandom => return Ok(Box::new(chase::Chase::allocate(case)?)),
+        Engine::DeviceRead
+        | Engine::DeviceWrite
+        | Engine::DeviceCopy
+        | Engine::DeviceCopyEngine => {
+            let case = case.clone();
+            return Ok(Box::new(NoHostMemory(Box::new(move |gpu| {
+                device_local::DeviceLocal::allocate(&case, gpu)
+                    .map(|t| Box::new(t) as Box<dyn Transfer>)
+            }))));
+        }
+        Engine::Copy => HostEngine::Copy,
+        Engine::Kernel | Engine::KernelRead | Engine::KernelWrite => HostEngine::ZeroCopy,
+        Engine::CpuRead | Engine::CpuWrite => HostEngine::Cpu,
+    };
+    host_route(case, engine)
+}
+
+/// Allocates the host side of a case whose engine moves host memory, by its route.
+fn host_route(case: &Case, engine: HostEngine) -> Result<Box<dyn HostSide>, CudaError> {
+    Ok(match (case.route(), engine, case.direction) {
         (Route::Churn { pause, .. }, _, _) => {
             let case = case.clone();
             Box::new(NoHostMemory(Box::new(move |_| {
@@ -203,29 +210,12 @@ pub fn allocate(case: &Case) -> Result<Box<dyn HostSide>, CudaError> {
         (Route::RegisterPerCopy { slice }, _, _) => {
             Box::new(register_per_copy::RegisterPerCopy::allocate(case, slice)?)
         }
-        (Route::Direct, Engine::Kernel | Engine::KernelRead | Engine::KernelWrite, _) => {
-            Box::new(zero_copy::ZeroCopy::allocate(case)?)
-        }
-        (Route::Direct, Engine::CpuRead | Engine::CpuWrite, _) => {
-            Box::new(cpu_access::CpuAccess::allocate(case)?)
-        }
-        (Route::Direct, Engine::Copy, Direction::Bidirectional) => {
+        (Route::Direct, HostEngine::ZeroCopy, _) => Box::new(zero_copy::ZeroCopy::allocate(case)?),
+        (Route::Direct, HostEngine::Cpu, _) => Box::new(cpu_access::CpuAccess::allocate(case)?),
+        (Route::Direct, HostEngine::Copy, Direction::Bidirectional) => {
             Box::new(bidirectional::BidirectionalHost::allocate(case)?)
         }
-        (Route::Direct, Engine::Copy, _) => Box::new(copy_engine::CopyEngine::allocate(case)?),
-        (
-            Route::Direct,
-            Engine::DeviceRead
-            | Engine::DeviceWrite
-            | Engine::DeviceCopy
-            | Engine::DeviceCopyEngine
-            | Engine::Empty
-            | Engine::Chase
-            | Engine::ChaseRandom,
-            _,
-        ) => {
-            return Err(CudaError::new("allocate", "handled above"));
-        }
+        (Route::Direct, HostEngine::Copy, _) => Box::new(copy_engine::CopyEngine::allocate(case)?),
     })
 }
 
@@ -334,12 +324,15 @@ pub(crate) mod tests {
     fn auto_batch_moves_at_least_256_mib_and_at_most_256_transfers() {
         let mut c = test_case();
         c.size = 16 << 10;
-        assert_eq!(batch_for(&c), 256);
+        assert_eq!(c.batch(), 256);
         c.size = 64 << 20;
-        assert_eq!(batch_for(&c), 4);
+        assert_eq!(c.batch(), 4);
         c.size = 4 << 30;
-        assert_eq!(batch_for(&c), 1);
+        assert_eq!(c.batch(), 1);
         c.measure.batch = 100;
-        assert_eq!(batch_for(&c), 100);
+        assert_eq!(c.batch(), 100);
+        c.measure.batch = 0;
+        c.engine = Engine::Empty;
+        assert_eq!(c.batch(), crate::scenario::EMPTY_BATCH);
     }
 }

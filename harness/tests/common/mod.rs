@@ -188,6 +188,7 @@ pub fn scenario_of(name: &str, description: &str, path: &str, cases: Vec<Case>) 
         name: name.into(),
         description: description.into(),
         path: path.into(),
+        shipped: false,
         text: String::new(),
         cases,
         claims: vec![],
