@@ -236,6 +236,72 @@ impl fmt::Display for ObserverId {
     }
 }
 
+/// An observer reading by name, `<observer>.<metric>` (`procfs.vm_rss`): how the samples file
+/// names a reading's series. The observer is one of [`OBSERVERS`]; the metric is the observer's
+/// own snake_case name of the reading (see `probe::Reading`), declared in [`READINGS`] when it
+/// is known by more than its name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReadingName {
+    pub observer: ObserverId,
+    pub metric: Box<str>,
+}
+
+impl ReadingName {
+    pub fn new(observer: ObserverId, metric: &str) -> ReadingName {
+        ReadingName {
+            observer,
+            metric: metric.into(),
+        }
+    }
+
+    /// The reading named `<observer>.<metric>`, or why `text` is not one (a sentence fragment
+    /// that names the text and the observers known).
+    pub fn parse(text: &str) -> Result<ReadingName, String> {
+        ReadingName::parts(text).map(|(observer, metric)| ReadingName::new(observer, metric))
+    }
+
+    /// The observer and metric of `<observer>.<metric>`, checked as [`ReadingName::parse`]
+    /// checks them, without copying the metric.
+    pub fn parts(text: &str) -> Result<(ObserverId, &str), String> {
+        let Some((observer, metric)) = text.split_once('.') else {
+            return Err(format!(
+                "`{text}` is not a reading `<observer>.<metric>` (no `.`)"
+            ));
+        };
+        let Some(observer) = ObserverId::parse(observer) else {
+            let known: Vec<&str> = OBSERVERS.iter().map(|o| o.name).collect();
+            return Err(format!(
+                "reading `{text}` names observer `{observer}`, which is not one of {}",
+                known.join(", ")
+            ));
+        };
+        let snake = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_';
+        if metric.is_empty() || !metric.chars().all(snake) {
+            return Err(format!(
+                "reading `{text}` has metric `{metric}`, which is not a snake_case name"
+            ));
+        }
+        Ok((observer, metric))
+    }
+
+    /// What the reading is: its row of [`READINGS`], else memory held with its observer's
+    /// noise, named by its name.
+    pub fn facts(&self) -> ReadingFacts {
+        READINGS
+            .iter()
+            .find(|r| r.observer == self.observer && r.metric == &*self.metric)
+            .map_or(ReadingFacts::held(self.observer.declaration().noise), |r| {
+                r.facts
+            })
+    }
+}
+
+impl fmt::Display for ReadingName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.observer, self.metric)
+    }
+}
+
 /// What one observer reading is: what it counts, how far it moves on its own and the words
 /// readers know it by (`None`: its name says it).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -254,9 +320,11 @@ pub struct ReadingDecl {
 }
 
 /// Every observer reading (see `probe`) that is known by more than its name: what it counts,
-/// how far it moves on its own and the words readers know it by. Any other reading, including
-/// ones this version does not know, is memory held with its observer's noise, named by its name
-/// ([`ReadingFacts::of`]). A row: observer, metric, what it counts, its noise, its words.
+/// how far it moves on its own and the words readers know it by. Any other reading of an
+/// observer, including a metric this version does not declare, is memory held with its
+/// observer's noise, named by its name ([`ReadingName::facts`]). A samples file that names an
+/// observer this version does not have is refused. A row: observer, metric, what it counts, its
+/// noise, its words.
 #[rustfmt::skip]
 pub const READINGS: &[ReadingDecl] = {
     use ObserverId::*;
@@ -321,18 +389,7 @@ impl ReadingFacts {
     /// What the reading `<observer>.<metric>` is, from its name (read once, where a results
     /// file names it).
     pub fn of(reading: &str) -> ReadingFacts {
-        let known = reading
-            .split_once('.')
-            .and_then(|(o, m)| Some((ObserverId::parse(o)?, m)));
-        let Some((observer, metric)) = known else {
-            return ReadingFacts::held(Noise::UNMEASURED);
-        };
-        READINGS
-            .iter()
-            .find(|r| r.observer == observer && r.metric == metric)
-            .map_or(ReadingFacts::held(observer.declaration().noise), |r| {
-                r.facts
-            })
+        ReadingName::parse(reading).map_or(ReadingFacts::held(Noise::UNMEASURED), |r| r.facts())
     }
 
     /// Memory held, moving by `noise` on its own, named by its name.
@@ -401,6 +458,34 @@ pub fn columns() -> impl Iterator<Item = (Phase, Metric)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reading's name is its observer and metric; one of an observer pinscope does not have,
+    /// or without a snake_case metric, is refused with a sentence that names it.
+    #[test]
+    fn reading_names_are_an_observer_and_a_metric() {
+        let r = ReadingName::parse("procfs.vm_rss").expect("a reading");
+        assert_eq!(r, ReadingName::new(ObserverId::Procfs, "vm_rss"));
+        assert_eq!(r.to_string(), "procfs.vm_rss");
+        assert_eq!(r.facts().words, Some("host RSS"));
+        // A metric this version does not declare is memory held, named by its name.
+        let new = ReadingName::parse("ledger.staging").expect("a reading");
+        assert_eq!(new.facts().kind, ReadingKind::Held);
+        assert_eq!(new.facts().words, None);
+        let e = ReadingName::parse("gpu.used").expect_err("no such observer");
+        assert!(
+            e.contains("observer `gpu`") && e.contains("cuda, nvml"),
+            "{e}"
+        );
+        assert!(
+            ReadingName::parse("cuda")
+                .expect_err("no dot")
+                .contains("`cuda`")
+        );
+        for bad in ["cuda.", "cuda.Used", "cuda.used mib"] {
+            let e = ReadingName::parse(bad).expect_err(bad);
+            assert!(e.contains("not a snake_case name"), "{e}");
+        }
+    }
 
     #[test]
     fn declarations_are_in_the_order_of_the_enum() {
@@ -532,9 +617,6 @@ mod tests {
                     .filter(|r| r.facts.noise == n)
                     .map(|r| format!("`{}.{}`", r.observer, r.metric)),
             );
-            if n == Noise::UNMEASURED {
-                who.push("an observer this version does not know".into());
-            }
             let mib = if n.mib == 0.0 {
                 "any change".to_string()
             } else {

@@ -109,11 +109,6 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
-/// Formats a signed byte delta in MiB with a sign (`+4096.0 MiB`).
-pub fn format_delta_mib(bytes: i64) -> String {
-    format!("{:+.1} MiB", bytes as f64 / MIB as f64)
-}
-
 /// Parses a duration: `250ms`, `2s`, `1.5s`, `2m`, `500us`; a bare number is seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     let t = text.trim();

@@ -377,15 +377,6 @@ fn pinned_numa(s: &Settings) -> CheckResult {
         .advice(format!("pinned pages lie on another NUMA node than the GPU's, so copies cross the CPU interconnect: run with `numactl --cpunodebind={gpu_node} --membind={gpu_node}` (or bind the job's CPUs to node {gpu_node})"))
 }
 
-/// Throttle reasons that mean the GPU was slowed by heat, power or hardware while copying.
-const SLOWDOWN_REASONS: [&str; 5] = [
-    "HW_SLOWDOWN",
-    "HW_THERMAL_SLOWDOWN",
-    "SW_THERMAL_SLOWDOWN",
-    "HW_POWER_BRAKE_SLOWDOWN",
-    "SW_POWER_CAP",
-];
-
 fn clocks_under_load(s: &Settings) -> CheckResult {
     let c = Check::ClocksUnderLoad;
     let Some(p) = s.pstate_under_load.value() else {
@@ -397,8 +388,8 @@ fn clocks_under_load(s: &Settings) -> CheckResult {
         .value()
         .map(|r| {
             r.0.iter()
-                .map(String::as_str)
-                .filter(|n| SLOWDOWN_REASONS.contains(n))
+                .filter(|r| r.is_slowdown())
+                .map(|r| r.name())
                 .collect()
         })
         .unwrap_or_default();

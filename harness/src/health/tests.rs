@@ -1,5 +1,7 @@
 use super::*;
-use crate::platform::{NodeBytes, NodePlacement, PState, Setting, Source, ThrottleReasons};
+use crate::platform::{
+    NodeBytes, NodePlacement, PState, Setting, Source, ThrottleReason, ThrottleReasons,
+};
 
 fn nvml(call: &str) -> Source {
     Source::Nvml(call.into())
@@ -156,7 +158,10 @@ fn p2_or_a_thermal_slowdown_while_copying_warns() {
     assert_eq!(verdict(&r, Check::ClocksUnderLoad), Verdict::Warn);
     let mut s = healthy();
     s.throttle_under_load = Setting::known(
-        ThrottleReasons(vec!["GPU_IDLE".into(), "HW_THERMAL_SLOWDOWN".into()]),
+        ThrottleReasons(vec![
+            ThrottleReason::GpuIdle,
+            ThrottleReason::HwThermalSlowdown,
+        ]),
         nvml("throttle"),
     );
     let r = evaluate(&measured(55.0, 55.0), &s, &Thresholds::default(), false);
@@ -212,4 +217,40 @@ fn a_slow_small_copy_warns() {
     let r = evaluate(&m, &healthy(), &Thresholds::default(), false);
     assert_eq!(verdict(&r, Check::CopyLatency), Verdict::Warn);
     assert_eq!(r[7].threshold, "≤ 100 µs (median)");
+}
+
+/// Only heat, power or hardware slowdowns warn: an idle GPU, a clock setting or a sync boost
+/// group at P0 passes, and a warning names each slowdown by NVML's name.
+#[test]
+fn throttle_verdict_reads_the_typed_reasons() {
+    let at_p0 = |reasons: Vec<ThrottleReason>| {
+        let mut s = healthy();
+        s.pstate_under_load = Setting::known(PState(0), nvml("pstate"));
+        s.throttle_under_load = Setting::known(ThrottleReasons(reasons), nvml("throttle"));
+        evaluate(&measured(55.0, 55.0), &s, &Thresholds::default(), false)
+    };
+    let harmless = vec![
+        ThrottleReason::GpuIdle,
+        ThrottleReason::ApplicationsClocksSetting,
+        ThrottleReason::SyncBoost,
+        ThrottleReason::DisplayClockSetting,
+    ];
+    assert_eq!(
+        verdict(&at_p0(harmless), Check::ClocksUnderLoad),
+        Verdict::Pass
+    );
+    for r in ThrottleReason::ALL.into_iter().filter(|r| r.is_slowdown()) {
+        let checks = at_p0(vec![ThrottleReason::GpuIdle, r]);
+        assert_eq!(
+            verdict(&checks, Check::ClocksUnderLoad),
+            Verdict::Warn,
+            "{r}"
+        );
+        let clocks = checks
+            .iter()
+            .find(|c| c.check == Check::ClocksUnderLoad)
+            .expect("the clocks check");
+        assert!(clocks.advice.contains(r.name()), "{}", clocks.advice);
+        assert!(!clocks.advice.contains("GPU_IDLE"), "{}", clocks.advice);
+    }
 }

@@ -172,16 +172,91 @@ impl SettingValue for PState {
     }
 }
 
-/// NVML's clock throttle ("event") reasons active at the moment of reading, by NVML's names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ThrottleReasons(pub Vec<String>);
+/// One of NVML's clock throttle ("event") reasons (`nvmlClocksThrottleReason*`), written by
+/// NVML's name (`HW_THERMAL_SLOWDOWN`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ThrottleReason {
+    /// Nothing is running on the GPU.
+    GpuIdle,
+    /// Held by the applications clocks setting (NVML's older name: user-defined clocks).
+    #[serde(alias = "USER_DEFINED_CLOCKS")]
+    ApplicationsClocksSetting,
+    /// The software power cap.
+    SwPowerCap,
+    /// Hardware slowdown: heat, an external power brake or a power spike.
+    HwSlowdown,
+    /// Held to the slowest GPU of its sync boost group.
+    SyncBoost,
+    /// Software thermal slowdown: GPU or memory over its operating temperature.
+    SwThermalSlowdown,
+    /// Hardware thermal slowdown.
+    HwThermalSlowdown,
+    /// Hardware power brake slowdown (an external power brake).
+    HwPowerBrakeSlowdown,
+    /// Held by the display clock setting.
+    DisplayClockSetting,
+}
+
+impl ThrottleReason {
+    pub const ALL: [ThrottleReason; 9] = [
+        ThrottleReason::GpuIdle,
+        ThrottleReason::ApplicationsClocksSetting,
+        ThrottleReason::SwPowerCap,
+        ThrottleReason::HwSlowdown,
+        ThrottleReason::SyncBoost,
+        ThrottleReason::SwThermalSlowdown,
+        ThrottleReason::HwThermalSlowdown,
+        ThrottleReason::HwPowerBrakeSlowdown,
+        ThrottleReason::DisplayClockSetting,
+    ];
+
+    /// NVML's name of the reason.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThrottleReason::GpuIdle => "GPU_IDLE",
+            ThrottleReason::ApplicationsClocksSetting => "APPLICATIONS_CLOCKS_SETTING",
+            ThrottleReason::SwPowerCap => "SW_POWER_CAP",
+            ThrottleReason::HwSlowdown => "HW_SLOWDOWN",
+            ThrottleReason::SyncBoost => "SYNC_BOOST",
+            ThrottleReason::SwThermalSlowdown => "SW_THERMAL_SLOWDOWN",
+            ThrottleReason::HwThermalSlowdown => "HW_THERMAL_SLOWDOWN",
+            ThrottleReason::HwPowerBrakeSlowdown => "HW_POWER_BRAKE_SLOWDOWN",
+            ThrottleReason::DisplayClockSetting => "DISPLAY_CLOCK_SETTING",
+        }
+    }
+
+    /// True when the reason means heat, power or hardware slowed the GPU (not idling, a
+    /// clock setting or a sync boost group).
+    pub fn is_slowdown(self) -> bool {
+        matches!(
+            self,
+            ThrottleReason::SwPowerCap
+                | ThrottleReason::HwSlowdown
+                | ThrottleReason::SwThermalSlowdown
+                | ThrottleReason::HwThermalSlowdown
+                | ThrottleReason::HwPowerBrakeSlowdown
+        )
+    }
+}
+
+impl fmt::Display for ThrottleReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// NVML's clock throttle reasons active at the moment of reading.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ThrottleReasons(pub Vec<ThrottleReason>);
 
 impl SettingValue for ThrottleReasons {
     fn render(&self) -> String {
         if self.0.is_empty() {
             "none".into()
         } else {
-            self.0.join(", ")
+            let names: Vec<&str> = self.0.iter().map(|r| r.name()).collect();
+            names.join(", ")
         }
     }
 }
@@ -492,6 +567,27 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reasons are written by NVML's names, read back as the same reasons, rendered by
+    /// those names; a name NVML does not have is refused.
+    #[test]
+    fn throttle_reasons_are_written_and_read_by_nvml_names() {
+        let all = ThrottleReasons(ThrottleReason::ALL.to_vec());
+        let json = serde_json::to_value(&all).expect("json");
+        let names: Vec<&str> = ThrottleReason::ALL.iter().map(|r| r.name()).collect();
+        assert_eq!(json, serde_json::json!(names));
+        assert_eq!(
+            serde_json::from_value::<ThrottleReasons>(json).ok(),
+            Some(all)
+        );
+        let old: ThrottleReasons =
+            serde_json::from_str(r#"["USER_DEFINED_CLOCKS"]"#).expect("NVML's older name");
+        assert_eq!(old.0, [ThrottleReason::ApplicationsClocksSetting]);
+        assert!(serde_json::from_str::<ThrottleReasons>(r#"["TOO_HOT"]"#).is_err());
+        let two = ThrottleReasons(vec![ThrottleReason::GpuIdle, ThrottleReason::SwPowerCap]);
+        assert_eq!(two.render(), "GPU_IDLE, SW_POWER_CAP");
+        assert_eq!(ThrottleReasons::default().render(), "none");
+    }
 
     #[test]
     fn a_setting_is_json_with_value_and_source_or_unavailable() {

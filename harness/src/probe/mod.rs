@@ -129,7 +129,7 @@ pub trait Observer: Send {
 }
 
 /// When in a case a snapshot was taken (the samples file's `index` of a `phase:` reading).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Moment {
     /// Before the case allocated anything: the baseline of every delta.
     #[default]
@@ -144,9 +144,26 @@ pub enum Moment {
     Free,
     /// A point of the hold after free.
     Timeline,
+    /// Written by earlier versions only: after the host and device memory were allocated,
+    /// before the first touch (the published runs of 2026-11-30 hold it).
+    Alloc,
+    /// Written by earlier versions only: after the first touch (now [`Moment::Device`]).
+    Touch,
 }
 
 impl Moment {
+    /// Every moment a samples file may name, the ones taken now first.
+    pub const ALL: [Moment; 8] = [
+        Moment::Before,
+        Moment::Host,
+        Moment::Device,
+        Moment::Transfer,
+        Moment::Free,
+        Moment::Timeline,
+        Moment::Alloc,
+        Moment::Touch,
+    ];
+
     /// The name the samples file writes.
     pub const fn name(self) -> &'static str {
         match self {
@@ -156,7 +173,20 @@ impl Moment {
             Moment::Transfer => "transfer",
             Moment::Free => "free",
             Moment::Timeline => "timeline",
+            Moment::Alloc => "alloc",
+            Moment::Touch => "touch",
         }
+    }
+
+    /// The moment named `name` in a samples file.
+    pub fn parse(name: &str) -> Option<Moment> {
+        Moment::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+impl std::fmt::Display for Moment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -4,9 +4,10 @@
 //! caller reads them between queueing copies and waiting for them.
 
 use crate::platform::{
-    Bytes, DriverModel, Megahertz, PState, Setting, Settings, Source, ThrottleReasons,
-    set_unavailable,
+    Bytes, DriverModel, Megahertz, PState, Setting, Settings, Source, ThrottleReason,
+    ThrottleReasons, set_unavailable,
 };
+use nvml_wrapper::bitmasks::device::ThrottleReasons as NvmlThrottle;
 use nvml_wrapper::enum_wrappers::device::{Clock, PerformanceState};
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, Nvml};
@@ -115,8 +116,33 @@ impl NvmlSettings {
         s.throttle_under_load = read(
             dev.current_throttle_reasons(),
             "nvmlDeviceGetCurrentClocksThrottleReasons (during a transfer)",
-            |r| ThrottleReasons(r.iter_names().map(|(n, _)| n.to_string()).collect()),
+            throttle_reasons,
         );
+    }
+}
+
+/// NVML's bitflags as the reasons they set, in [`ThrottleReason::ALL`] order.
+fn throttle_reasons(flags: NvmlThrottle) -> ThrottleReasons {
+    ThrottleReasons(
+        ThrottleReason::ALL
+            .into_iter()
+            .filter(|r| flags.contains(nvml_flag(*r)))
+            .collect(),
+    )
+}
+
+/// NVML's flag of `reason`.
+fn nvml_flag(reason: ThrottleReason) -> NvmlThrottle {
+    match reason {
+        ThrottleReason::GpuIdle => NvmlThrottle::GPU_IDLE,
+        ThrottleReason::ApplicationsClocksSetting => NvmlThrottle::APPLICATIONS_CLOCKS_SETTING,
+        ThrottleReason::SwPowerCap => NvmlThrottle::SW_POWER_CAP,
+        ThrottleReason::HwSlowdown => NvmlThrottle::HW_SLOWDOWN,
+        ThrottleReason::SyncBoost => NvmlThrottle::SYNC_BOOST,
+        ThrottleReason::SwThermalSlowdown => NvmlThrottle::SW_THERMAL_SLOWDOWN,
+        ThrottleReason::HwThermalSlowdown => NvmlThrottle::HW_THERMAL_SLOWDOWN,
+        ThrottleReason::HwPowerBrakeSlowdown => NvmlThrottle::HW_POWER_BRAKE_SLOWDOWN,
+        ThrottleReason::DisplayClockSetting => NvmlThrottle::DISPLAY_CLOCK_SETTING,
     }
 }
 
@@ -218,6 +244,29 @@ fn driver_models(_dev: &Device<'_>) -> (Setting<DriverModel>, Setting<DriverMode
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NVML's bitflags become the typed reasons, each once (the deprecated user-defined clocks
+    /// flag is the applications clocks bit), and every reason has its own flag.
+    #[test]
+    fn nvml_throttle_flags_become_typed_reasons() {
+        let flags = NvmlThrottle::GPU_IDLE | NvmlThrottle::HW_THERMAL_SLOWDOWN;
+        assert_eq!(
+            throttle_reasons(flags).0,
+            vec![ThrottleReason::GpuIdle, ThrottleReason::HwThermalSlowdown]
+        );
+        #[allow(deprecated)]
+        let user = NvmlThrottle::USER_DEFINED_CLOCKS;
+        assert_eq!(
+            throttle_reasons(user).0,
+            vec![ThrottleReason::ApplicationsClocksSetting]
+        );
+        assert!(throttle_reasons(NvmlThrottle::NONE).0.is_empty());
+        let all = ThrottleReason::ALL.map(nvml_flag);
+        for (i, f) in all.iter().enumerate() {
+            assert_eq!(f.bits().count_ones(), 1, "{:?}", ThrottleReason::ALL[i]);
+            assert!(all[..i].iter().all(|g| g != f));
+        }
+    }
 
     #[test]
     fn generations_from_per_lane_rates() {

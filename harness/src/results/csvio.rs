@@ -11,7 +11,6 @@ use crate::accounting;
 use crate::platform::{Recorded, RecordedName};
 use crate::scenario::{Axes, HostFlags, HostKind};
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -731,21 +730,13 @@ pub fn read_samples(path: &Path) -> Result<Vec<SampleRow>, Error> {
                 )
             })?),
         };
-        let series = Series::parse(&get(3)).ok_or_else(|| {
-            bad(
-                path,
-                line(),
-                format!(
-                    "series `{}` is not bw_gbs, event_ms, wall_ms, phase:<observer>.<metric>, timeline:<observer>.<metric> or setup:<what>",
-                    get(3)
-                ),
-            )
-        })?;
+        let series = Series::parse(&get(3)).map_err(|why| bad(path, line(), why))?;
+        let index = SampleIndex::parse(&get(4)).map_err(|why| bad(path, line(), why))?;
         out.push(SampleRow {
             case_key: get(1).into(),
             lane,
             series,
-            index: SampleIndex::parse(&get(4)),
+            index,
             t_ms,
             value,
         });
@@ -876,17 +867,6 @@ fn check_samples_belong(
     }
 }
 
-/// Appends text to a file, creating it (used for logs beside results).
-pub fn append_line(path: &Path, line: &str) -> Result<(), Error> {
-    super::check_output_path(path)?;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
-    writeln!(f, "{line}").map_err(|e| Error::io(path, e))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -945,18 +925,42 @@ mod tests {
         );
     }
 
-    /// Every published samples file, read into typed rows (lane, series, index) and written
-    /// back by the writer's own field function, gives the same bytes.
+    /// Every samples file under `reports/`.
+    fn published_samples() -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports")];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).expect("reports/").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.to_string_lossy().ends_with(".samples.csv") {
+                    out.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Every published samples file, read into typed rows (lane, series with its observer,
+    /// index with its snapshot) and written back by the writer's own field function, gives the
+    /// same bytes; the views' streamed read loads it too.
     #[test]
     fn published_samples_are_read_and_written_back_byte_for_byte() {
-        let files = published();
+        let files = published_samples();
         let mut checked = 0;
-        for p in files {
-            let sp = samples_path(&p);
-            if !sp.exists() {
-                continue;
-            }
+        let mut typed_before = 0;
+        for sp in files {
             let samples = read_samples(&sp).unwrap_or_else(|e| panic!("{e}"));
+            typed_before += samples
+                .iter()
+                .filter(|s| {
+                    matches!(s.series, Series::Phase(_))
+                        && s.index == SampleIndex::Phase(crate::probe::Moment::Before)
+                })
+                .count();
+            Samples::read(&sp).unwrap_or_else(|e| panic!("{e}"));
             let mut w = csv::Writer::from_writer(Vec::new());
             w.write_record(SAMPLE_COLUMNS).unwrap();
             for s in &samples {
@@ -965,7 +969,30 @@ mod tests {
             assert_written_back(&sp, &w.into_inner().unwrap(), &std::fs::read(&sp).unwrap());
             checked += 1;
         }
-        assert!(checked >= 20, "only {checked} samples files");
+        assert!(checked >= 30, "only {checked} samples files");
+        assert!(typed_before > 1000, "{typed_before} readings before a case");
+    }
+
+    /// A series or snapshot that names nothing pinscope writes is refused with the file, the
+    /// line and the name, never kept as text.
+    #[test]
+    fn unknown_series_and_snapshots_are_refused_with_file_and_line() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.samples.csv");
+        let head = "schema_version,case_key,lane,series,index,t_ms,value\n1,k,,phase:cuda.used,before,0,1\n";
+        for (line, needle) in [
+            ("1,k,,phase:gpu.used,before,0,1", "observer `gpu`"),
+            ("1,k,,phase:cuda.used,touched,0,1", "index `touched`"),
+            ("1,k,,bandwidth,0,,1", "series `bandwidth`"),
+        ] {
+            std::fs::write(&p, format!("{head}{line}\n")).unwrap();
+            let e = read_samples(&p).expect_err(line).to_string();
+            assert!(e.contains("x.samples.csv") && e.contains("line 3"), "{e}");
+            assert!(e.contains(needle), "{e}");
+            let e = Samples::read(&p).expect_err(line).to_string();
+            assert!(e.contains("x.samples.csv") && e.contains("line 3"), "{e}");
+            assert!(e.contains(needle), "{e}");
+        }
     }
 
     #[test]

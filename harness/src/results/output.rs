@@ -16,19 +16,52 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// What is at `path` when it is something pinscope must not replace, in words.
-fn not_regular(path: &Path) -> Result<Option<&'static str>, Error> {
+/// Something at an output path that pinscope must not replace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NotRegular {
+    Folder,
+    SymbolicLink,
+    /// A device, FIFO or socket.
+    Special,
+}
+
+impl NotRegular {
+    /// What it is, in words that follow "is".
+    fn words(self) -> &'static str {
+        match self {
+            NotRegular::Folder => "a folder",
+            NotRegular::SymbolicLink => "a symbolic link",
+            NotRegular::Special => "not a regular file (a device, FIFO or socket)",
+        }
+    }
+
+    /// What to do instead of writing at `path`.
+    fn hint(self, path: &Path) -> String {
+        match self {
+            NotRegular::Folder => format!(
+                ": name a file inside it, such as {}",
+                path.join("index.html").display()
+            ),
+            NotRegular::SymbolicLink | NotRegular::Special => {
+                ": pinscope only replaces regular files, so choose another path".to_string()
+            }
+        }
+    }
+}
+
+/// What is at `path` when it is something pinscope must not replace.
+fn not_regular(path: &Path) -> Result<Option<NotRegular>, Error> {
     match std::fs::symlink_metadata(path) {
         Ok(m) => {
             let t = m.file_type();
             Ok(if t.is_file() {
                 None
             } else if t.is_dir() {
-                Some("a folder")
+                Some(NotRegular::Folder)
             } else if t.is_symlink() {
-                Some("a symbolic link")
+                Some(NotRegular::SymbolicLink)
             } else {
-                Some("not a regular file (a device, FIFO or socket)")
+                Some(NotRegular::Special)
             })
         }
         // Nothing there yet, or a file where a folder of the path should be: `create_parent`
@@ -294,16 +327,10 @@ pub fn check_output_path(path: &Path) -> Result<(), Error> {
         )));
     }
     if let Some(what) = not_regular(path)? {
-        let hint = if what == "a folder" {
-            format!(
-                ": name a file inside it, such as {}",
-                path.join("index.html").display()
-            )
-        } else {
-            ": pinscope only replaces regular files, so choose another path".to_string()
-        };
         return Err(Error::Output(format!(
-            "{shown} is {what}, so pinscope will not write over it{hint}"
+            "{shown} is {}, so pinscope will not write over it{}",
+            what.words(),
+            what.hint(path)
         )));
     }
     Ok(())

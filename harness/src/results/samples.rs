@@ -11,10 +11,12 @@
 //! file's size and its other series.
 
 use super::schema::{
-    BANDWIDTH_SERIES, Lane, PHASE_PREFIX, SCHEMA_VERSION, Series, TIMELINE_PREFIX,
+    BANDWIDTH_SERIES, EVENT_TIME_SERIES, Lane, PHASE_PREFIX, SCHEMA_VERSION, SETUP_PREFIX,
+    SampleIndex, Series, TIMELINE_PREFIX, WALL_TIME_SERIES,
 };
 use crate::Error;
-use crate::accounting::ReadingFacts;
+use crate::accounting::{ReadingFacts, ReadingName};
+use crate::probe::Moment;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -23,8 +25,8 @@ use std::path::Path;
 
 /// Bytes read from the samples file at a time.
 pub const BLOCK_BYTES: usize = 16 << 20;
-/// The phase whose readings are kept: before the case allocated anything.
-pub const BEFORE_PHASE: &str = crate::probe::Moment::Before.name();
+/// The snapshot whose readings are kept: before the case allocated anything.
+const KEPT_PHASE: Moment = Moment::Before;
 
 /// Timeline points of one case, by reading (`observer.metric`).
 pub type Timelines = BTreeMap<Box<str>, Timeline>;
@@ -147,11 +149,11 @@ impl Samples {
                 (Series::Bandwidth, Some(lane), _) => {
                     out.push_bandwidth(&r.case_key, lane, r.value);
                 }
-                (Series::Timeline(metric), _, Some(t)) => {
-                    out.push_timeline(&r.case_key, metric, t, r.value);
+                (Series::Timeline(reading), _, Some(t)) => {
+                    out.push_timeline(&r.case_key, &reading.to_string(), t, r.value);
                 }
-                (Series::Phase(metric), _, _) if r.index.is_phase(BEFORE_PHASE) => {
-                    out.push_before(&r.case_key, metric, r.value);
+                (Series::Phase(reading), _, _) if r.index == SampleIndex::Phase(KEPT_PHASE) => {
+                    out.push_before(&r.case_key, &reading.to_string(), r.value);
                 }
                 _ => {}
             }
@@ -526,22 +528,42 @@ enum Kept<'l> {
     Before(&'l str),
 }
 
-/// The kept series of a line, or `None` for one a view does not read. Compared as bytes: only a
-/// kept series' metric name is checked as text (a name that is not UTF-8 is not kept).
-fn kept_series<'l>(cols: &Columns, fields: &'l [Cow<'_, [u8]>]) -> Option<Kept<'l>> {
+/// The kept series of a line, `None` for one a view does not read, or why its series (or a
+/// reading's snapshot) names nothing pinscope writes. Compared as bytes; a reading's name and
+/// snapshot are checked as text.
+fn kept_series<'l>(
+    cols: &Columns,
+    fields: &'l [Cow<'_, [u8]>],
+) -> Result<Option<Kept<'l>>, String> {
     let series = fields[cols.series].trim_ascii();
     if series == BANDWIDTH_SERIES.as_bytes() {
-        return Some(Kept::Bandwidth);
+        return Ok(Some(Kept::Bandwidth));
     }
-    if let Some(metric) = series.strip_prefix(TIMELINE_PREFIX.as_bytes()) {
-        return std::str::from_utf8(metric).ok().map(Kept::Timeline);
+    if let Some(reading) = series.strip_prefix(TIMELINE_PREFIX.as_bytes()) {
+        return Ok(Some(Kept::Timeline(reading_name(series, reading)?)));
     }
-    let metric = series.strip_prefix(PHASE_PREFIX.as_bytes())?;
-    let index = fields[cols.index?].trim_ascii();
-    if index != BEFORE_PHASE.as_bytes() {
-        return None;
+    if let Some(reading) = series.strip_prefix(PHASE_PREFIX.as_bytes()) {
+        let reading = reading_name(series, reading)?;
+        let index = match cols.index {
+            Some(i) => SampleIndex::parse(text(fields[i].trim_ascii()))?,
+            None => return Ok(None),
+        };
+        return Ok((index == SampleIndex::Phase(KEPT_PHASE)).then_some(Kept::Before(reading)));
     }
-    std::str::from_utf8(metric).ok().map(Kept::Before)
+    let dropped = [EVENT_TIME_SERIES, WALL_TIME_SERIES].map(str::as_bytes);
+    if dropped.contains(&series) || series.starts_with(SETUP_PREFIX.as_bytes()) {
+        return Ok(None);
+    }
+    Series::parse(text(series)).map(|_| None)
+}
+
+/// The text of reading `name` (the part of `series` after its prefix), checked to name a
+/// reading of a known observer.
+fn reading_name<'l>(series: &[u8], name: &'l [u8]) -> Result<&'l str, String> {
+    let name = std::str::from_utf8(name)
+        .map_err(|_| format!("series `{}` is not UTF-8 text", text(series)))?;
+    ReadingName::parts(name)?;
+    Ok(name)
 }
 
 /// Checks one line's fields and keeps its sample when the series is one a view reads, in the
@@ -563,7 +585,7 @@ fn take(cols: &Columns, fields: &[Cow<'_, [u8]>], runs: &mut Vec<CaseRun>) -> Re
             text(version)
         ));
     }
-    let Some(kept) = kept_series(cols, fields) else {
+    let Some(kept) = kept_series(cols, fields)? else {
         return Ok(());
     };
     let run = run_of(&fields[cols.key], runs)?;

@@ -4,7 +4,8 @@
 //! Bump [`SCHEMA_VERSION`] whenever a column changes meaning or disappears; adding a column at the
 //! end is compatible (readers look columns up by name).
 
-use crate::accounting;
+use crate::accounting::{self, ReadingName};
+use crate::probe::Moment;
 use serde::{Deserialize, Serialize};
 
 pub use super::failure::{Cause, Failure, Phase};
@@ -447,39 +448,45 @@ pub enum Series {
     /// `wall_ms`: one sample's host wall time, ms.
     WallTime,
     /// `phase:<observer>.<metric>`: an observer's reading at the snapshot the index names.
-    Phase(String),
+    Phase(ReadingName),
     /// `timeline:<observer>.<metric>`: an observer's reading during the hold after free.
-    Timeline(String),
+    Timeline(ReadingName),
     /// `setup:<what>`: a setup cost (files of earlier versions).
     Setup(String),
 }
 
 /// The series of bandwidth samples (GB/s).
 pub const BANDWIDTH_SERIES: &str = "bw_gbs";
+/// The series of sample times by CUDA events (ms).
+pub const EVENT_TIME_SERIES: &str = "event_ms";
+/// The series of sample host wall times (ms).
+pub const WALL_TIME_SERIES: &str = "wall_ms";
 /// The prefix of hold-after-free timeline series (`timeline:<observer>.<metric>`).
 pub const TIMELINE_PREFIX: &str = "timeline:";
 /// The prefix of per-phase observer readings (`phase:<observer>.<metric>`, index = the phase).
 pub const PHASE_PREFIX: &str = "phase:";
 /// The prefix of setup-cost series (`setup:<what>`).
-const SETUP_PREFIX: &str = "setup:";
+pub const SETUP_PREFIX: &str = "setup:";
 
 impl Series {
-    /// The series whose text is `s` (the `series` column).
-    pub fn parse(s: &str) -> Option<Series> {
-        Some(match s {
+    /// The series whose text is `s` (the `series` column), or why it is not one.
+    pub fn parse(s: &str) -> Result<Series, String> {
+        Ok(match s {
             BANDWIDTH_SERIES => Series::Bandwidth,
-            "event_ms" => Series::EventTime,
-            "wall_ms" => Series::WallTime,
+            EVENT_TIME_SERIES => Series::EventTime,
+            WALL_TIME_SERIES => Series::WallTime,
             _ => {
-                let tagged = [
-                    (PHASE_PREFIX, Series::Phase as fn(String) -> Series),
-                    (TIMELINE_PREFIX, Series::Timeline),
-                    (SETUP_PREFIX, Series::Setup),
-                ];
-                let (rest, make) = tagged
-                    .into_iter()
-                    .find_map(|(prefix, make)| Some((s.strip_prefix(prefix)?, make)))?;
-                make(rest.to_string())
+                if let Some(r) = s.strip_prefix(PHASE_PREFIX) {
+                    Series::Phase(ReadingName::parse(r)?)
+                } else if let Some(r) = s.strip_prefix(TIMELINE_PREFIX) {
+                    Series::Timeline(ReadingName::parse(r)?)
+                } else if let Some(what) = s.strip_prefix(SETUP_PREFIX) {
+                    Series::Setup(what.to_string())
+                } else {
+                    return Err(format!(
+                        "series `{s}` is not {BANDWIDTH_SERIES}, {EVENT_TIME_SERIES}, {WALL_TIME_SERIES}, {PHASE_PREFIX}<observer>.<metric>, {TIMELINE_PREFIX}<observer>.<metric> or {SETUP_PREFIX}<what>"
+                    ));
+                }
             }
         })
     }
@@ -489,41 +496,41 @@ impl fmt::Display for Series {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Series::Bandwidth => f.write_str(BANDWIDTH_SERIES),
-            Series::EventTime => f.write_str("event_ms"),
-            Series::WallTime => f.write_str("wall_ms"),
-            Series::Phase(m) => write!(f, "{PHASE_PREFIX}{m}"),
-            Series::Timeline(m) => write!(f, "{TIMELINE_PREFIX}{m}"),
+            Series::EventTime => f.write_str(EVENT_TIME_SERIES),
+            Series::WallTime => f.write_str(WALL_TIME_SERIES),
+            Series::Phase(r) => write!(f, "{PHASE_PREFIX}{r}"),
+            Series::Timeline(r) => write!(f, "{TIMELINE_PREFIX}{r}"),
             Series::Setup(what) => write!(f, "{SETUP_PREFIX}{what}"),
         }
     }
 }
 
-crate::scenario::written_as_text!(Series, |s: &str| {
-    Series::parse(s).ok_or_else(|| format!("`{s}` is not a samples series"))
-});
+crate::scenario::written_as_text!(Series, Series::parse);
 
 /// Which value of its series a samples-file row is (the `index` column).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(into = "String", from = "String")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub enum SampleIndex {
     /// The sample's (or timeline point's) number, from 0.
     Number(usize),
     /// The snapshot a `phase:` reading was taken at (`before`, `host`, `device`, ...).
-    Phase(String),
+    Phase(Moment),
 }
 
 impl SampleIndex {
-    /// The index whose text is `s`: a number as the writer writes numbers, else a phase name.
-    pub fn parse(s: &str) -> SampleIndex {
+    /// The index whose text is `s`: a number as the writer writes numbers, or a snapshot's
+    /// name; else why it is neither.
+    pub fn parse(s: &str) -> Result<SampleIndex, String> {
         match s.parse::<usize>() {
-            Ok(n) if n.to_string() == s => SampleIndex::Number(n),
-            _ => SampleIndex::Phase(s.to_string()),
+            Ok(n) if n.to_string() == s => Ok(SampleIndex::Number(n)),
+            _ => Moment::parse(s).map(SampleIndex::Phase).ok_or_else(|| {
+                let known: Vec<&str> = Moment::ALL.iter().map(|m| m.name()).collect();
+                format!(
+                    "index `{s}` is neither a sample number (0, 1, ...) nor a snapshot ({})",
+                    known.join(", ")
+                )
+            }),
         }
-    }
-
-    /// True for the reading of snapshot `phase`.
-    pub fn is_phase(&self, phase: &str) -> bool {
-        matches!(self, SampleIndex::Phase(p) if p == phase)
     }
 }
 
@@ -531,22 +538,12 @@ impl fmt::Display for SampleIndex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SampleIndex::Number(n) => write!(f, "{n}"),
-            SampleIndex::Phase(p) => f.write_str(p),
+            SampleIndex::Phase(m) => f.write_str(m.name()),
         }
     }
 }
 
-impl From<SampleIndex> for String {
-    fn from(i: SampleIndex) -> String {
-        i.to_string()
-    }
-}
-
-impl From<String> for SampleIndex {
-    fn from(s: String) -> SampleIndex {
-        SampleIndex::parse(&s)
-    }
-}
+crate::scenario::written_as_text!(SampleIndex, SampleIndex::parse);
 
 #[cfg(test)]
 mod tests {
@@ -572,21 +569,39 @@ mod tests {
             "timeline:procfs.vm_rss",
             "setup:alloc",
         ] {
-            let s = Series::parse(text).unwrap_or_else(|| panic!("{text}"));
+            let s = Series::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(s.to_string(), text);
         }
         assert_eq!(
             Series::parse("timeline:dxgi.shared"),
-            Some(Series::Timeline("dxgi.shared".into()))
+            Ok(Series::Timeline(ReadingName::new(
+                accounting::ObserverId::Dxgi,
+                "shared"
+            )))
         );
-        assert_eq!(Series::parse("bandwidth"), None);
-        assert_eq!(SampleIndex::parse("12"), SampleIndex::Number(12));
-        // Only the number text the writer writes is a number; anything else stays as written.
-        for text in ["before", "007", "-1", ""] {
-            let i = SampleIndex::parse(text);
-            assert!(!matches!(i, SampleIndex::Number(_)), "{text}");
-            assert_eq!(i.to_string(), text);
+        assert_eq!(SampleIndex::parse("12"), Ok(SampleIndex::Number(12)));
+        for m in Moment::ALL {
+            let i = SampleIndex::parse(m.name()).expect("a moment");
+            assert_eq!(i, SampleIndex::Phase(m));
+            assert_eq!(i.to_string(), m.name());
         }
-        assert!(SampleIndex::parse("before").is_phase("before"));
+    }
+
+    /// A series or index that names nothing pinscope writes is refused with a sentence that
+    /// names it, never kept as text.
+    #[test]
+    fn unknown_series_and_snapshots_are_refused_by_name() {
+        let refused = |text: &str| Series::parse(text).expect_err(text);
+        assert!(refused("bandwidth").contains("series `bandwidth` is not bw_gbs"));
+        let e = refused("phase:gpu.used");
+        assert!(e.contains("observer `gpu`") && e.contains("procfs"), "{e}");
+        assert!(refused("timeline:cuda").contains("no `.`"));
+        assert!(refused("phase:cuda.Used MiB").contains("not a snake_case name"));
+        for text in ["touched", "007", "-1", "", "Before"] {
+            let e = SampleIndex::parse(text).expect_err(text);
+            assert!(e.contains(&format!("index `{text}`")), "{e}");
+            assert!(e.contains("before, host, device"), "{e}");
+        }
+        assert!(serde_json::from_str::<SampleIndex>("\"later\"").is_err());
     }
 }

@@ -1,7 +1,7 @@
 //! What one case produced ([`CaseOutcome`], filled by [`super::case`]) and the rows built from it:
 //! [`Row::from_outcome`] gives the results row per lane and the long-form sample rows.
 
-use crate::accounting::{self, Phase};
+use crate::accounting::{self, Phase, ReadingName};
 use crate::measure::SampleTimes;
 use crate::platform::Machine;
 use crate::probe::{self, Moment, Snapshot};
@@ -277,8 +277,8 @@ fn reading_samples(outcome: &CaseOutcome, key: &str) -> Vec<SampleRow> {
             samples.push(SampleRow {
                 case_key: key.to_string(),
                 lane: None,
-                series: Series::Phase(format!("{o}.{}", r.metric)),
-                index: SampleIndex::Phase(s.phase.name().to_string()),
+                series: Series::Phase(ReadingName::new(*o, &r.metric)),
+                index: SampleIndex::Phase(s.phase),
                 t_ms: Some(s.t_ms),
                 value: r.value,
             });
@@ -294,7 +294,7 @@ fn reading_samples(outcome: &CaseOutcome, key: &str) -> Vec<SampleRow> {
             samples.push(SampleRow {
                 case_key: key.to_string(),
                 lane: None,
-                series: Series::Timeline(format!("{o}.{}", r.metric)),
+                series: Series::Timeline(ReadingName::new(*o, &r.metric)),
                 index: SampleIndex::Number(i),
                 t_ms: Some(s.t_ms - t0),
                 value: r.value,

@@ -274,13 +274,6 @@ setting_enum! {
         EventBlocking = "event-blocking", Query = "query";
 }
 
-impl Wait {
-    /// True when the case runs in a context of its own, created with the scheduling flag.
-    pub fn own_context(self) -> bool {
-        matches!(self, Self::Spin | Self::Yield | Self::Blocking)
-    }
-}
-
 /// The samples a latency case takes unless `measure.samples` says otherwise.
 pub const LATENCY_SAMPLES: u32 = 1000;
 

@@ -18,6 +18,33 @@ fn a_folder_is_refused_and_kept() {
     assert!(d.path().is_dir());
 }
 
+/// A folder is told to name a file inside it; anything else that is not a regular file is told
+/// to choose another path.
+#[test]
+fn what_is_in_the_way_picks_the_hint() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let e = check_output_path(d.path())
+        .expect_err("a folder")
+        .to_string();
+    let inside = d.path().join("index.html").display().to_string();
+    assert!(
+        e.contains(&format!("name a file inside it, such as {inside}")),
+        "{e}"
+    );
+    #[cfg(unix)]
+    {
+        let link = d.path().join("link.html");
+        std::os::unix::fs::symlink(d.path().join("absent"), &link).expect("symlink");
+        let e = check_output_path(&link).expect_err("a link").to_string();
+        assert!(e.contains("is a symbolic link"), "{e}");
+        assert!(
+            e.contains("only replaces regular files, so choose another path"),
+            "{e}"
+        );
+        assert!(!e.contains("inside it"), "{e}");
+    }
+}
+
 #[test]
 fn a_trailing_separator_names_a_folder() {
     let d = tempfile::tempdir().expect("tempdir");
