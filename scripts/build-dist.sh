@@ -5,15 +5,38 @@
 #                                 toolchain: dist/pinscope (release binary), dist/gpu-tests and
 #                                 dist/gpu-fault-tests (the ignored GPU tests, release build).
 #   scripts/build-dist.sh release the release archives, in dist/release/:
-#       pinscope-<version>-x86_64-unknown-linux-gnu.tar.gz   (pinscope, README.md, completions, man page)
-#       pinscope-<version>-x86_64-pc-windows-gnu.zip         (pinscope.exe, README.md, PowerShell completion)
+#       pinscope-<version>-x86_64-unknown-linux-gnu.tar.gz   (pinscope, README, licenses, completions, man pages)
+#       pinscope-<version>-x86_64-pc-windows-gnu.zip         (pinscope.exe, README, licenses, PowerShell completion)
 #       SHA256SUMS                                           (check with `sha256sum -c SHA256SUMS`)
+#     The Linux binary is linked against glibc 2.28 (`cargo zigbuild`, with cargo-zigbuild and
+#     Zig from PyPI installed at pinned versions under the target folder), so it starts on
+#     RHEL/Rocky 8+, Ubuntu 20.04+ and Debian 10+; `glibc_floor` below checks that.
 #     The Windows exe is cross-built with the tools of scripts/wincross-setup.sh (installed here if
 #     missing; apt-get, as root) and run under Wine before it is packed (`--version`, `plan` of a
 #     shipped scenario); its unit and integration tests run under Wine in .ci/run.
+#     Everything is built and checked in a new folder first: dist/release is replaced only when
+#     the new archives are complete, so a failed build leaves the previous archives in place.
+#
+#   scripts/build-dist.sh floor FILE   exits 1 when FILE needs a glibc newer than 2.28.
+#
+# Cargo's target folder is the one `cargo metadata` names (CARGO_TARGET_DIR, a config's
+# build.target-dir, or target/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-gpu}
+
+# The oldest glibc the Linux archive supports, and the tools that link against it (PyPI wheels:
+# cargo-zigbuild's carries its binary, ziglang carries Zig).
+GLIBC_FLOOR=2.28
+ZIGBUILD_VERSION=0.24.0
+ZIGLANG_VERSION=0.17.0
+
+target_dir() {  # Cargo's target folder, wherever configured
+  cargo metadata --format-version 1 --no-deps \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])'
+}
+TARGET=$(target_dir)
+export CARGO_TARGET_DIR=$TARGET
 
 binary_of() {  # binary_of TEST [cargo args...]: path of the test binary cargo builds
   local name=$1; shift
@@ -30,9 +53,9 @@ gpu() {
   local exe faults
   exe=$(binary_of gpu)
   # The fault-injection tests need the feature; a separate target dir keeps the normal binary clean.
-  faults=$(CARGO_TARGET_DIR=target/faults binary_of gpu_faults --features fault-injection)
+  faults=$(CARGO_TARGET_DIR=$TARGET/faults binary_of gpu_faults --features fault-injection)
   mkdir -p dist
-  cp target/release/pinscope dist/pinscope
+  cp "$TARGET/release/pinscope" dist/pinscope
   cp "$exe" dist/gpu-tests
   cp "$faults" dist/gpu-fault-tests
   # Symbols stripped: the device tool carries at most 64 MiB.
@@ -40,37 +63,86 @@ gpu() {
   ls -la dist
 }
 
+# zig_tools: cargo-zigbuild and Zig at their pinned versions, in $TARGET/dist-tools (installed
+# once; a later run finds them there). Sets PATH and PYTHONPATH for `cargo zigbuild`.
+zig_tools() {
+  local dir=$TARGET/dist-tools/zig-$ZIGBUILD_VERSION-$ZIGLANG_VERSION
+  if [ ! -x "$dir/bin/cargo-zigbuild" ] || [ ! -d "$dir/ziglang" ]; then
+    echo "installing cargo-zigbuild $ZIGBUILD_VERSION and ziglang $ZIGLANG_VERSION (PyPI) into $dir"
+    rm -rf "$dir.part"
+    if ! python3 -m pip install --disable-pip-version-check --no-warn-script-location -q --root-user-action=ignore \
+        --target "$dir.part" "cargo-zigbuild==$ZIGBUILD_VERSION" "ziglang==$ZIGLANG_VERSION"; then
+      echo "error: could not install cargo-zigbuild $ZIGBUILD_VERSION and ziglang $ZIGLANG_VERSION from PyPI into $dir: the Linux archive needs them to link against glibc $GLIBC_FLOOR; connect to PyPI (or copy that folder from a machine that has it) and run this script again" >&2
+      rm -rf "$dir.part"
+      return 1
+    fi
+    rm -rf "$dir" && mv "$dir.part" "$dir"
+  fi
+  export PATH="$dir/bin:$PATH" PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}"
+}
+
+# glibc_floor FILE: FILE needs no glibc symbol version newer than GLIBC_FLOOR (objdump -T).
+glibc_floor() {
+  local file=$1 newest
+  newest=$(objdump -T "$file" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -1)
+  if [ -n "$newest" ] && [ "$(printf '%s\n' "GLIBC_$GLIBC_FLOOR" "$newest" | sort -V | tail -1)" != "GLIBC_$GLIBC_FLOOR" ]; then
+    local sym
+    sym=$(objdump -T "$file" | grep -F "($newest)" | awk '{print $NF}' | head -1)
+    echo "error: $file needs $newest (symbol $sym), newer than the glibc $GLIBC_FLOOR the Linux archive promises: build it with \`cargo zigbuild --target x86_64-unknown-linux-gnu.$GLIBC_FLOOR\` (scripts/build-dist.sh release)" >&2
+    return 1
+  fi
+  echo "$file: newest glibc symbol version ${newest:-none}, not newer than GLIBC_$GLIBC_FLOOR"
+}
+
 release() {
-  local version out linux windows exe
+  local version linux windows exe
   version=$(cargo pkgid -p pinscope | sed 's/.*[#@]//')
-  out=dist/release
-  rm -rf "$out" && mkdir -p "$out"
-  # A global removed on exit (a RETURN trap would fire when env.sh below is sourced).
+  mkdir -p dist
+  # Globals removed on exit (a RETURN trap would fire when env.sh below is sourced). The archives
+  # go into `new`, beside dist/release, renamed over it at the end: never an empty or half folder.
+  new=$(mktemp -d dist/.release.XXXXXX)
+  chmod 755 "$new"
   stage=$(mktemp -d)
-  trap 'rm -rf "$stage"' EXIT
+  trap 'rm -rf "$stage" "$new"' EXIT
 
   linux=pinscope-$version-x86_64-unknown-linux-gnu
-  cargo build --release --locked
+  zig_tools
+  cargo zigbuild --release --locked --target "x86_64-unknown-linux-gnu.$GLIBC_FLOOR"
   mkdir -p "$stage/$linux"
-  cp target/release/pinscope README.md "$stage/$linux/"
+  cp "$TARGET/x86_64-unknown-linux-gnu/release/pinscope" "$stage/$linux/"
+  common_files "$stage/$linux"
   strip "$stage/$linux/pinscope"
+  glibc_floor "$stage/$linux/pinscope"
   extras "$stage/$linux/pinscope" "$stage/$linux"
-  tar -C "$stage" --owner=0 --group=0 --sort=name -czf "$out/$linux.tar.gz" "$linux"
+  tar -C "$stage" --owner=0 --group=0 --sort=name -czf "$new/$linux.tar.gz" "$linux"
 
   windows=pinscope-$version-x86_64-pc-windows-gnu
   [ -f "${WINCROSS:-${TMPDIR:-/tmp}/wincross}/env.sh" ] || bash scripts/wincross-setup.sh
   # shellcheck disable=SC1091
   . "${WINCROSS:-${TMPDIR:-/tmp}/wincross}/env.sh"
   wcargo build --release --locked
-  exe=target/wincross/x86_64-pc-windows-gnu/release/pinscope.exe
+  exe=$TARGET/wincross/x86_64-pc-windows-gnu/release/pinscope.exe
   mkdir -p "$stage/$windows"
-  cp "$exe" README.md "$stage/$linux/completions/pinscope.powershell" "$stage/$windows/"
+  cp "$exe" "$stage/$linux/completions/pinscope.powershell" "$stage/$windows/"
+  common_files "$stage/$windows"
   x86_64-w64-mingw32-strip "$stage/$windows/pinscope.exe"
   "$CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER" "$stage/$windows/pinscope.exe" --version
   "$CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER" "$stage/$windows/pinscope.exe" plan -q ollama-like
-  zip_folder "$stage" "$windows" "$out/$windows.zip"
+  zip_folder "$stage" "$windows" "$new/$windows.zip"
 
-  (cd "$out" && sha256sum -- *.tar.gz *.zip > SHA256SUMS && cat SHA256SUMS)
+  (cd "$new" && sha256sum -- *.tar.gz *.zip > SHA256SUMS && cat SHA256SUMS)
+  verify "$new"
+  rm -rf dist/release.old
+  if [ -e dist/release ]; then mv dist/release dist/release.old; fi
+  mv "$new" dist/release && rm -rf dist/release.old
+  echo "wrote dist/release"
+}
+
+# common_files DIR: what both archives carry besides the binary: the archive README and the
+# license texts.
+common_files() {
+  cp packaging/README.md "$1/README.md"
+  cp LICENSE-MIT LICENSE-APACHE "$1/"
 }
 
 # zip_folder BASE NAME ZIP: BASE/NAME packed as ZIP, entries sorted, with a fixed time and mode so
@@ -92,35 +164,44 @@ with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
 PY
 }
 
-# The archives as a user gets them: checksums hold, and the unpacked Linux binary answers from `/`
-# with a shipped scenario (the Windows exe was run under Wine before packing).
+# verify DIR: the archives in DIR as a user gets them: checksums hold, both carry the README and
+# the license texts, the unpacked Linux binary keeps to the glibc floor and answers from `/` with
+# a shipped scenario (the Windows exe was run under Wine before packing).
 verify() {
-  local out=dist/release unpack
+  local out=$1 unpack dir f
   unpack=$(mktemp -d)
   (cd "$out" && sha256sum -c --quiet SHA256SUMS)
   tar -C "$unpack" -xzf "$out"/pinscope-*-x86_64-unknown-linux-gnu.tar.gz
-  python3 -c 'import sys, zipfile; bad = zipfile.ZipFile(sys.argv[1]).testzip(); sys.exit(bad is not None)' \
+  python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+bad = z.testzip()
+missing = {"pinscope.exe", "README.md", "LICENSE-MIT", "LICENSE-APACHE"} - {n.split("/", 1)[-1] for n in z.namelist()}
+if bad is not None or missing:
+    sys.exit(f"error: {sys.argv[1]}: damaged entry {bad}, or missing {sorted(missing)}")' \
     "$(ls "$out"/pinscope-*-x86_64-pc-windows-gnu.zip)"
-  (cd / && "$unpack"/pinscope-*/pinscope plan -q ollama-like)
+  dir=$(echo "$unpack"/pinscope-*)
+  for f in README.md LICENSE-MIT LICENSE-APACHE man/man1/pinscope.1 man/man1/pinscope-run.1; do
+    [ -f "$dir/$f" ] || { echo "error: the Linux archive has no $f" >&2; return 1; }
+  done
+  glibc_floor "$dir/pinscope"
+  (cd / && "$dir/pinscope" plan -q ollama-like)
   rm -rf "$unpack"
   echo "release archives verified"
 }
 
-# Shell completions and the man page, written by the binary itself.
+# Shell completions and the man pages (one per command), written by the binary itself.
 extras() {
-  local bin=$1 dir=$2
+  local bin=$1 dir=$2 shell
   mkdir -p "$dir/completions"
   for shell in bash zsh fish powershell elvish; do
     "$bin" completions "$shell" >"$dir/completions/pinscope.$shell"
   done
-  "$bin" man >"$dir/pinscope.1"
+  "$bin" man --out-dir "$dir/man/man1"
 }
 
 case "$what" in
   gpu) gpu ;;
-  release)
-    release
-    verify
-    ;;
-  *) echo "usage: scripts/build-dist.sh [gpu|release]" >&2; exit 2 ;;
+  release) release ;;
+  floor) glibc_floor "${2:?usage: scripts/build-dist.sh floor FILE}" ;;
+  *) echo "usage: scripts/build-dist.sh [gpu|release|floor FILE]" >&2; exit 2 ;;
 esac

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod compare;
 pub mod info;
+pub mod man;
 pub mod plan;
 pub mod report;
 pub mod run;
@@ -72,8 +73,8 @@ pub enum Command {
     Scenarios(ScenariosArgs),
     /// Print a shell completion script (e.g. `pinscope completions bash > pinscope.bash`).
     Completions(CompletionsArgs),
-    /// Print the manual page (roff; e.g. `pinscope man | man -l -`).
-    Man,
+    /// Print a manual page (roff: `pinscope man run | man -l -`); `--out-dir` writes them all.
+    Man(man::ManArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -408,15 +409,7 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
             write_output(&Default::default(), std::path::Path::new("-"), &script)?;
             Ok(0)
         }
-        Command::Man => {
-            use clap::CommandFactory;
-            let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut page)
-                .map_err(|e| crate::Error::io(std::path::Path::new("-"), e))?;
-            write_output(&Default::default(), std::path::Path::new("-"), &page)?;
-            Ok(0)
-        }
+        Command::Man(a) => man::man_command(a),
     }
 }
 
