@@ -123,6 +123,20 @@ impl Metric {
     pub fn parse(name: &str) -> Option<Metric> {
         Metric::ALL.into_iter().find(|m| m.name() == name)
     }
+    /// How far it moves on its own: the largest noise of the readings that supply it (a
+    /// metric read from the host's counters on one platform and the process's on another
+    /// moves by less than this wherever it is read). The report's accounting plots leave out a
+    /// case whose every metric stayed inside its noise.
+    pub fn noise(self) -> Noise {
+        let mut noise = Noise::EXACT;
+        for (observer, reading) in self.declaration().sources {
+            let n = ReadingFacts::of_reading(*observer, reading).noise;
+            if n.mib > noise.mib {
+                noise = n;
+            }
+        }
+        noise
+    }
     /// The observers that supply it (`procfs`, `process`), first choice first.
     pub fn observers(self) -> Vec<ObserverId> {
         let mut v: Vec<ObserverId> = self.declaration().sources.iter().map(|s| s.0).collect();
@@ -168,6 +182,7 @@ impl Noise {
     pub const OWN: Noise = Noise { mib: 2.0, why: "this process's own counters: the allocator and the runtime's threads" };
     pub const DEVICE: Noise = Noise { mib: 4.0, why: "device memory: 2 MiB device pages, other contexts" };
     pub const SYSTEM: Noise = Noise { mib: 64.0, why: "system-wide host counters: other processes and the page cache (up to ~60 MiB on an idle VM in the published runs)" };
+    pub const GROUP: Noise = Noise { mib: 64.0, why: "every process of the cgroup and the page cache charged to it, as the system-wide counters (+10 MiB after a free with nothing held in the published ollama-like run)" };
     /// An observer whose noise has not been measured, or one this version does not know.
     pub const UNMEASURED: Noise = Noise { mib: 2.0, why: "not measured yet (the default)" };
 }
@@ -211,7 +226,7 @@ observers! {
     Nvml: "nvml", DEVICE;
     // System-wide host counters, but for this process's own (`vm_*`, in READINGS).
     Procfs: "procfs", SYSTEM;
-    Cgroup: "cgroup", UNMEASURED;
+    Cgroup: "cgroup", GROUP;
     Dxgi: "dxgi", DEVICE;
     Pdh: "pdh", DEVICE;
     Process: "process", OWN;
@@ -287,12 +302,7 @@ impl ReadingName {
     /// What the reading is: its row of [`READINGS`], else memory held with its observer's
     /// noise, named by its name.
     pub fn facts(&self) -> ReadingFacts {
-        READINGS
-            .iter()
-            .find(|r| r.observer == self.observer && r.metric == &*self.metric)
-            .map_or(ReadingFacts::held(self.observer.declaration().noise), |r| {
-                r.facts
-            })
+        ReadingFacts::of_reading(self.observer, &self.metric)
     }
 }
 
@@ -390,6 +400,16 @@ impl ReadingFacts {
     /// file names it).
     pub fn of(reading: &str) -> ReadingFacts {
         ReadingName::parse(reading).map_or(ReadingFacts::held(Noise::UNMEASURED), |r| r.facts())
+    }
+
+    /// What the reading `metric` of `observer` is.
+    pub fn of_reading(observer: ObserverId, metric: &str) -> ReadingFacts {
+        READINGS
+            .iter()
+            .find(|r| r.observer == observer && r.metric == metric)
+            .map_or(ReadingFacts::held(observer.declaration().noise), |r| {
+                r.facts
+            })
     }
 
     /// Memory held, moving by `noise` on its own, named by its name.
@@ -559,7 +579,7 @@ mod tests {
     /// [`METRICS`].
     fn docs_table() -> String {
         let mut t = format!(
-            "| metric | source | {} | what page-locked memory moves |\n|---|---|{}---|\n",
+            "| metric | source | {} | what page-locked memory moves | noise |\n|---|---|{}---|---|\n",
             PLATFORMS.join(" | "),
             "---|".repeat(PLATFORMS.len())
         );
@@ -574,14 +594,24 @@ mod tests {
                 })
                 .collect();
             t += &format!(
-                "| `{}` | {} | {} | {} |\n",
+                "| `{}` | {} | {} | {} | {} |\n",
                 d.name,
                 d.source,
                 cells.join(" | "),
-                d.pinned_moves
+                d.pinned_moves,
+                noise_words(d.metric.noise())
             );
         }
         t
+    }
+
+    /// `any change` or `64 MiB`.
+    fn noise_words(n: Noise) -> String {
+        if n.mib == 0.0 {
+            "any change".to_string()
+        } else {
+            format!("{} MiB", n.mib)
+        }
     }
 
     /// The table of timeline noise of `docs/accounting.md` (indented: it sits in a list item),
@@ -617,12 +647,12 @@ mod tests {
                     .filter(|r| r.facts.noise == n)
                     .map(|r| format!("`{}.{}`", r.observer, r.metric)),
             );
-            let mib = if n.mib == 0.0 {
-                "any change".to_string()
-            } else {
-                format!("{} MiB", n.mib)
-            };
-            t += &format!("  | {} | {mib} | {} |\n", who.join(", "), n.why);
+            t += &format!(
+                "  | {} | {} | {} |\n",
+                who.join(", "),
+                noise_words(n),
+                n.why
+            );
         }
         t
     }

@@ -483,15 +483,31 @@ fn accounting_plots_of_one_page_share_their_scale() {
     let dedicated = tick_values(figure_of(&page, "platform-observer-dedicated"), "middle");
     assert!(shared.iter().any(|v| *v >= 4000.0), "{shared:?}");
     assert_eq!(shared, dedicated);
-    // A real run's report: after allocation and after free on one scale.
+    // A real run's report: the plots after allocation share the page's scale after allocation;
+    // the plots after free one of their own, so what is still held after a free is not drawn
+    // as nothing on the allocation's ±GiB.
     let set = timeline_fixture();
     let html = report::render_report(std::slice::from_ref(&set), &[], "t").expect("renders");
     let alloc = tick_values(figure_of(&html, "accounting-alloc"), "middle");
     assert!(alloc.iter().any(|v| *v >= 4000.0), "{alloc:?}");
-    assert_eq!(
-        alloc,
-        tick_values(figure_of(&html, "accounting-free"), "middle")
+    let free = tick_values(figure_of(&html, "accounting-free"), "middle");
+    let widest = |t: &[f64]| t.iter().fold(0f64, |m, v| m.max(v.abs()));
+    assert!(
+        widest(&free) * 4.0 < widest(&alloc),
+        "{free:?} against {alloc:?}"
     );
+    let two = [
+        timeline_fixture(),
+        ResultSet::load(&common::published_run("h200", "pinned-churn")).expect("loads"),
+    ];
+    let html = report::render_report(&two, &[], "t").expect("renders");
+    let frees: Vec<Vec<f64>> = figures(&html)
+        .into_iter()
+        .filter(|f| f.contains("data-plot=\"accounting-free\""))
+        .map(|f| tick_values(f, "middle"))
+        .collect();
+    assert!(frees.len() >= 2, "{} plots after free", frees.len());
+    assert!(frees.iter().all(|t| *t == frees[0]), "{frees:?}");
 }
 
 #[test]
@@ -549,4 +565,203 @@ fn the_platform_page_opens_with_the_answer_measured_per_platform() {
             .any(|b| b.starts_with("Claims whose verdict differs")
                 && b.contains("held on A windows-wddm"))
     );
+}
+
+/// Texts of the SVG `<text>` elements of a whole page, tooltips left out.
+fn drawn_texts(html: &str) -> Vec<String> {
+    texts(html)
+        .into_iter()
+        .map(|t| match t.find("</title>") {
+            Some(end) => t[end + "</title>".len()..].to_string(),
+            None => t,
+        })
+        .collect()
+}
+
+#[test]
+fn memory_plots_leave_out_cases_that_moved_no_observer() {
+    // The latency scenario's 4-byte and 64 KiB copies move CUDA used by one 2 MiB page and the
+    // ledger by their own bytes: only the four pointer-chase cases (2 MiB and 256 MiB of pinned
+    // memory) get bars after allocation, and no case moved anything after free and hold.
+    let set = published("latency");
+    let html = report::render_report(std::slice::from_ref(&set), &[], "latency").expect("renders");
+    let alloc = figure_of(&html, "accounting-alloc");
+    let cases = drawn_texts(alloc)
+        .into_iter()
+        .filter(|t| t.contains(" · "))
+        .count();
+    assert_eq!(cases, 4, "{:?}", drawn_texts(alloc));
+    assert!(
+        html.contains("After allocation (host and device memory), 40 more cases moved no observer beyond its noise and have no bars: pinned (4 B), pinned (64 KiB), registered (4 B)"),
+        "the quiet cases after allocation are named in one line"
+    );
+    assert!(html.contains(
+        "After free and hold, none of the 44 cases moved an observer beyond its noise: "
+    ));
+    assert!(!html.contains("data-plot=\"accounting-free\""));
+    // Each line folds out into the table of its cases' deltas, with each metric's noise.
+    assert_eq!(html.matches("<details class=\"quiet\">").count(), 2);
+    assert!(html.contains("<th>CUDA used MiB (noise 4)</th>"));
+    // A case that moved is drawn whatever its size: the ollama-like run's loads are.
+    let html = report::render_report(&[published("ollama-like")], &[], "o").expect("renders");
+    assert!(
+        drawn_texts(figure_of(&html, "accounting-alloc"))
+            .iter()
+            .any(|t| t.starts_with("load-pinned-33 ·"))
+    );
+}
+
+#[test]
+fn every_table_scrolls_inside_the_page() {
+    let set = published("h200-headline");
+    let html = report::render_report(std::slice::from_ref(&set), &[], "h").expect("renders");
+    let tables = html.matches("<table>").count();
+    assert!(tables >= 5, "{tables} tables");
+    assert_eq!(
+        html.matches("<div class=\"scroll\"><table>").count(),
+        tables
+    );
+    assert!(html.contains(".scroll{overflow-x:auto"));
+}
+
+#[test]
+fn the_first_screen_names_the_machine() {
+    let set = published("latency");
+    let html = report::render_report(std::slice::from_ref(&set), &[], "latency").expect("renders");
+    let h1 = html.find("</h1>").expect("title");
+    let line = &html[h1..html.find("<nav>").expect("nav")];
+    assert!(
+        line.contains("<p class=\"machine\">NVIDIA H200 · driver 580.159.04 · PCIe Gen5 x16 · host vm · Linux (Ubuntu 24.04.3 LTS)</p>"),
+        "{line}"
+    );
+    // Runs on two kinds of machine: a line each, headed by its runs.
+    let sets = synthetic();
+    let html = report::render_report(&sets, &[], "two").expect("renders");
+    let lines: Vec<&str> = html
+        .split("<p class=\"machine\">")
+        .skip(1)
+        .map(|l| &l[..l.find("</p>").expect("closed")])
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("Run A: NVIDIA") && lines[0].contains("Windows, WDDM"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("Run B: NVIDIA") && lines[1].contains("WSL2"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn identical_runs_share_one_settings_column() {
+    let path = common::published_run("h200", "quick");
+    let four: Vec<ResultSet> = (0..4)
+        .map(|_| ResultSet::load(&path).expect("loads"))
+        .collect();
+    let html = report::render_report(&four, &[], "four").expect("renders");
+    let at = html
+        .find("Settings that change the answer")
+        .expect("settings");
+    let head = &html[at..at + html[at..].find("</tr>").expect("head")];
+    assert!(head.contains("<th>A–D (identical)</th>"), "{head}");
+    assert_eq!(head.matches("<th>").count(), 2, "{head}");
+    // The published runs of one machine differ in one setting, the CPU the copies ran on: one
+    // value column names the values the runs share once, and that one per run.
+    let sets: Vec<ResultSet> = common::published_runs("h200")
+        .iter()
+        .map(|p| ResultSet::load(p).expect("loads"))
+        .collect();
+    let html = report::render_report(&sets, &[], "all").expect("renders");
+    let at = html
+        .find("Settings that change the answer")
+        .expect("settings");
+    let table = &html[at..at + html[at..].find("</table>").expect("table")];
+    let head = &table[..table.find("</tr>").expect("head")];
+    assert_eq!(head.matches("<th>").count(), 2, "{head}");
+    assert!(
+        table.contains("<td>580.159.04") || table.contains("1980 MHz"),
+        "values once"
+    );
+}
+
+#[test]
+fn a_latency_scenario_says_nothing_of_bandwidth_bars() {
+    let html = report::render_report(&[published("size-curve")], &[], "s").expect("renders");
+    assert!(
+        !html.contains("which way is fastest"),
+        "no bandwidth heading"
+    );
+    assert!(html.contains("data-plot=\"latency-size-curve\""));
+}
+
+#[test]
+fn plots_are_clean() {
+    for scenario in [
+        "h200-headline",
+        "ollama-like",
+        "size-curve",
+        "latency",
+        "pinned-churn",
+    ] {
+        let html = report::render_report(&[published(scenario)], &[], scenario).expect("renders");
+        // No minor grid (plotters draws it as lines of opacity 0.1) and no signed zero.
+        assert!(
+            !html.contains("<line opacity=\"0.1\""),
+            "{scenario}: minor grid"
+        );
+        for t in drawn_texts(&html) {
+            assert!(
+                t != "-0" && !t.starts_with("-0.0") || t.parse::<f64>().is_ok_and(|v| v != 0.0),
+                "{scenario}: {t}"
+            );
+        }
+        // Text is at least 12 px.
+        for size in html
+            .split("font-size=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next()?.parse::<f64>().ok())
+        {
+            assert!(size >= 12.0, "{scenario}: font-size {size}");
+        }
+    }
+    // Two sizes draw no bandwidth-against-size line (h200-headline: 512 MiB and 4 GiB).
+    let html = report::render_report(&[published("h200-headline")], &[], "h").expect("renders");
+    assert!(!html.contains("data-plot=\"bandwidth-vs-size\""));
+    // ollama-like's 16 KiB copy reaches 2 GB/s: the log GB/s axis labels ticks below 10.
+    let html = report::render_report(&[published("ollama-like")], &[], "o").expect("renders");
+    let curve = figure_of(&html, "latency-size-curve");
+    let ticks = tick_values(curve, "end");
+    assert!(ticks.iter().any(|v| *v > 0.0 && *v < 10.0), "{ticks:?}");
+}
+
+#[test]
+fn long_labels_are_ellipsized_in_plots_and_whole_in_tables() {
+    let mut set = published("ollama-like");
+    let long = format!("{}-长标签", "a-very-long-case-name".repeat(14));
+    for r in &mut set.rows {
+        r.case_label = long.clone();
+    }
+    let html = report::render_report(std::slice::from_ref(&set), &[], "o").expect("renders");
+    let fig = figure_of(&html, "bandwidth-bars");
+    assert!(
+        !drawn_texts(fig).iter().any(|t| t.contains(&long)),
+        "drawn whole"
+    );
+    assert!(drawn_texts(fig).iter().any(|t| t.ends_with('…')));
+    assert!(
+        fig.contains(&format!(
+            "<title>pinned, copy engine, H2D · 1.71 GiB · {long}</title>"
+        )),
+        "tooltip"
+    );
+    let svg_width: f64 = fig
+        .split("<svg width=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .expect("svg width");
+    assert!(svg_width < 2000.0, "{svg_width}");
+    let params = &html[html.find("<section id=\"summary\">").expect("table")..];
+    assert!(params.contains(&format!("<td>{long}</td>")));
 }

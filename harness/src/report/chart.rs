@@ -8,6 +8,7 @@
 //! would otherwise be passed between files.
 
 use crate::report::html::escape;
+use crate::report::labels::{display_width, ellipsize};
 use plotters::coord::Shift;
 use plotters::coord::combinators::LogCoord;
 use plotters::coord::types::RangedCoordf64;
@@ -158,9 +159,50 @@ pub fn finish(svg: String) -> String {
 }
 
 /// Approximate width in pixels of `s` at [`LABEL_PX`] sans-serif (generous, so labels are never
-/// cut).
+/// cut; a wide character, such as a CJK one, counts twice).
 pub fn text_px(s: &str) -> u32 {
-    (s.chars().count() as f64 * 7.6).ceil() as u32 + 4
+    (display_width(s) as f64 * 7.6).ceil() as u32 + 4
+}
+
+/// Most columns a category label or a legend row of a plot shows (about 1200 px, past the longest labels of published runs); a longer one
+/// ends in `…` and keeps its whole text in a tooltip, and the tables show it whole.
+pub const MAX_LABEL_COLS: usize = 160;
+/// Most columns of a plot's title.
+pub const MAX_TITLE_COLS: usize = 110;
+
+/// Texts a plot shortened ([`Shortened::text`]), each its whole text and what was drawn.
+#[derive(Default)]
+pub struct Shortened(Vec<(String, String)>);
+
+impl Shortened {
+    /// `s`, ellipsized to `cols` columns; remembered when shortened.
+    pub fn text(&mut self, s: &str, cols: usize) -> String {
+        let short = ellipsize(s, cols);
+        if short != s && !self.0.iter().any(|(_, d)| *d == short) {
+            self.0.push((s.to_string(), short.clone()));
+        }
+        short
+    }
+
+    /// The finished SVG with each shortened text's whole text as its tooltip (a `<title>` in the
+    /// `<text>` element plotters wrote for it).
+    pub fn tooltips(&self, mut svg: String) -> String {
+        for (whole, short) in &self.0 {
+            let drawn = format!(">\n{}\n</text>", svg_escape(short));
+            let with_title = format!(
+                ">\n<title>{}</title>{}\n</text>",
+                escape(whole),
+                svg_escape(short)
+            );
+            svg = svg.replace(&drawn, &with_title);
+        }
+        svg
+    }
+}
+
+/// Text escaped as plotters' SVG backend escapes it.
+fn svg_escape(s: &str) -> String {
+    escape(s).replace("&#39;", "&apos;")
 }
 
 /// The area under the title row and the legend rows; draws the title across the top.
@@ -213,7 +255,7 @@ pub fn keep_drawable<T>(categories: &mut Vec<T>, place: &'static str) -> LeftOut
 
 /// Grouped horizontal bars: one group per category, one bar per series. `Default` is no
 /// categories, no whiskers and no reference lines.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Bars {
     pub title: String,
     pub x_desc: String,
@@ -245,6 +287,29 @@ pub struct ByCategory {
 }
 
 impl Bars {
+    /// The bars with the title, category labels and series names a plot can show
+    /// ([`MAX_TITLE_COLS`], [`MAX_LABEL_COLS`]), and the texts it shortened.
+    fn shortened(&self) -> (Bars, Shortened) {
+        let mut tips = Shortened::default();
+        let mut b = self.clone();
+        b.title = tips.text(&self.title, MAX_TITLE_COLS);
+        for c in &mut b.categories {
+            *c = tips.text(c, MAX_LABEL_COLS);
+        }
+        for c in &mut b.series {
+            *c = tips.text(c, MAX_LABEL_COLS);
+        }
+        if let Some(by) = &mut b.by_category {
+            for (k, _) in &mut by.keys {
+                *k = tips.text(k, MAX_LABEL_COLS);
+            }
+        }
+        for (r, _) in &mut b.refs {
+            *r = tips.text(r, MAX_LABEL_COLS);
+        }
+        (b, tips)
+    }
+
     /// The colour of the bar of category `ci`, series `si`.
     fn colour(&self, ci: usize, si: usize) -> RGBColor {
         match &self.by_category {
@@ -330,8 +395,11 @@ impl BarLayout {
     }
 }
 
-/// Grouped horizontal bars, titled, with the legend above the plot.
+/// Grouped horizontal bars, titled, with the legend above the plot. Labels too long for a plot
+/// are ellipsized, with their whole text as a tooltip.
 pub fn hbars(b: &Bars) -> DrawResult<String> {
+    let (b, tips) = b.shortened();
+    let b = &b;
     let ncat = b.categories.len().max(1);
     let legend = b.legend();
     let layout = BarLayout::of(b, &legend);
@@ -351,6 +419,7 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
             .configure_mesh()
             .disable_y_mesh()
             .disable_y_axis()
+            .max_light_lines(0)
             .x_desc(b.x_desc.as_str())
             .x_label_formatter(&|v| compact(*v))
             .label_style((FAMILY, LABEL_PX))
@@ -382,7 +451,7 @@ pub fn hbars(b: &Bars) -> DrawResult<String> {
         }
         root.present()?;
     }
-    Ok(finish(buf))
+    Ok(tips.tooltips(finish(buf)))
 }
 
 impl Bars {
@@ -427,7 +496,7 @@ impl Bars {
                 ])?;
             }
             let text = match value {
-                Some(v) => format!("{v:.prec$}", prec = self.digits),
+                Some(v) => fixed(v, self.digits),
                 None if !self.missing.is_empty() => self.missing.clone(),
                 None => continue,
             };
@@ -539,19 +608,63 @@ fn draw_legend(
     Ok(())
 }
 
-/// A tick value without trailing noise: `55`, `2.5`, `0.125`, `12k`.
+/// `v` with `digits` decimals; a value that rounds to zero is written without a sign (`0`, never
+/// `-0`).
+pub fn fixed(v: f64, digits: usize) -> String {
+    let s = format!("{v:.digits$}");
+    if s.parse::<f64>().is_ok_and(|r| r == 0.0) {
+        format!("{:.digits$}", 0.0)
+    } else {
+        s
+    }
+}
+
+/// A tick value without trailing noise: `55`, `2.5`, `0.125`, `12k`; never `-0`.
 pub fn compact(v: f64) -> String {
+    let v = if v == 0.0 { 0.0 } else { v };
     let a = v.abs();
     if a >= 10_000.0 {
         format!("{:.0}k", v / 1000.0)
     } else if a >= 100.0 || v == v.round() {
-        format!("{v:.0}")
+        fixed(v, 0)
     } else if a >= 1.0 {
         format!("{v:.1}")
     } else {
-        let s = format!("{v:.3}");
+        // Enough decimals for two significant digits: 0.125, 0.0005.
+        let digits = ((-a.log10()).ceil() as usize + 1).clamp(3, 9);
+        let s = fixed(v, digits);
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
+}
+
+/// Tick values for a log axis from `lo` to `hi` (both > 0): 1, 2 and 5 times each power of ten
+/// over up to 2.5 decades, 1 and 3 times over up to 5, powers of ten beyond. Every decade the
+/// axis crosses has a labelled tick, the first below 10 included.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return Vec::new();
+    }
+    let decades = (hi / lo).log10();
+    let steps: &[f64] = if decades <= 2.5 {
+        &[1.0, 2.0, 5.0]
+    } else if decades <= 5.0 {
+        &[1.0, 3.0]
+    } else {
+        &[1.0]
+    };
+    let mut out = Vec::new();
+    let mut k = lo.log10().floor() as i32;
+    while 10f64.powi(k) <= hi {
+        for m in steps {
+            // Written from the decimal text, so 3 × 0.001 is 0.003 and not 0.0030000000000000005.
+            let v: f64 = format!("{m}e{k}").parse().unwrap_or(m * 10f64.powi(k));
+            if (lo..=hi).contains(&v) {
+                out.push(v);
+            }
+        }
+        k += 1;
+    }
+    out
 }
 
 /// One line of a line chart: `(x, y, band_lo, band_hi)` points, sorted by x.
@@ -648,7 +761,13 @@ pub fn lines(
     } else {
         0
     };
-    let legend = legend_entries(series.iter().map(|l| l.name.as_str()), refs);
+    let mut tips = Shortened::default();
+    let title = tips.text(title, MAX_TITLE_COLS);
+    let names: Vec<String> = series
+        .iter()
+        .map(|l| tips.text(&l.name, MAX_LABEL_COLS))
+        .collect();
+    let legend = legend_entries(names.iter().map(String::as_str), refs);
     let legend_w = legend_width(&legend);
     let (width, height) = ((110 + legend_w).max(960), 470 + legend_h);
     let lines = LineSet {
@@ -661,7 +780,7 @@ pub fn lines(
     {
         let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
         root.fill(&WHITE)?;
-        let (legend_area, area) = under_title_and_legend(&root, title, legend_h)?;
+        let (legend_area, area) = under_title_and_legend(&root, &title, legend_h)?;
         let mut cb = ChartBuilder::on(&area);
         cb.margin(16)
             .x_label_area_size(if log_x { 66 } else { 52 })
@@ -672,6 +791,7 @@ pub fn lines(
                 chart
                     .configure_mesh()
                     .disable_x_mesh()
+                    .max_light_lines(0)
                     .x_labels(0)
                     .set_tick_mark_size(LabelAreaPosition::Bottom, 0)
                     .x_label_formatter(&|_| String::new())
@@ -688,6 +808,7 @@ pub fn lines(
                 let mut chart = cb.build_cartesian_2d(xmin..xmax, ymin..ymax)?;
                 chart
                     .configure_mesh()
+                    .max_light_lines(0)
                     .x_desc(x_desc)
                     .y_desc(y_desc)
                     .x_label_formatter(&|v| compact(*v))
@@ -703,7 +824,7 @@ pub fn lines(
         }
         root.present()?;
     }
-    Ok(finish(buf))
+    Ok(tips.tooltips(finish(buf)))
 }
 
 /// The x and y ranges a line chart covers: every point, band and reference line, 0 on the y
@@ -797,7 +918,8 @@ pub struct SizeTicks {
     /// Label text size, plotters' font units.
     pub font: f64,
     /// Per label row, how far below the axis its labels start (px); the tick mark ends 2 px
-    /// above. A size whose label fits no row gets the first row's tick mark.
+    /// above. A size whose label fits no row gets no tick mark (its grid line still marks it),
+    /// so no tick stands without a label.
     pub rows: &'static [i32],
     /// Least room between two labels of a row, px.
     pub gap: i32,
@@ -859,12 +981,12 @@ impl SizeTicks {
                 row.iter()
                     .all(|(a, b)| span.1 + gap < *a || span.0 > b + gap)
             });
-            let dy = self.rows[row.unwrap_or(0)];
-            area.draw(&PathElement::new(
-                vec![(px, py), (px, py + dy - 2)],
-                BLACK.stroke_width(1),
-            ))?;
             if let Some(r) = row {
+                let dy = self.rows[r];
+                area.draw(&PathElement::new(
+                    vec![(px, py), (px, py + dy - 2)],
+                    BLACK.stroke_width(1),
+                ))?;
                 placed[r].push(span);
                 area.draw(&Text::new(label, (px, py + dy), style.clone()))?;
             }
@@ -989,5 +1111,104 @@ mod tests {
             assert!(svg.contains(l), "{l} missing");
         }
         assert!(!svg.contains("953.67"));
+    }
+
+    #[test]
+    fn values_are_never_written_as_minus_zero() {
+        assert_eq!(fixed(-0.2, 0), "0");
+        assert_eq!(fixed(-0.04, 1), "0.0");
+        assert_eq!(fixed(-0.6, 0), "-1");
+        assert_eq!(compact(-0.0), "0");
+        assert_eq!(compact(-1e-13), "0");
+        assert_eq!(compact(0.125), "0.125");
+        assert_eq!(compact(0.0005), "0.0005");
+        assert_eq!(compact(-2.0), "-2");
+    }
+
+    #[test]
+    fn log_axes_label_every_decade_they_cross() {
+        // ollama-like's GB/s panel: 1.9 to 88.
+        assert_eq!(log_ticks(1.9, 88.0), vec![2.0, 5.0, 10.0, 20.0, 50.0]);
+        // size-curve's: 0.0003 to 90 GB/s, over five decades: their powers of ten.
+        assert_eq!(log_ticks(0.0003, 90.0), vec![0.001, 0.01, 0.1, 1.0, 10.0]);
+        // Three decades: 1 and 3 times each.
+        assert_eq!(
+            log_ticks(0.5, 400.0),
+            vec![1.0, 3.0, 10.0, 30.0, 100.0, 300.0]
+        );
+        assert_eq!(log_ticks(3.0, 2e5).first(), Some(&3.0));
+        assert!(log_ticks(0.0, 1.0).is_empty());
+    }
+
+    #[test]
+    fn every_size_tick_has_its_label() {
+        // Sizes too close for their labels: the ones left unlabelled get no tick mark.
+        let sizes: Vec<u64> = (10..30).map(|k| 1u64 << k).collect();
+        let svg = lines(
+            "t",
+            "size",
+            "GB/s",
+            &[Line {
+                name: "s".into(),
+                points: sizes.iter().map(|s| (*s as f64, 5.0, 5.0, 5.0)).collect(),
+            }],
+            &[],
+            XAxis::LogBytes(&sizes),
+        )
+        .expect("draws");
+        let labels = sizes
+            .iter()
+            .filter(|s| svg.contains(&format!(">\n{}\n</text>", crate::units::format_size(**s))))
+            .count();
+        assert!(labels < sizes.len(), "some labels left out");
+        // A tick mark is a short black vertical line below the axis.
+        let ticks = svg
+            .split("<polyline")
+            .filter(|p| p.contains("stroke=\"#000000\" stroke-width=\"1\""))
+            .filter_map(|p| {
+                let pts = p.split("points=\"").nth(1)?.split('"').next()?;
+                let xy: Vec<(i32, i32)> = pts
+                    .split_whitespace()
+                    .filter_map(|q| {
+                        let (x, y) = q.split_once(',')?;
+                        Some((x.parse().ok()?, y.parse().ok()?))
+                    })
+                    .collect();
+                (xy.len() == 2
+                    && xy[0].0 == xy[1].0
+                    && (xy[1].1 - xy[0].1) < 30
+                    && xy[1].1 > xy[0].1)
+                    .then_some(())
+            })
+            .count();
+        assert_eq!(ticks, labels, "{svg}");
+    }
+
+    #[test]
+    fn long_labels_are_cut_with_their_whole_text_as_a_tooltip() {
+        let long = "x".repeat(300);
+        let svg = hbars(&Bars {
+            title: "t".into(),
+            x_desc: "GB/s".into(),
+            series: vec!["a".into()],
+            categories: vec![long.clone(), "short".into()],
+            values: vec![vec![Some(1.0)], vec![Some(2.0)]],
+            digits: 1,
+            ..Bars::default()
+        })
+        .expect("draws");
+        let cut = format!("{}…", "x".repeat(MAX_LABEL_COLS - 1));
+        assert!(
+            svg.contains(&format!("<title>{long}</title>{cut}\n</text>")),
+            "{svg}"
+        );
+        assert!(svg.contains(">\nshort\n</text>"));
+        let width: u32 = svg
+            .split("width=\"")
+            .nth(1)
+            .and_then(|w| w.split('"').next())
+            .and_then(|w| w.parse().ok())
+            .expect("width");
+        assert!(width < 2000, "{width}");
     }
 }

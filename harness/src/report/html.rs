@@ -20,15 +20,17 @@ pub fn escape(s: &str) -> String {
 }
 
 const CSS: &str = "\
-body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1300px;padding:1em 2em;color:#222;background:#fff}
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1300px;padding:1em 2em;color:#222;background:#fff;overflow-wrap:break-word}
 h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
 h3{margin-bottom:.3em}
-table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
+.scroll{overflow-x:auto;max-width:100%;margin:.5em 0 1em}
+table{border-collapse:collapse;font-size:.9em}
 th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.failed td{background:#fdecea}tr.skipped td{background:#fff8e1}
 .banner{background:#fff3cd;border:1px solid #e0c060;padding:.6em 1em;margin:1em 0;font-weight:bold}
-.note{color:#555;font-size:.9em}.omitted{color:#666;font-style:italic}
+.note{color:#555;font-size:.9em}.machine{color:#333;margin:.1em 0 .6em}
+details.quiet{color:#555;font-size:.9em;margin:.5em 0 1em}.omitted{color:#666;font-style:italic}
 figure{margin:1em 0}figcaption{color:#444;font-size:.9em}
 svg{max-width:100%;height:auto;display:block}
 pre{background:#f7f7f7;border:1px solid #e4e4e4;padding:.6em;overflow-x:auto;font-size:.85em}
@@ -48,15 +50,16 @@ pub fn page(title: &str, body: &str) -> String {
     out
 }
 
-/// A table of plain-text cells (escaped here). Cells that parse as numbers are right-aligned;
-/// `row_class` may give a row a CSS class (e.g. `failed`).
+/// A table of plain-text cells (escaped here), in a box that scrolls sideways when the table is
+/// wider than the page. Cells that parse as numbers are right-aligned; `row_class` may give a
+/// row a CSS class (e.g. `failed`).
 pub fn table(
     head: &[&str],
     rows: &[Vec<String>],
     row_class: &dyn Fn(usize) -> &'static str,
 ) -> String {
     let mut out = String::with_capacity(64 + rows.len() * 160);
-    out.push_str("<table>\n<thead><tr>");
+    out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
     for h in head {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
@@ -81,7 +84,7 @@ pub fn table(
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     out
 }
 
@@ -95,6 +98,15 @@ mod tests {
             escape("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+    }
+
+    /// A table wider than the page scrolls inside it instead of running off its edge.
+    #[test]
+    fn tables_scroll_sideways_inside_the_page() {
+        let t = table(&["a", "b"], &[vec!["1".into(), "x".into()]], &|_| "");
+        assert!(t.starts_with("<div class=\"scroll\"><table>"), "{t}");
+        assert!(t.trim_end().ends_with("</table></div>"), "{t}");
+        assert!(CSS.contains(".scroll{overflow-x:auto"));
     }
 
     #[test]

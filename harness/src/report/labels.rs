@@ -140,6 +140,40 @@ pub fn case_memory_words(r: &Row) -> String {
     )
 }
 
+/// Columns `s` takes in a monospaced terminal or table: a wide character (CJK, fullwidth forms)
+/// takes two, a combining mark none.
+pub fn display_width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// `s` cut to at most `cols` columns ([`display_width`]), ending in `…` when cut.
+pub fn ellipsize(s: &str, cols: usize) -> String {
+    if display_width(s) <= cols {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > cols {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+/// `s` ellipsized to `cols` columns and padded with spaces to exactly `cols` (left-aligned): a
+/// text table's cell that stays aligned whatever script it is written in.
+pub fn fit_left(s: &str, cols: usize) -> String {
+    let mut out = ellipsize(s, cols);
+    let pad = cols.saturating_sub(display_width(&out));
+    out.extend(std::iter::repeat_n(' ', pad));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +226,18 @@ mod tests {
             strategy_words(&w),
             "pinned (write-combined), CPU reads, D2H"
         );
+    }
+
+    #[test]
+    fn wide_characters_count_twice_and_long_text_is_cut() {
+        assert_eq!(display_width("pinned"), 6);
+        assert_eq!(display_width("固定内存"), 8);
+        assert_eq!(ellipsize("pinned", 6), "pinned");
+        assert_eq!(ellipsize("pinned memory", 6), "pinne…");
+        // Each wide character takes two columns: three fit in 7 with the ellipsis.
+        assert_eq!(ellipsize("固定内存测试", 7), "固定内…");
+        assert_eq!(display_width(&fit_left("固定内存测试", 7)), 7);
+        assert_eq!(fit_left("固定", 7), "固定   ");
+        assert_eq!(fit_left("ab", 3), "ab ");
     }
 }

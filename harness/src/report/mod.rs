@@ -17,6 +17,7 @@ mod fleet;
 pub mod html;
 pub mod labels;
 pub mod latency;
+mod machine_line;
 pub mod memory_cost;
 mod nvbandwidth;
 pub mod platform;
@@ -825,6 +826,7 @@ pub fn render_fleet_report(
 
     let mut body = String::with_capacity(64 * 1024 + all.len() * 400);
     let _ = writeln!(body, "<h1>{}</h1>", escape(title));
+    body.push_str(&machine_line::machine_lines(sets, &labels));
     page_intro(&mut body, sets, &labels, &all, names.len());
     if let Some(f) = fleet::fleet_section(sets, nodes) {
         body.push_str(&f);
@@ -924,7 +926,16 @@ fn plots(
 ) {
     section(body, "plots", "Plots: one per question");
     let timelines = plot_timeline::TimelineIndex::new(sets);
-    let scale = plot_accounting::page_scale(all.iter().map(|(_, r)| *r));
+    let memory_phases = [
+        crate::accounting::Phase::Alloc,
+        crate::accounting::Phase::Free,
+    ]
+    .map(|p| {
+        (
+            p,
+            plot_accounting::phase_scale(all.iter().map(|(_, r)| *r), p),
+        )
+    });
     let samples = SampleIndex::new(sets);
     let labels = scenarios.labels;
     for name in scenarios.names {
@@ -938,20 +949,17 @@ fn plots(
             nvbandwidth,
         ));
         figs.extend(latency::figures(name, rows, labels));
-        for phase in [
-            crate::accounting::Phase::Alloc,
-            crate::accounting::Phase::Free,
-        ] {
-            figs.push(plot_accounting::accounting(
+        for f in figs {
+            body.push_str(&f.to_html());
+        }
+        for (phase, scale) in memory_phases {
+            body.push_str(&plot_accounting::accounting(
                 name, phase, rows, labels, scale,
             ));
         }
         let max_alloc = plot_maxalloc::max_alloc(name, rows, labels);
         if max_alloc.is_svg() || scenarios.names.len() == 1 {
-            figs.push(max_alloc);
-        }
-        for f in figs {
-            body.push_str(&f.to_html());
+            body.push_str(&max_alloc.to_html());
         }
         body.push_str(&plot_timeline::scenario_timelines(&timelines, rows, labels));
     }

@@ -1,7 +1,7 @@
 //! Plot (a): bandwidth against transfer size, one line per case identity (strategy, direction
 //! and lane, in words), median with the min–max band, on a log-x axis labelled at the sizes
 //! measured. Points more than a decade apart are not joined. Drawn only when some series was
-//! measured at two sizes or more; otherwise the bars answer the question.
+//! measured at [`MIN_SIZES`] sizes or more; otherwise the bars answer the question.
 
 use super::chart::{self, Figure, Line, MAX_SERIES, XAxis};
 use super::labels::{direction_key, strategy_words};
@@ -65,7 +65,11 @@ fn size_series(rows: &[CaseRow<'_>], labels: &[String]) -> Vec<(String, SizeSeri
         .collect()
 }
 
-/// Plot (a) of a scenario, when some series was measured at two sizes or more.
+/// Sizes a series needs before a line through them says more than the bars: two points make a
+/// line whatever the curve between them.
+pub const MIN_SIZES: usize = 3;
+
+/// Plot (a) of a scenario, when some series was measured at [`MIN_SIZES`] sizes or more.
 pub fn bandwidth_vs_size(
     scenario: &str,
     rows: &[CaseRow<'_>],
@@ -78,7 +82,7 @@ pub fn bandwidth_vs_size(
     let link: Vec<CaseRow<'_>> = link.into_iter().copied().collect();
     let rows = if link.is_empty() { rows } else { &link[..] };
     let mut series = size_series(rows, labels);
-    if !series.iter().any(|(_, g)| g.by_size.len() >= 2) {
+    if !series.iter().any(|(_, g)| g.by_size.len() >= MIN_SIZES) {
         return None;
     }
     // Draw the series with the most sizes first; say how many were left out.

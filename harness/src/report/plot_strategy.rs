@@ -11,7 +11,8 @@ use crate::stats::{Sample, bootstrap_median_ci};
 /// Resamples for the report's median CIs (fewer than `compare`'s 10 000: whiskers only).
 pub const REPORT_RESAMPLES: usize = 2_000;
 
-/// The "which way is fastest" bars, and, when a scenario also measures device memory (thousands
+/// The "which way is fastest" bars (none for a scenario whose finished cases all measure a
+/// time), and, when a scenario also measures device memory (thousands
 /// of GB/s, which would flatten the host-link bars to slivers), those rows in a figure of their
 /// own with the device-local reference.
 pub fn strategy_bars(
@@ -23,6 +24,14 @@ pub fn strategy_bars(
 ) -> Vec<Figure> {
     let drawn = |r: &Row| r.status.is_ok() && r.bw_median_gbs.is_some() && !r.measures_time();
     let (device, link) = super::device_and_link(rows.iter().filter(|(_, r)| drawn(r)));
+    let timed = rows
+        .iter()
+        .any(|(_, r)| r.status.is_ok() && r.measures_time());
+    if device.is_empty() && link.is_empty() && timed {
+        // A scenario that measures times has no bandwidth bars to draw: its time plots, which
+        // follow, answer what it asks.
+        return Vec::new();
+    }
     if device.is_empty() || link.is_empty() {
         let all = device.into_iter().chain(link).collect();
         let title = format!("{scenario}: which way is fastest?");

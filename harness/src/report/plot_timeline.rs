@@ -27,7 +27,7 @@ pub const MAX_LINES: usize = 5;
 pub const MAX_CHARTS: usize = 6;
 
 /// The sentence stating the noise rule, as the page prints it.
-pub const NOISE_RULE: &str = "A series is drawn only when it moved by more than its observer's noise (highest minus lowest reading, before allocation and during the hold): pinscope's ledger any change; this process's counters (VmRSS, working set, NVML per-process) 2–4 MiB; device-wide counters (CUDA, NVML, DXGI, PDH) 4 MiB; system-wide host counters (MemAvailable, Committed_AS, AnonPages) 64 MiB.";
+pub const NOISE_RULE: &str = "A series is drawn only when it moved by more than its observer's noise (highest minus lowest reading, before allocation and during the hold): pinscope's ledger any change; this process's counters (VmRSS, working set, NVML per-process) 2–4 MiB; device-wide counters (CUDA, NVML, DXGI, PDH) 4 MiB; system-wide host counters and the cgroup's (MemAvailable, Committed_AS, AnonPages, memory.current) 64 MiB.";
 
 const MIB: f64 = 1024.0 * 1024.0;
 

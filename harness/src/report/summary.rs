@@ -1,6 +1,7 @@
 //! The console summary `pinscope run` prints per scenario: the table, the answer in plain words,
 //! derived results and claims.
 
+use super::labels::fit_left;
 use crate::results::{Device, Row, Samples, Sidecar};
 use crate::scenario::Scenario;
 use crate::units::format_size;
@@ -41,9 +42,9 @@ pub fn summary_text(
             )
         });
         s.push_str(&format!(
-            "{:<4} {:<34} {:<5} {:>10} {:>12} {:>14} {:>4} {:>8}  {}\n",
+            "{:<4} {} {:<5} {:>10} {:>12} {:>14} {:>4} {:>8}  {}\n",
             r.case_index,
-            truncate(&title, 34),
+            fit_left(&title, 34),
             r.lane.name(),
             format_size(r.size_bytes),
             median,
@@ -78,15 +79,6 @@ pub fn summary_text(
     s
 }
 
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let t: String = s.chars().take(n - 1).collect();
-        format!("{t}…")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +97,43 @@ mod tests {
             &Sidecar::empty_for_tests(),
         );
         assert!(!text.contains("results:"), "{text}");
+    }
+
+    /// A case named in a wide script (CJK: two columns a character) keeps the table's columns
+    /// aligned, and a label too long for its column is cut with `…`.
+    #[test]
+    fn wide_and_long_case_names_keep_the_columns_aligned() {
+        let scenario = crate::scenario::parse(
+            "s.toml",
+            "name = \"s\"\ndescription = \"d\"\n[[case]]\nlabel = \"a\"\n",
+        )
+        .expect("valid scenario");
+        let row = |label: &str| Row {
+            case_label: label.into(),
+            ..Row::default()
+        };
+        let rows = [
+            row("pinned"),
+            row("固定内存"),
+            row(&"长".repeat(40)),
+            row(&"x".repeat(300)),
+        ];
+        let text = summary_text(&scenario, &rows, &Sidecar::empty_for_tests());
+        let lane_column: Vec<usize> = text
+            .lines()
+            .skip(2)
+            .take(rows.len() + 1)
+            .map(|l| {
+                let at = l
+                    .find(" h2d ")
+                    .unwrap_or_else(|| l.find(" lane ").expect("lane"));
+                super::super::labels::display_width(&l[..at])
+            })
+            .collect();
+        assert!(
+            lane_column.iter().all(|c| *c == lane_column[0]),
+            "{lane_column:?}\n{text}"
+        );
+        assert!(text.contains('…'));
     }
 }

@@ -114,7 +114,8 @@ fn draw_legend(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     rows: Vec<(String, Option<RGBColor>)>,
 ) -> DrawResult<()> {
-    let style = TextStyle::from((FAMILY, 13).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let style = TextStyle::from((FAMILY, chart::LABEL_PX).into_font())
+        .pos(Pos::new(HPos::Left, VPos::Center));
     let mut y = 12;
     for (text, col) in rows {
         let line = vec![(90, y), (114, y)];
@@ -130,7 +131,7 @@ fn draw_legend(
             }
         }
         area.draw(&Text::new(text, (120, y), style.clone()))?;
-        y += 18;
+        y += 20;
     }
     Ok(())
 }
@@ -156,13 +157,8 @@ fn log_range(curves: &[Curve], f: impl Fn(f64, f64) -> f64) -> (f64, f64) {
 /// The two panels under a legend at the top.
 fn draw(title: &str, curves: &[Curve], sizes: &[u64]) -> DrawResult<String> {
     let rows = legend(curves);
-    // Legend text is 13 px, `text_px` measures 12 px.
-    let legend_w = rows
-        .iter()
-        .map(|r| chart::text_px(&r.0) * 13 / 12)
-        .max()
-        .unwrap_or(0);
-    let legend_h = 18 * rows.len() as u32 + 14;
+    let legend_w = rows.iter().map(|r| chart::text_px(&r.0)).max().unwrap_or(0);
+    let legend_h = 20 * rows.len() as u32 + 14;
     let (width, panel_h) = ((140 + legend_w).max(1000), 340);
     let height = 34 + legend_h + 2 * panel_h;
     let mut buf = String::new();
@@ -173,7 +169,8 @@ fn draw(title: &str, curves: &[Curve], sizes: &[u64]) -> DrawResult<String> {
         head.draw(&Text::new(
             title.to_string(),
             (width as i32 / 2, 18),
-            TextStyle::from((FAMILY, 17).into_font()).pos(Pos::new(HPos::Center, VPos::Center)),
+            TextStyle::from((FAMILY, chart::TITLE_PX).into_font())
+                .pos(Pos::new(HPos::Center, VPos::Center)),
         ))?;
         let (legend_area, panels) = rest.split_vertically(legend_h);
         draw_legend(&legend_area, rows)?;
@@ -215,8 +212,8 @@ impl Panel {
 /// The size axis of a panel: one row of labels, each placed where it does not overlap the one
 /// before.
 const SIZE_TICKS: SizeTicks = SizeTicks {
-    font: 13.0,
-    rows: &[7],
+    font: chart::LABEL_PX,
+    rows: &[7, 21],
     gap: 6,
     ends_first: false,
 };
@@ -235,9 +232,14 @@ fn panel(
     let (y0, y1) = log_range(curves, |us, gbs| which.value(us, gbs));
     let mut chart = ChartBuilder::on(area)
         .margin(14)
-        .x_label_area_size(if which == Panel::Bandwidth { 56 } else { 34 })
-        .y_label_area_size(78)
-        .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+        .x_label_area_size(if which == Panel::Bandwidth { 66 } else { 44 })
+        .y_label_area_size(86)
+        .build_cartesian_2d(
+            (x0..x1).log_scale(),
+            (y0..y1)
+                .log_scale()
+                .with_key_points(chart::log_ticks(y0, y1)),
+        )?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -252,8 +254,8 @@ fn panel(
         })
         .y_desc(which.desc())
         .y_label_formatter(&|v| chart::compact(*v))
-        .label_style((FAMILY, 13))
-        .axis_desc_style((FAMILY, 14))
+        .label_style((FAMILY, chart::LABEL_PX))
+        .axis_desc_style((FAMILY, chart::AXIS_PX))
         .draw()?;
     SIZE_TICKS.draw(&mut chart, area, sizes, (y0, y1))?;
     for (i, c) in curves.iter().enumerate() {
