@@ -118,7 +118,12 @@ mod tests {
             row(&"长".repeat(40)),
             row(&"x".repeat(300)),
         ];
-        let text = summary_text(&scenario, &rows, &Sidecar::empty_for_tests());
+        let text = summary_text(
+            &scenario,
+            &rows,
+            &Samples::default(),
+            &Sidecar::empty_for_tests(),
+        );
         let lane_column: Vec<usize> = text
             .lines()
             .skip(2)
