@@ -65,6 +65,10 @@ pub fn summary_text(
         s.push_str("\nderived:\n");
         for (k, v) in &sidecar.derived {
             s.push_str(&format!("  {k}: {v}\n"));
+            // The formula beside the value, so a sum over cases is never read as one case's.
+            if let Some(d) = scenario.derived.iter().find(|d| &d.text == k) {
+                s.push_str(&format!("      = {}\n", d.formula()));
+            }
         }
     }
     if !sidecar.claims.is_empty() {
@@ -97,6 +101,27 @@ mod tests {
             &Sidecar::empty_for_tests(),
         );
         assert!(!text.contains("results:"), "{text}");
+    }
+
+    /// A derived value that sums several cases says so beside its value.
+    #[test]
+    fn a_derived_sum_shows_its_formula_beside_the_value() {
+        let scenario = crate::scenario::parse(
+            "s.toml",
+            "name = \"s\"\ndescription = \"d\"\n[[case]]\nlabel = \"a\"\n[[case]]\nlabel = \"b\"\n\
+             [[derived]]\ntext = \"load time\"\ncases = [\"a\", \"b\"]\nmetric = \"time_median_ms\"\n\
+             scale = 0.001\nunit = \"s\"\n",
+        )
+        .expect("valid scenario");
+        let mut sidecar = Sidecar::empty_for_tests();
+        sidecar.derived = vec![("load time".into(), "1.39 s".into())];
+        let text = summary_text(&scenario, &[], &Samples::default(), &sidecar);
+        assert!(
+            text.contains(
+                "  load time: 1.39 s\n      = time_median_ms of `a` + `b`, summed, × 0.001, in s\n"
+            ),
+            "{text}"
+        );
     }
 
     /// A case named in a wide script (CJK: two columns a character) keeps the table's columns

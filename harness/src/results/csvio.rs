@@ -969,7 +969,7 @@ mod tests {
             assert_written_back(&sp, &w.into_inner().unwrap(), &std::fs::read(&sp).unwrap());
             checked += 1;
         }
-        assert!(checked >= 30, "only {checked} samples files");
+        assert!(checked >= 20, "only {checked} samples files");
         assert!(typed_before > 1000, "{typed_before} readings before a case");
     }
 
