@@ -3,10 +3,10 @@
 //! `raw.rs` reads TOML into loosely typed tables with source spans, `validate.rs` turns that into a
 //! [`Scenario`], and `expand.rs` takes the cartesian product of its sweeps into [`Case`]s.
 //!
-//! Size: over 500 lines: every type of the case model (host kind, engine, direction, threads,
-//! measurement and probe settings, [`Case`], [`Scenario`]) with the small quantities derived
-//! from it, so a reader finds the whole model in one file. The mode, its declaration and the
-//! typed [`Route`] it gives a case are `modes.rs`'s.
+//! Every type of the case model (host kind, engine, direction, threads, measurement and probe
+//! settings, [`Case`], [`Scenario`]) with the small quantities derived from it; the mode, its
+//! declaration, the typed [`Route`] it gives a case and the memory that route holds are
+//! `modes.rs`'s.
 
 use super::Mode;
 use super::axes::{Axes, CaseKey};

@@ -1,10 +1,11 @@
 //! Transfer strategies as the scenario sees them: each [`Mode`] declared once, with the route its
 //! data takes ([`Route`], built by [`Case::route`]) and its [`ModeDecl`] — the rules it puts on a
-//! case's other keys, the bandwidth `plan` assumes for it, and how a report label says it. `expand`,
-//! `plan` and the report's labels read the declaration and never match on a mode themselves, so
-//! a new strategy is a variant here (the compiler then asks for its declaration and its route),
-//! its file in `strategy/` with its arm of `strategy::allocate`, and its line in
-//! `harness/scenarios/README.md` (docs/architecture.md, "Adding a transfer strategy").
+//! case's other keys, how its samples are taken, the bandwidth `plan` assumes for it, and how a
+//! report label says it. `expand`, `plan`, the runner's sampling and the report's labels read the
+//! declaration and never match on a mode themselves, so a new strategy is a variant here (the
+//! compiler then asks for its declaration and its route), its file in `strategy/` with its arm of
+//! `strategy::allocate`, and its value in `harness/scenarios/README.md` (docs/architecture.md,
+//! "Adding a transfer strategy").
 
 use super::named::{named_enum, setting_enum};
 use super::{Case, Engine, HostKind, Wait};
@@ -353,6 +354,32 @@ mod tests {
             assert_eq!(has, takes, "mode `{m}`");
             assert_eq!(has, case.route().chunk_cell() != "-", "mode `{m}`");
         }
+    }
+
+    /// `plan` assumes the pinned speed for page-locked host memory exactly when the mode
+    /// declares the speed of its host memory, and the pageable speed otherwise.
+    #[test]
+    fn plan_assumes_the_speed_each_mode_declares() {
+        use super::super::plan::{ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, assumed_bps};
+        for m in Mode::ALL {
+            for host in HostKind::ALL {
+                let case = Case {
+                    mode: m,
+                    host,
+                    size: 64 << 20,
+                    ..Case::default()
+                };
+                let want = match m.declaration().speed {
+                    Speed::OfHostMemory if host.is_pinned() => ASSUMED_PINNED_BPS,
+                    Speed::OfHostMemory | Speed::Pageable => ASSUMED_PAGEABLE_BPS,
+                };
+                assert_eq!(assumed_bps(&case), want, "mode `{m}`, host `{host}`");
+            }
+        }
+        let speed = |m: Mode| m.declaration().speed;
+        assert_eq!(speed(Mode::Staged), Speed::Pageable);
+        assert_eq!(speed(Mode::RegisterPerCopy), Speed::OfHostMemory);
+        assert_eq!(speed(Mode::Churn), Speed::Pageable);
     }
 
     /// `harness/scenarios/README.md`'s rules about the modes are the ones the declarations make.
