@@ -3,7 +3,7 @@
 //! bar never mixes the one-way copy with a lane of a bidirectional one.
 
 use crate::results::{Lane, Row};
-use crate::scenario::{CaseKey, Direction, HostKind, Mode};
+use crate::scenario::{CaseKey, Direction, HostKind, Words};
 use crate::units::format_size;
 
 /// The direction and lane in words: `H2D`, `D2H`, `bidirectional, H2D lane`, `bidirectional, both
@@ -49,28 +49,29 @@ fn host_words(r: &Row) -> String {
     } else {
         format!("{base} ({})", flags.join(", "))
     };
-    match r.mode {
-        Mode::Staged if r.chunk_bytes > 0 => {
-            let ring = r.ring.max(1);
-            if ring == 1 {
-                s.push_str(&format!(
-                    " via one {} pinned buffer",
-                    format_size(r.chunk_bytes)
-                ));
-            } else {
-                s.push_str(&format!(
-                    " via {ring} × {} pinned ring",
-                    format_size(r.chunk_bytes)
-                ));
-            }
-            if r.threads > 1 {
-                s.push_str(&format!(", {} threads", r.threads));
-            }
-        }
-        Mode::Staged => s.push_str(" via a pinned ring"),
-        Mode::RegisterPerCopy => s = "registered per copy".into(),
-        Mode::Churn => s.push_str(" allocated per copy (churn)"),
-        Mode::Direct | Mode::Latency | Mode::LatencySync | Mode::Enqueue => {}
+    match r.mode.declaration().words {
+        Words::None => {}
+        Words::After(words) => s.push_str(words),
+        Words::Instead(words) => s = words.into(),
+        Words::StagingRing => s.push_str(&staging_words(r)),
+    }
+    s
+}
+
+/// The staging ring a row used: ` via 3 × 16 MiB pinned ring, 16 threads`, or ` via a pinned
+/// ring` when the row does not say its chunk.
+fn staging_words(r: &Row) -> String {
+    if r.chunk_bytes == 0 {
+        return " via a pinned ring".into();
+    }
+    let ring = r.ring.max(1);
+    let mut s = if ring == 1 {
+        format!(" via one {} pinned buffer", format_size(r.chunk_bytes))
+    } else {
+        format!(" via {ring} × {} pinned ring", format_size(r.chunk_bytes))
+    };
+    if r.threads > 1 {
+        s.push_str(&format!(", {} threads", r.threads));
     }
     s
 }
@@ -177,6 +178,7 @@ pub fn fit_left(s: &str, cols: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Mode;
 
     fn row(host: &str, flags: &str, engine: &str, direction: &str, lane: Lane) -> Row {
         Row {
@@ -226,6 +228,41 @@ mod tests {
             strategy_words(&w),
             "pinned (write-combined), CPU reads, D2H"
         );
+    }
+
+    /// Each mode's words as its declaration says them, the staging ring in its three shapes.
+    #[test]
+    fn every_mode_says_itself_after_the_host_memory() {
+        let with = |host: &str, mode: Mode, chunk: u64, ring: u32| {
+            let mut r = row(host, "none", "copy", "h2d", Lane::H2d);
+            (r.mode, r.chunk_bytes, r.ring, r.threads) = (mode, chunk, ring, 1);
+            host_words(&r)
+        };
+        let cases = [
+            (with("alloc", Mode::Direct, 0, 3), "pinned"),
+            (
+                with("pageable", Mode::Staged, 16 << 20, 1),
+                "pageable via one 16 MiB pinned buffer",
+            ),
+            (
+                with("pageable", Mode::Staged, 0, 3),
+                "pageable via a pinned ring",
+            ),
+            (
+                with("register", Mode::RegisterPerCopy, 1 << 20, 3),
+                "registered per copy",
+            ),
+            (
+                with("alloc", Mode::Churn, 0, 3),
+                "pinned allocated per copy (churn)",
+            ),
+            (with("pageable", Mode::Latency, 0, 3), "pageable"),
+            (with("alloc", Mode::LatencySync, 0, 3), "pinned"),
+            (with("alloc", Mode::Enqueue, 0, 3), "pinned"),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::cuda::{CudaError, Gate, Gpu as CudaGpu, Kernels, OwnContext, Schedule
 use crate::measure::{self, Lockstep};
 use crate::probe::{self, Ledger, LedgerCategory as Category, Moment, Observers};
 use crate::results::{Cause, Failure, Phase, Status, StopReason, Verification};
-use crate::scenario::{Case, Measure, Route, Wait};
+use crate::scenario::{Case, Measure, Sampling, Wait};
 use crate::strategy::{self, Footprint, Transfer, Verified};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -80,10 +80,10 @@ impl OwnGpu {
     }
 }
 
-/// How a case is sampled: its `measure` and batch, except that a churn case is `cycles` single
-/// copies with no warm-up (strategy/churn.rs) and a latency case `measure.samples` single copies
-/// after its warm-up ([`crate::scenario::latency_counts`]) or until `measure.time_limit`;
-/// neither stops on the spread target (0: none).
+/// How a case is sampled, as its mode declares: its `measure` and batch, except that a churn case
+/// is `cycles` single copies with no warm-up (strategy/churn.rs) and a latency case
+/// `measure.samples` single copies after its warm-up ([`crate::scenario::latency_counts`]) or
+/// until `measure.time_limit`; neither stops on the spread target (0: none).
 pub fn sampling(case: &Case) -> (Measure, u32) {
     let single = |warmup: u32, min: u32, max: u32, time_limit: std::time::Duration| Measure {
         warmup,
@@ -93,8 +93,9 @@ pub fn sampling(case: &Case) -> (Measure, u32) {
         target_spread: 0.0,
         ..case.measure.clone()
     };
-    match case.route() {
-        Route::Churn { cycles, .. } => {
+    match case.mode.declaration().sampling {
+        Sampling::Cycles => {
+            let cycles = case.vram.cycles;
             let m = single(0, cycles, cycles, std::time::Duration::MAX);
             let no_warmup = Measure {
                 warmup_time: std::time::Duration::ZERO,
@@ -102,11 +103,11 @@ pub fn sampling(case: &Case) -> (Measure, u32) {
             };
             (no_warmup, 1)
         }
-        Route::Latency { .. } => {
+        Sampling::PerOperation => {
             let (warmup, n) = crate::scenario::latency_counts(&case.measure);
             (single(warmup, 1, n, case.measure.time_limit), 1)
         }
-        _ => (case.measure.clone(), case.batch()),
+        Sampling::Batched => (case.measure.clone(), case.batch()),
     }
 }
 

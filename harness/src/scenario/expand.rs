@@ -9,7 +9,7 @@
 use super::keys;
 use super::raw::Pos;
 use super::validate::{Axis, CaseBlock, File, Settings};
-use super::{Axes, Case, Direction, Engine, HostKind, Mode, Wait};
+use super::{Axes, Case, ChunkUse, Direction, Engine, HostKind, Mode, Wait};
 use crate::error::Problem;
 use crate::units::{self, MIB};
 use std::collections::HashSet;
@@ -255,58 +255,53 @@ fn host_memory_rules(c: &Case) -> Vec<Rule> {
     v
 }
 
-/// What the staged and register-per-copy modes need, and `chunk` only with them.
+/// What the case's mode needs of the host memory, the engine and `chunk`, as its declaration
+/// says; `chunk` only with the modes that take one.
 fn mode_rules(c: &Case) -> Vec<Rule> {
     let mut v: Vec<Rule> = Vec::new();
-    match c.mode {
-        Mode::Staged => {
-            if c.host != HostKind::Pageable {
-                v.push((
-                    &["mode", "host"],
-                    format!(
-                        "mode = \"staged\" copies pageable memory through a pinned ring: it needs host = \"pageable\", not \"{}\"",
-                        c.host
-                    ),
-                ));
-            }
-            if c.engine != Engine::Copy {
-                v.push((
-                    &["mode", "engine"],
-                    "mode = \"staged\" needs engine = \"copy\"".into(),
-                ));
-            }
-            if c.chunk.is_none() {
-                v.push((
-                    &["mode", "chunk"],
-                    "mode = \"staged\" needs `chunk`, the size of each staging buffer, like chunk = \"16MiB\"".into(),
-                ));
-            }
+    let decl = c.mode.declaration();
+    if let Some((need, what)) = decl.host
+        && c.host != need
+    {
+        v.push((
+            &["mode", "host"],
+            format!(
+                "mode = \"{}\" {what}: it needs host = \"{need}\", not \"{}\"",
+                c.mode, c.host
+            ),
+        ));
+    }
+    if let Some(need) = decl.engine
+        && c.engine != need
+    {
+        v.push((
+            &["mode", "engine"],
+            format!("mode = \"{}\" needs engine = \"{need}\"", c.mode),
+        ));
+    }
+    match (decl.chunk, c.chunk) {
+        (ChunkUse::Required(what), None) => v.push((
+            &["mode", "chunk"],
+            format!(
+                "mode = \"{}\" needs `chunk`, {what}, like chunk = \"16MiB\"",
+                c.mode
+            ),
+        )),
+        (ChunkUse::Refused, Some(_)) => {
+            let taking: Vec<String> = Mode::ALL
+                .into_iter()
+                .filter(|m| m.declaration().chunk != ChunkUse::Refused)
+                .map(|m| format!("\"{m}\""))
+                .collect();
+            v.push((
+                &["chunk", "mode"],
+                format!(
+                    "`chunk` applies only to mode = {}: remove it or set mode",
+                    taking.join(" or ")
+                ),
+            ));
         }
-        Mode::RegisterPerCopy => {
-            if c.host != HostKind::Register {
-                v.push((
-                    &["mode", "host"],
-                    format!(
-                        "mode = \"register-per-copy\" registers pageable memory around each copy: it needs host = \"register\", not \"{}\"",
-                        c.host
-                    ),
-                ));
-            }
-            if c.engine != Engine::Copy {
-                v.push((
-                    &["mode", "engine"],
-                    "mode = \"register-per-copy\" needs engine = \"copy\"".into(),
-                ));
-            }
-        }
-        Mode::Direct | Mode::Churn | Mode::Latency | Mode::LatencySync | Mode::Enqueue => {
-            if c.chunk.is_some() {
-                v.push((
-                    &["chunk", "mode"],
-                    "`chunk` applies only to mode = \"staged\" or \"register-per-copy\": remove it or set mode".into(),
-                ));
-            }
-        }
+        (ChunkUse::Required(_), Some(_)) | (ChunkUse::Optional | ChunkUse::Refused, _) => {}
     }
     v
 }

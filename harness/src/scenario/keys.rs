@@ -177,8 +177,8 @@ mod tests {
     use super::*;
     use crate::scenario::validate::{default_case, default_val};
 
-    /// The rows of `harness/scenarios/README.md`'s "Case keys" table: (key, default).
-    fn readme_rows() -> Vec<(String, String)> {
+    /// The rows of `harness/scenarios/README.md`'s "Case keys" table: (key, default, values).
+    fn readme_rows() -> Vec<(String, String, String)> {
         let text =
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/README.md"))
                 .expect("harness/scenarios/README.md is readable");
@@ -193,23 +193,86 @@ mod tests {
                 (
                     cells[1].trim_matches('`').to_string(),
                     cells[2].trim_matches('`').to_string(),
+                    cells[3].to_string(),
                 )
             })
             .collect()
     }
 
+    /// The values a README cell lists: each `` `"name"` `` outside parentheses, in order (inside
+    /// them the text explains a value and may name other keys' values).
+    fn listed_values(cell: &str) -> Vec<&str> {
+        let mut depth = 0usize;
+        let mut listed = Vec::new();
+        let mut rest = cell;
+        while let Some(c) = rest.chars().next() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                '`' if depth == 0 && rest[1..].starts_with('"') => {
+                    if let Some(end) = rest[2..].find("\"`") {
+                        listed.push(&rest[2..2 + end]);
+                        rest = &rest[2 + end + 2..];
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+        listed
+    }
+
     #[test]
     fn scenarios_readme_lists_exactly_the_keys_with_their_defaults() {
         let rows = readme_rows();
-        let mut listed: Vec<&str> = rows.iter().map(|(k, _)| k.as_str()).collect();
+        let mut listed: Vec<&str> = rows.iter().map(|(k, ..)| k.as_str()).collect();
         let mut declared: Vec<&str> = KEYS.iter().map(Key::name).collect();
         listed.sort_unstable();
         declared.sort_unstable();
         assert_eq!(listed, declared, "scenarios/README.md's key table");
-        for (name, default) in &rows {
+        for (name, default, _) in &rows {
             let k = key(name).expect("declared");
             assert_eq!(default, k.default, "the README's default of `{name}`");
         }
+    }
+
+    /// Every key whose value is one of a list of names (a setting enum, the flags) lists in the
+    /// README exactly the names its parser accepts, in their declared order: a new mode, engine
+    /// or flag fails here until the README says it, and a README value that is not one fails
+    /// too.
+    #[test]
+    fn scenarios_readme_lists_exactly_the_values_each_key_accepts() {
+        let rows = readme_rows();
+        let mut checked = Vec::new();
+        for k in KEYS {
+            let accepted: &[&str] = match k.ty {
+                Ty::Choice { names, .. } => names,
+                Ty::Flags => &HostFlags::NAMES,
+                _ => continue,
+            };
+            let (_, _, values) = rows
+                .iter()
+                .find(|(name, ..)| name == k.name())
+                .expect("the README has a row for every key");
+            assert_eq!(
+                listed_values(values),
+                accepted,
+                "the values harness/scenarios/README.md lists for `{}`",
+                k.name()
+            );
+            checked.push(k.name());
+        }
+        assert_eq!(
+            checked,
+            ["host", "flags", "engine", "direction", "mode", "wait"]
+        );
+    }
+
+    #[test]
+    fn listed_values_skip_what_parentheses_explain() {
+        let cell = "`\"a\"` (with `mode = \"x\"` or `\"y\"`), `\"b\"` (nested (`\"z\"`) too), `k = [\"c\"]`";
+        assert_eq!(listed_values(cell), ["a", "b"]);
     }
 
     #[test]

@@ -41,6 +41,7 @@ mod expand;
 mod fits;
 mod keys;
 mod model;
+mod modes;
 mod named;
 pub(crate) use named::written_as_text;
 mod plan;
@@ -55,6 +56,7 @@ pub use claim::{Claim, ClaimMetric, Derived, Op, PlatformTag, Reference, RowMetr
 pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
 pub use fits::{AllowPinned, Refusal, refusal};
 pub use model::*;
+pub use modes::{ChunkUse, LatencyCall, Mode, ModeDecl, Route, Sampling, Speed, Words};
 pub use plan::{
     ASSUMED_DEVICE_BPS, ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, DEFAULT_CASE_TIMEOUT,
     DEFAULT_CASE_TIMEOUT_TEXT, DeviceFree, SETUP_S, estimate_seconds, format_bytes_exact,

@@ -3,35 +3,19 @@
 //! `raw.rs` reads TOML into loosely typed tables with source spans, `validate.rs` turns that into a
 //! [`Scenario`], and `expand.rs` takes the cartesian product of its sweeps into [`Case`]s.
 //!
-//! Size: over 500 lines: every type of the case model (host kind, engine, direction, mode, the
-//! typed [`Route`], threads, measurement and probe settings, [`Case`], [`Scenario`]) with the
-//! small quantities derived from it, so a reader finds the whole model in one file.
+//! Every type of the case model (host kind, engine, direction, threads, measurement and probe
+//! settings, [`Case`], [`Scenario`]) with the small quantities derived from it; the mode, its
+//! declaration, the typed [`Route`] it gives a case and the memory that route holds are
+//! `modes.rs`'s.
 
+use super::Mode;
 use super::axes::{Axes, CaseKey};
 pub use crate::cuda::HostFlags;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
 
-// `claim.rs` reaches the macro through the model.
-pub(super) use super::named::named_enum;
-
-/// A case setting's values: a [`named_enum!`] with the derives every setting has, serialized
-/// by the same names (kebab-case).
-macro_rules! setting_enum {
-    ($(#[$meta:meta])* pub enum $t:ident { $($body:tt)* } $($names:tt)*) => {
-        named_enum! {
-            $(#[$meta])*
-            #[derive(
-                Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord,
-                Default,
-            )]
-            #[serde(rename_all = "kebab-case")]
-            pub enum $t { $($body)* }
-            $($names)*
-        }
-    };
-}
+use super::named::{named_enum, setting_enum};
 
 setting_enum! {
     /// Where the host side of a transfer lives.
@@ -183,42 +167,6 @@ setting_enum! {
         Bidirectional,
     }
     names H2d = "h2d", D2h = "d2h", Bidirectional = "bidirectional";
-}
-
-setting_enum! {
-    /// How the transfer is organised.
-    pub enum Mode {
-        /// One transfer straight from/to the host buffer.
-        #[default]
-        Direct,
-        /// Pageable data through a ring of small pinned staging buffers ("small buffers, reused
-        /// often").
-        Staged,
-        /// Register a slice of pageable memory, copy it, unregister it — timed including
-        /// registration.
-        RegisterPerCopy,
-        /// Pinned churn: each of `cycles` copies gets a freshly allocated (or registered) host
-        /// buffer, waits `pause`, copies, is verified, and the buffer is freed.
-        Churn,
-        /// Copy latency: one asynchronous copy, then the stream is synchronised; each sample is the
-        /// host clock from the call until the host sees the copy complete (plus its event time).
-        Latency,
-        /// Copy latency through the synchronous copy call (`cuMemcpyHtoD` / `cuMemcpyDtoH`): the
-        /// host clock around the one call.
-        LatencySync,
-        /// Enqueue cost: the host clock around the asynchronous copy call alone, with page-locked
-        /// memory's stream held by the spin gate so the call never waits for the copy.
-        Enqueue,
-    }
-    names Direct = "direct", Staged = "staged", RegisterPerCopy = "register-per-copy",
-        Churn = "churn", Latency = "latency", LatencySync = "latency-sync", Enqueue = "enqueue";
-}
-
-impl Mode {
-    /// The latency modes: one operation per sample, `measure.samples` samples, sizes from 4 B.
-    pub fn is_latency(self) -> bool {
-        matches!(self, Self::Latency | Self::LatencySync | Self::Enqueue)
-    }
 }
 
 /// How long and how often a case is sampled.
@@ -381,63 +329,6 @@ impl fmt::Display for Threads {
     }
 }
 
-/// The route a case's data takes, with the settings that route uses and no others: built once
-/// from the case keys ([`Case::route`], after `expand` has checked their combination), so code
-/// downstream matches on it instead of re-deriving "no chunk means the whole size" from
-/// optional keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
-    /// One transfer straight from/to the host buffer (or within the device, for the
-    /// device-resident engines).
-    Direct,
-    /// Pageable data through `ring` pinned staging buffers of `chunk` bytes, the memcpy into and
-    /// out of them run by `threads` host threads.
-    Staged { chunk: u64, ring: u32, threads: u32 },
-    /// A `slice` of pageable memory registered, copied and unregistered per copy.
-    RegisterPerCopy { slice: u64 },
-    /// `cycles` copies, each from a freshly pinned buffer that waits `pause` before it is copied.
-    Churn {
-        cycles: u32,
-        pause: std::time::Duration,
-    },
-    /// One operation per sample, timed by itself (`latency`, `latency-sync`, `enqueue`), the end
-    /// awaited as `wait` says.
-    Latency { call: LatencyCall, wait: Wait },
-}
-
-/// Which call a latency case times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LatencyCall {
-    /// The asynchronous copy and a stream synchronisation: host-observed end to end.
-    AsyncAndSync,
-    /// The synchronous copy call.
-    Sync,
-    /// The asynchronous copy call alone (the enqueue cost).
-    Enqueue,
-}
-
-impl Route {
-    /// The staging buffer (`staged`) or registered slice (`register-per-copy`) in bytes; 0 for
-    /// the routes that have none (the results' `chunk_bytes` column).
-    pub fn chunk_bytes(self) -> u64 {
-        match self {
-            Route::Staged { chunk, .. } => chunk,
-            Route::RegisterPerCopy { slice } => slice,
-            Route::Direct | Route::Churn { .. } | Route::Latency { .. } => 0,
-        }
-    }
-
-    /// Page-locked bytes the route holds besides the host buffer itself, per direction: the
-    /// staging ring or the registered slice.
-    pub fn pinned_besides_host(self) -> u64 {
-        match self {
-            Route::Staged { chunk, ring, .. } => chunk * u64::from(ring.max(1)),
-            Route::RegisterPerCopy { slice } => slice,
-            Route::Direct | Route::Churn { .. } | Route::Latency { .. } => 0,
-        }
-    }
-}
-
 /// One fully specified transfer experiment: a point of a scenario's sweep. `Default` gives blank
 /// values; the scenario's key table holds the defaults of the keys.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -477,39 +368,6 @@ pub struct Case {
 }
 
 impl Case {
-    /// The route this case's data takes, with its settings: `chunk` (the whole `size` when none
-    /// is given, never more than `size`), `ring` and `threads` for `staged`, the slice for
-    /// `register-per-copy`, `cycles` and `pause` for `churn`. The one place that reads those
-    /// keys for the measurement.
-    pub fn route(&self) -> Route {
-        let chunk = self.chunk.unwrap_or(self.size).min(self.size);
-        match self.mode {
-            Mode::Direct => Route::Direct,
-            Mode::Staged => Route::Staged {
-                chunk,
-                ring: self.ring.max(1),
-                threads: self.threads.resolve(),
-            },
-            Mode::RegisterPerCopy => Route::RegisterPerCopy { slice: chunk },
-            Mode::Churn => Route::Churn {
-                cycles: self.vram.cycles,
-                pause: self.vram.pause,
-            },
-            Mode::Latency => Route::Latency {
-                call: LatencyCall::AsyncAndSync,
-                wait: self.wait,
-            },
-            Mode::LatencySync => Route::Latency {
-                call: LatencyCall::Sync,
-                wait: self.wait,
-            },
-            Mode::Enqueue => Route::Latency {
-                call: LatencyCall::Enqueue,
-                wait: self.wait,
-            },
-        }
-    }
-
     /// The canonical identity used to match cases between runs: scenario, label and every
     /// parameter that changes what is measured (not the sampling settings).
     pub fn key(&self) -> String {
@@ -536,38 +394,12 @@ impl Case {
     }
 
     /// Directions moved at once: 2 for `bidirectional`, else 1.
-    fn directions(&self) -> u64 {
+    pub(super) fn directions(&self) -> u64 {
         if self.direction == Direction::Bidirectional {
             2
         } else {
             1
         }
-    }
-
-    /// Page-locked host bytes this case holds at its peak (host buffer and staging ring).
-    pub fn pinned_bytes(&self) -> u64 {
-        let dirs = self.directions();
-        if self.engine.is_device() {
-            return 0;
-        }
-        match self.route() {
-            Route::Churn { .. } => self.size,
-            Route::Direct | Route::Latency { .. } if self.host.is_pinned() => self.size * dirs,
-            route => route.pinned_besides_host() * dirs,
-        }
-    }
-
-    /// Host bytes of any kind this case allocates.
-    pub fn host_bytes(&self) -> u64 {
-        if self.engine.is_device() {
-            return 0;
-        }
-        let dirs = self.directions();
-        let staging = match self.route() {
-            route @ Route::Staged { .. } => route.pinned_besides_host() * dirs,
-            _ => 0,
-        };
-        self.size * dirs + staging
     }
 
     /// Device bytes this case allocates (managed memory counts as host here).

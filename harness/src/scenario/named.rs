@@ -54,6 +54,24 @@ macro_rules! named_enum {
 }
 pub(super) use named_enum;
 
+/// A case setting's values: a [`named_enum!`] with the derives every setting has, serialized
+/// by the same names (kebab-case).
+macro_rules! setting_enum {
+    ($(#[$meta:meta])* pub enum $t:ident { $($body:tt)* } $($names:tt)*) => {
+        named_enum! {
+            $(#[$meta])*
+            #[derive(
+                Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord,
+                Default,
+            )]
+            #[serde(rename_all = "kebab-case")]
+            pub enum $t { $($body)* }
+            $($names)*
+        }
+    };
+}
+pub(super) use setting_enum;
+
 /// `From<T> for String` (its `Display`) and `TryFrom<String> for T` (through `parse`, whose error
 /// is the message): what `#[serde(into = "String", try_from = "String")]` needs of a type that
 /// files hold as text (a row's `axes`, a samples series).

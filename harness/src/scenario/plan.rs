@@ -5,7 +5,7 @@
 //! `device_hold`, past-the-card notes, device and churn estimates) that read the same constants.
 
 use super::fits::refusal;
-use super::{CHASE_STEPS, Case, CaseKey, Engine, HostKind, Mode, Route, Scenario};
+use super::{CHASE_STEPS, Case, CaseKey, Engine, Sampling, Scenario, Speed};
 use crate::units::{GB, MIB, format_size};
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -26,27 +26,32 @@ pub const DEFAULT_CASE_TIMEOUT: std::time::Duration = std::time::Duration::from_
 /// [`DEFAULT_CASE_TIMEOUT`] as the command line writes it.
 pub const DEFAULT_CASE_TIMEOUT_TEXT: &str = "10m";
 
-/// The bandwidth the estimate assumes for a case, bytes per second.
+/// The bandwidth the estimate assumes for a case, bytes per second: the CPU engines' own, else
+/// the speed its mode declares.
 pub fn assumed_bps(c: &Case) -> f64 {
-    match (c.engine, c.host, c.mode) {
-        (Engine::CpuRead, _, _) if c.flags.write_combined => ASSUMED_WC_READ_BPS,
-        (Engine::CpuRead | Engine::CpuWrite, _, _) => ASSUMED_CPU_BPS,
-        (_, HostKind::Alloc | HostKind::Register, m)
-            if matches!(m, Mode::Direct | Mode::RegisterPerCopy) || m.is_latency() =>
-        {
-            ASSUMED_PINNED_BPS
-        }
-        _ => ASSUMED_PAGEABLE_BPS,
+    match c.engine {
+        Engine::CpuRead if c.flags.write_combined => return ASSUMED_WC_READ_BPS,
+        Engine::CpuRead | Engine::CpuWrite => return ASSUMED_CPU_BPS,
+        _ => {}
+    }
+    match c.mode.declaration().speed {
+        Speed::OfHostMemory if c.host.is_pinned() => ASSUMED_PINNED_BPS,
+        Speed::OfHostMemory | Speed::Pageable => ASSUMED_PAGEABLE_BPS,
     }
 }
 
-/// A rough wall-time estimate for one case, in seconds (the model is printed under the table).
+/// A rough wall-time estimate for one case, in seconds (the model is printed under the table):
+/// by the way its mode samples, the launch-only engines and the device engines by their own.
 pub fn estimate_seconds(c: &Case) -> f64 {
-    if c.mode.is_latency() {
+    let sampling = c.mode.declaration().sampling;
+    if sampling == Sampling::PerOperation {
         return latency_estimate_seconds(c);
     }
     if c.engine == Engine::Empty || c.engine.is_chase() {
         return launches_estimate_seconds(c);
+    }
+    if sampling == Sampling::Cycles {
+        return churn_estimate_seconds(c);
     }
     if let Some(s) = device_estimate_seconds(c) {
         return s;
@@ -175,14 +180,6 @@ fn dash_if_zero(bytes: u64) -> String {
         "-".into()
     } else {
         format_bytes_exact(bytes)
-    }
-}
-
-fn chunk_ring(c: &Case) -> String {
-    match c.route() {
-        Route::Direct | Route::Churn { .. } | Route::Latency { .. } => "-".into(),
-        Route::Staged { chunk, ring, .. } => format!("{}×{ring}", format_bytes_exact(chunk)),
-        Route::RegisterPerCopy { slice } => format_bytes_exact(slice),
     }
 }
 
@@ -318,7 +315,7 @@ type Column = (&'static str, fn(&Case) -> String);
 /// The batch a case samples with, as the plan shows it (`auto 16` when chosen from the size).
 fn plan_batch(c: &Case) -> String {
     match c.measure.batch {
-        _ if c.mode == Mode::Churn || c.mode.is_latency() => "1".into(),
+        _ if c.mode.declaration().sampling != Sampling::Batched => "1".into(),
         0 if c.engine == Engine::Empty || c.engine.is_chase() => c.batch().to_string(),
         0 => format!("auto {}", c.batch()),
         b => b.to_string(),
@@ -388,7 +385,7 @@ fn plan_row(
         } else {
             format_bytes_exact(c.size)
         },
-        chunk_ring(c),
+        c.route().chunk_cell(),
     ];
     row.extend(extra.iter().map(|(_, f)| f(c)));
     row.extend([
@@ -661,19 +658,22 @@ fn plan_footer(s: &Scenario, free: Option<&DeviceFree>) -> String {
 /// Assumed device memory bandwidth for the estimate, bytes per second.
 pub const ASSUMED_DEVICE_BPS: f64 = 500.0 * crate::units::GB;
 
-/// Estimates for the device engines and churn cases; `None` for every other case.
-fn device_estimate_seconds(c: &Case) -> Option<f64> {
+/// A churn case: `cycles` cycles, each filling a fresh buffer at the pageable speed, the
+/// `pause`, and the copy at the pinned speed.
+fn churn_estimate_seconds(c: &Case) -> f64 {
+    let per = c.size as f64 / ASSUMED_PAGEABLE_BPS
+        + c.vram.pause.as_secs_f64()
+        + c.size as f64 / ASSUMED_PINNED_BPS;
     let setup = SETUP_S + c.probes.hold_after_free.as_secs_f64();
-    if c.mode == Mode::Churn {
-        // Each cycle: allocate and fill, pause, copy, check, free.
-        let per = c.size as f64 / ASSUMED_PAGEABLE_BPS
-            + c.vram.pause.as_secs_f64()
-            + c.size as f64 / ASSUMED_PINNED_BPS;
-        return Some(f64::from(c.vram.cycles) * per + setup);
-    }
+    f64::from(c.vram.cycles) * per + setup
+}
+
+/// Estimates for the device engines; `None` for every other case.
+fn device_estimate_seconds(c: &Case) -> Option<f64> {
     if !c.engine.is_device() {
         return None;
     }
+    let setup = SETUP_S + c.probes.hold_after_free.as_secs_f64();
     let batch = u64::from(c.batch());
     let per_sample = batch as f64 * c.size as f64 / ASSUMED_DEVICE_BPS;
     let sampling = (f64::from(c.measure.max_samples) * per_sample).min(
