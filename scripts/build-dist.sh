@@ -2,8 +2,10 @@
 # Builds pinscope for shipping. Two uses:
 #
 #   scripts/build-dist.sh [gpu]   what scripts/publish.sh runs on a GPU machine that has no Rust
-#                                 toolchain: dist/pinscope (release binary), dist/gpu-tests and
-#                                 dist/gpu-fault-tests (the ignored GPU tests, release build).
+#                                 toolchain: dist/pinscope (release binary), dist/gpu-tests (the
+#                                 ignored GPU tests, release build) and dist/gpu-fault-tests (the
+#                                 same test binary built with the feature fault-injection; its
+#                                 fault tests are the ones under `faults::`).
 #   scripts/build-dist.sh release the release archives, in dist/release/:
 #       pinscope-<version>-x86_64-unknown-linux-gnu.tar.gz   (pinscope, README, licenses, completions, man pages)
 #       pinscope-<version>-x86_64-pc-windows-gnu.zip         (pinscope.exe, README, licenses, PowerShell completion)
@@ -52,8 +54,10 @@ gpu() {
   cargo build --release --locked
   local exe faults
   exe=$(binary_of gpu)
-  # The fault-injection tests need the feature; a separate target dir keeps the normal binary clean.
-  faults=$(CARGO_TARGET_DIR=$TARGET/faults binary_of gpu_faults --features fault-injection)
+  # The same test binary with the feature carries the fault-injection tests too (its module
+  # `faults`); built in a separate target dir so the shipped binary and the GPU tests keep a
+  # library without the fault hooks.
+  faults=$(CARGO_TARGET_DIR=$TARGET/faults binary_of gpu --features fault-injection)
   mkdir -p dist
   cp "$TARGET/release/pinscope" dist/pinscope
   cp "$exe" dist/gpu-tests

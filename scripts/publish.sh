@@ -52,7 +52,7 @@ check() {
   log "GPU tests (ignored by default)"
   dist/gpu-tests --ignored --test-threads=1 2>&1 | tee "$out/gpu-tests.log" | grep -E "^test |test result"
   log "GPU fault-injection tests"
-  dist/gpu-fault-tests --ignored --test-threads=1 2>&1 | tee "$out/gpu-fault-tests.log" | grep -E "^test |test result"
+  dist/gpu-fault-tests faults:: --ignored --test-threads=1 2>&1 | tee "$out/gpu-fault-tests.log" | grep -E "^test |test result"
   log "pinscope info --probe"; $P info --probe 2>&1 | tee "$out/info.txt"
   log "pinscope check (expected: exit 0 within 30 s)"
   local s=$SECONDS rc

@@ -195,4 +195,12 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_claims;
+#[cfg(test)]
+mod tests_combinations;
+#[cfg(test)]
+mod tests_engines;
+#[cfg(test)]
+mod tests_keys;
+#[cfg(test)]
 mod tests_vram;

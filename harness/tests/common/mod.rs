@@ -1,6 +1,6 @@
-//! Helpers shared by the integration tests: the `pinscope` command, fixture paths, the checks on
-//! a refusal's one-line error, and the small cases and scenarios the GPU tests run. Each test
-//! file uses some of them.
+//! Helpers shared by the integration tests: the `pinscope` command, the guard of the no-GPU
+//! tests, fixture paths, the checks on a refusal's one-line error, and the small cases and
+//! scenarios the GPU tests run. Each test binary uses some of them.
 
 #![allow(dead_code)]
 
@@ -30,6 +30,29 @@ pub fn pinscope() -> Command {
 /// The repository root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs the no-GPU test `body` (named `test`) where this machine cannot load the CUDA driver.
+/// Where it can, the no-GPU behaviour cannot be seen: the test says on stderr that it is skipped
+/// and asserts instead that the binary loads the driver the test found (`info --json` does not
+/// give the no-driver sentence), so neither path passes without checking something.
+pub fn without_driver(test: &str, body: impl FnOnce()) {
+    if !pinscope::cuda::driver_present() {
+        body();
+        return;
+    }
+    eprintln!(
+        "SKIPPED {test}: a CUDA driver is present here, so the no-GPU behaviour cannot be seen; \
+         checked instead that the binary finds the driver"
+    );
+    let out = pinscope().args(["info", "--json"]).output().expect("runs");
+    let info: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("`info --json` prints JSON only");
+    let why = info["gpu_unavailable"].as_str().unwrap_or_default();
+    assert!(
+        !why.contains("no NVIDIA driver found"),
+        "{test}: the test loads the CUDA driver but the binary says: {why}"
+    );
 }
 
 /// A file under `tests/fixtures`.

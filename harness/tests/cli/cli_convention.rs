@@ -3,7 +3,7 @@
 //! still work), completions and the man page come from the same definition, `compare --fail-on`
 //! exits 4, and the help of each command is its own.
 
-mod common;
+use crate::common;
 
 use common::{Refused, Succeeds, assert_html_page, no_panic, pinscope, repo};
 use predicates::prelude::*;

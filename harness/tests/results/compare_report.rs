@@ -2,8 +2,7 @@
 //! `tests/fixtures/results/README.md`). The inputs are generated into a temporary directory at
 //! test time; to run these tests on real runs, change `fixture_paths` to return their paths.
 
-#[path = "fixtures/results/devfixture.rs"]
-mod devfixture;
+use crate::devfixture;
 
 // The binary is started directly (not through assert_cmd's cargo_bin, which prefixes the cargo
 // runner): under Wine the runner is a Linux script a Windows process cannot start.

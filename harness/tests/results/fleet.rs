@@ -1,9 +1,8 @@
 //! The fleet view: runs of many machines, made from a real published run (host names changed,
 //! one GPU planted slow), and a page for scenarios with more rows than a page lists.
 
-mod common;
-#[path = "fixtures/results/devfixture.rs"]
-mod devfixture;
+use crate::common;
+use crate::devfixture;
 
 use pinscope::report;
 use pinscope::results::{NodeFolder, NodeInfo, NodeSteps, ResultSet};

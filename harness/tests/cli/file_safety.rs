@@ -3,7 +3,7 @@
 //! not regular files or cannot be read, sidecars and samples of another run, and text from a
 //! results CSV that would act on a terminal or split a table row.
 
-mod common;
+use crate::common;
 
 use common::*;
 use predicates::prelude::*;

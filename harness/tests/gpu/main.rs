@@ -1,7 +1,17 @@
-//! GPU tests: need an NVIDIA GPU and driver, so they are ignored by default.
-//! `scripts/publish.sh check` runs them on a machine with a GPU with `--ignored --test-threads=1`.
+//! GPU tests: need an NVIDIA GPU and driver, so they are ignored by default. Built with the
+//! feature `fault-injection`, the binary also carries the fault-injection tests (`faults::`).
+//! `scripts/build-dist.sh` builds it both ways and `scripts/publish.sh check` runs both on a
+//! machine with a GPU, with `--ignored --test-threads=1`; with a Rust toolchain there:
+//!
+//! ```text
+//! cargo test --release --test gpu -- --ignored --test-threads=1
+//! cargo test --release --features fault-injection --test gpu faults:: -- --ignored --test-threads=1
+//! ```
 
+#[path = "../common/mod.rs"]
 mod common;
+#[cfg(feature = "fault-injection")]
+mod faults;
 
 use common::{gpu_case as case, quiet_run, scenario_of};
 use pinscope::cuda::{self, DeviceBuffer, Gpu, HostBuffer, Kernels, Stream};
@@ -31,7 +41,7 @@ fn scenario(cases: Vec<Case>) -> Scenario {
     scenario_of(
         "gpu-test",
         "every strategy once, small",
-        "tests/gpu.rs",
+        "tests/gpu/main.rs",
         cases,
     )
 }

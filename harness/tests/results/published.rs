@@ -2,7 +2,7 @@
 //! H200 machines (a host with one H200 and a host with two), so CI checks the tools on measured
 //! data.
 
-mod common;
+use crate::common;
 
 use pinscope::accounting::{Metric, Phase};
 use pinscope::compare;

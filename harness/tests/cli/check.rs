@@ -2,18 +2,10 @@
 //! GPU (where a driver is present these tests say so and do not apply; the GPU run is in
 //! `scripts/publish.sh check`).
 
-mod common;
+use crate::common;
 
 use common::*;
 use predicates::prelude::*;
-
-fn without_driver(test: &str, body: impl FnOnce()) {
-    if pinscope::cuda::driver_present() {
-        eprintln!("{test}: a CUDA driver is present here, so the no-GPU behaviour cannot be seen");
-    } else {
-        body();
-    }
-}
 
 const CHECKS: [&str; 8] = [
     "link_under_load",

@@ -6,7 +6,7 @@
 //!
 //! Size: over 500 lines on purpose: one test per reported new-user problem, in one binary.
 
-mod common;
+use crate::common;
 
 use common::*;
 use predicates::prelude::*;
@@ -256,22 +256,21 @@ fn a_samples_file_alone_names_the_csv_to_give() {
 
 #[test]
 fn info_json_without_a_gpu_is_only_json_exits_3_and_lists_observers() {
-    if pinscope::cuda::driver_present() {
-        eprintln!("a CUDA driver is present here: the no-GPU behaviour cannot be seen");
-        return;
-    }
-    let out = pinscope().args(["info", "--json"]).output().expect("runs");
-    assert_eq!(out.status.code(), Some(3), "same exit code as `info`");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON only");
-    let obs = v["observers"].as_array().expect("observers listed");
-    assert!(!obs.is_empty(), "{v}");
-    let text = pinscope().arg("info").output().expect("runs");
-    let text = String::from_utf8_lossy(&text.stdout);
-    for o in obs {
-        let name = o["name"].as_str().expect("name");
-        assert!(text.contains(name), "{name} not in the text output");
-    }
-    assert!(v["gpu_unavailable"].as_str().is_some(), "{v}");
+    without_driver("info_json_without_a_gpu_is_only_json", || {
+        let out = pinscope().args(["info", "--json"]).output().expect("runs");
+        assert_eq!(out.status.code(), Some(3), "same exit code as `info`");
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("stdout is JSON only");
+        let obs = v["observers"].as_array().expect("observers listed");
+        assert!(!obs.is_empty(), "{v}");
+        let text = pinscope().arg("info").output().expect("runs");
+        let text = String::from_utf8_lossy(&text.stdout);
+        for o in obs {
+            let name = o["name"].as_str().expect("name");
+            assert!(text.contains(name), "{name} not in the text output");
+        }
+        assert!(v["gpu_unavailable"].as_str().is_some(), "{v}");
+    });
 }
 
 // ---- 4. large inputs are refused in linear time -------------------------------------------

@@ -2,7 +2,7 @@
 //! command, every page a page names exists, groff reads each without a warning, and man shows the
 //! examples lined up as written.
 
-mod common;
+use crate::common;
 
 use common::{Refused, Succeeds, pinscope};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! exit 3 after printing what it can, and every other command must succeed. So a newcomer who
 //! copies a README command on a fresh clone gets what the README says.
 
-mod common;
+use crate::common;
 
 use clap::CommandFactory;
 use common::{no_panic, pinscope, repo};

@@ -378,8 +378,9 @@ fn size_curve_sweeps_from_4_bytes_to_1_gib() {
 fn every_shipped_scenario_parses_and_opens_with_its_question() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
     paths.retain(|p| p.extension().is_some_and(|e| e == "toml"));
     paths.sort();
     assert!(paths.len() >= 12, "{paths:?}");
@@ -523,11 +524,9 @@ fn unreadable_and_non_utf8_files_get_one_clear_error() {
                 && e.contains("does-not-exist.toml")),
         "{err:?}"
     );
-    let dir = tempfile::tempdir().ok();
-    let Some(dir) = dir else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("latin1.toml");
-    let written = std::fs::write(&path, b"name = \"x\"\ndescription = \"caf\xe9\"\n");
-    assert!(written.is_ok());
+    std::fs::write(&path, b"name = \"x\"\ndescription = \"caf\xe9\"\n").expect("write");
     let err = scenario::load(&path).err().map(|e| e.to_string());
     assert_eq!(
         err,
@@ -541,7 +540,14 @@ fn unreadable_and_non_utf8_files_get_one_clear_error() {
 #[test]
 fn parse_never_panics_on_damaged_scenarios() {
     for (name, step) in [("quick.toml", 1), ("ollama-like.toml", 8)] {
-        let text = std::fs::read_to_string(shipped(name)).unwrap_or_default();
+        let path = shipped(name);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            text.contains("[[case]]"),
+            "{}: not a scenario with cases",
+            path.display()
+        );
         for (i, c) in text.char_indices().step_by(step) {
             // Single-character deletions, and the text cut short.
             let mut cut = text.clone();

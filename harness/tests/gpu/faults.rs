@@ -1,15 +1,9 @@
 //! Fault injection on the GPU: a CUDA call made to fail (feature `fault-injection`, see
 //! `src/cuda/fault.rs`) must turn into that case's `failed: …` row, leave the next case
 //! unharmed, and leave no page-locked memory behind in the ledger. Needs an NVIDIA GPU, so
-//! ignored by default; on the GPU machine:
-//!
-//! ```text
-//! cargo test --release --features fault-injection --test gpu_faults -- --ignored --test-threads=1
-//! ```
+//! ignored by default; built into the `gpu` test binary with that feature (see `main.rs`).
 
-#![cfg(feature = "fault-injection")]
-
-mod common;
+use crate::common;
 
 use common::{gpu_case, quiet_run, scenario_of};
 use pinscope::cuda::{self, ErrorCode, fault};
@@ -46,7 +40,7 @@ fn run_with_fault(spec: &str, cases: Vec<Case>) -> Vec<Row> {
     let s = scenario_of(
         "gpu-faults",
         "injected CUDA failures",
-        "tests/gpu_faults.rs",
+        "tests/gpu/faults.rs",
         cases,
     );
     let dir = tempfile::tempdir().expect("tempdir");

@@ -1,0 +1,15 @@
+//! The `pinscope` binary as a user meets it: exit codes and one-sentence refusals, the command
+//! conventions, `check` and `info`, a newcomer's first commands, what it never overwrites, and
+//! every reader of user input under property tests and the malformed-file corpus. One test
+//! binary, one module per subject.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod check;
+mod cli;
+mod cli_convention;
+mod file_safety;
+mod new_user;
+mod plan;
+mod robustness;
