@@ -54,10 +54,10 @@ class CheckImports(unittest.TestCase):
         self.assertIn("wrong-way import: cuda -> run (cuda/mod.rs)", out)
 
     def test_the_report_importing_cuda_fails(self):
-        self.plant("report/chart.rs", "use crate::{units::MIB, cuda::Gpu};")
+        self.plant("report/chart/mod.rs", "use crate::{units::MIB, cuda::Gpu};")
         rc, out = check(self.src)
         self.assertEqual(rc, 1, out)
-        self.assertIn("wrong-way import: report -> cuda (report/chart.rs)", out)
+        self.assertIn("wrong-way import: report -> cuda (report/chart/mod.rs)", out)
 
     def test_a_path_in_an_expression_counts_too(self):
         self.plant("stats/mod.rs", "fn f() { let _ = crate::scenario::Mode::Direct; }", at_end=True)
@@ -144,7 +144,7 @@ class CheckImports(unittest.TestCase):
 
     def test_a_cycle_between_allowed_modules_fails(self):
         # run may import report; report importing run is both wrong-way and a cycle.
-        self.plant("report/chart.rs", "use crate::run::Session;")
+        self.plant("report/chart/mod.rs", "use crate::run::Session;")
         rc, out = check(self.src)
         self.assertEqual(rc, 1, out)
         self.assertIn("import cycle: modules:", out)

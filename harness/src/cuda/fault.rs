@@ -1,6 +1,7 @@
 //! Test-only fault injection (cargo feature `fault-injection`, off by default).
 //!
-//! With the feature, the allocation, registration and copy functions of [`super::ffi`] call
+//! With the feature, the allocation, registration and copy functions of `host_memory`,
+//! `device_memory` and `streams` call
 //! [`check`] before touching the driver; it fails the call with
 //! `CudaError { call, code: "INJECTED_FAULT" }` when the spec says so. The spec comes from
 //! [`set`] (tests, in-process) or else the environment variable `PINSCOPE_FAULT`: a comma list of
@@ -13,7 +14,7 @@
 //! each alone (every such call fails) or as `name@N` (only the N-th such call fails, counting
 //! from 1 since the spec was last changed). `PINSCOPE_FAULT=copy@2,device-alloc@1`.
 //!
-//! Without the feature the hooks in `ffi.rs` are not compiled; this parser is still built for
+//! Without the feature those hooks are not compiled; this parser is still built for
 //! its unit tests.
 
 use super::CudaError;

@@ -1,9 +1,9 @@
 //! The PTX kernels in `harness/kernels/pinscope.ptx`, loaded with the driver and launched safely.
 
 use super::HostFlags;
-use super::ffi::{
-    DeviceAccessible, HostBuffer, Module, Stream, launch, volatile_load, volatile_store,
-};
+use super::ffi::DeviceAccessible;
+use super::host_memory::{HostBuffer, volatile_load, volatile_store};
+use super::streams::{Module, Stream, launch};
 use super::{CudaError, Gpu};
 use Param::{U32, U64};
 use cudarc::driver::sys;

@@ -2,24 +2,33 @@
 //! Windows observers): the CUDA driver API through cudarc's raw bindings
 //! (`cudarc::driver::sys` / `result`), wrapped in safe RAII types.
 //!
-//! Layers (as in cudarc): `ffi` holds every FFI call, each `unsafe` block with a `// SAFETY:`
-//! line; the types it exports ([`Gpu`], [`HostBuffer`], [`DeviceBuffer`], [`Stream`], [`Event`],
-//! [`Kernels`]) are safe to use. Errors raised while freeing (in `Drop`) are kept and can be
+//! Layers (as in cudarc): the FFI calls are in `ffi` (what every wrapper shares and the calls
+//! that need no object), `device`, `host_memory`, `device_memory`, `streams` and `kernels`, each
+//! `unsafe` block with a `// SAFETY:` line; the types they export ([`Gpu`], [`HostBuffer`],
+//! [`DeviceBuffer`], [`Stream`], [`Event`], [`Kernels`]) are safe to use. Errors raised while freeing (in `Drop`) are kept and can be
 //! collected with [`take_drop_errors`] instead of being lost.
 
 mod code;
 pub mod crew;
+mod device;
+mod device_memory;
 #[cfg(any(test, feature = "fault-injection"))]
 pub mod fault;
 mod ffi;
 mod flags;
+mod host_memory;
 mod kernels;
+mod streams;
 
 pub use code::ErrorCode;
 pub use crew::CopyCrew;
+pub use device::*;
+pub use device_memory::*;
 pub use ffi::*;
 pub use flags::HostFlags;
+pub use host_memory::*;
 pub use kernels::*;
+pub use streams::*;
 
 /// A failed CUDA driver call: which call, and what it returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

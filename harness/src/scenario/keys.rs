@@ -175,7 +175,7 @@ pub(super) fn key(name: &str) -> Option<&'static Key> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::validate::{default_case, default_val};
+    use crate::scenario::values::{default_case, default_val};
 
     /// The rows of `harness/scenarios/README.md`'s "Case keys" table: (key, default, values).
     fn readme_rows() -> Vec<(String, String, String)> {

@@ -47,8 +47,11 @@ pub(crate) use named::written_as_text;
 mod plan;
 mod raw;
 pub mod shipped;
+mod suggest;
+mod sweep;
 mod validate;
 mod validate_blocks;
+mod values;
 mod vram;
 
 pub use axes::{Axes, CaseKey};

@@ -4,10 +4,8 @@
 //! metrics; every problem is collected, none stops the others.
 
 use super::raw::{self, Kind, Pos};
-use super::validate::{
-    CaseBlock, DerivedBlock, File, did_you_mean, did_you_mean_value, quoted_list, shown, string_of,
-    tables_of, unknown_keys,
-};
+use super::suggest::{did_you_mean, did_you_mean_value, quoted_list, shown, unknown_keys};
+use super::validate::{CaseBlock, DerivedBlock, File, string_of, tables_of};
 use super::{Claim, ClaimMetric, Derived, Op, PlatformTag, Reference};
 use crate::error::Problem;
 use std::collections::HashSet;
