@@ -266,7 +266,7 @@ const PROBES: TableText = TableText {
 const DERIVED: TableText = TableText {
     id: "derived",
     title: "Derived results",
-    head: &["run", "result", "value"],
+    head: &["run", "result", "value", "how it is computed"],
     empty: "No derived results were recorded.",
 };
 
@@ -316,9 +316,33 @@ fn probe_cells(p: &ProbeRecord, rows: &[Row]) -> Vec<String> {
     ]
 }
 
-/// A derived result's table cells after the run: its name and value.
-fn derived_cells((name, value): &(String, String)) -> ClassedRow {
-    ("", vec![name.clone(), value.clone()])
+/// The derived results the runs' sidecars hold: run, name, value and how it is computed (the
+/// formula of the `[[derived]]` entry in the scenario text the sidecar recorded), so that a sum
+/// over cases is never read as one case's value.
+fn derived_rows(sets: &[ResultSet], labels: &[String]) -> Vec<ClassedRow> {
+    let mut rows = Vec::new();
+    for (s, l) in sets.iter().zip(labels) {
+        let Some(sidecar) = &s.sidecar else { continue };
+        let formulas: Vec<(String, String)> = sidecar
+            .scenarios
+            .iter()
+            .filter_map(|r| crate::scenario::parse(&r.path, &r.text).ok())
+            .flat_map(|sc| {
+                sc.derived
+                    .into_iter()
+                    .map(|d| (d.text.clone(), d.formula()))
+            })
+            .collect();
+        for (name, value) in &sidecar.derived {
+            let formula = formulas
+                .iter()
+                .find(|(text, _)| text == name)
+                .map_or_else(|| "not recorded".to_string(), |(_, f)| f.clone());
+            let cells = vec![l.trim().to_string(), name.clone(), value.clone(), formula];
+            rows.push(("", cells));
+        }
+    }
+    rows
 }
 
 /// The claims, probes and derived results the runs' sidecars hold.
@@ -334,8 +358,7 @@ pub(super) fn sidecar_lists(out: &mut String, sets: &[ResultSet], labels: &[Stri
         }
     }
     PROBES.write(out, None, &probes);
-    let derived = sidecar_rows(sets, labels, |c| &c.derived, derived_cells);
-    DERIVED.write(out, None, &derived);
+    DERIVED.write(out, None, &derived_rows(sets, labels));
 }
 
 pub(super) fn reference(out: &mut String, nvb: &[NvbandwidthSeries]) {

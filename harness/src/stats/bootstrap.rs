@@ -118,18 +118,30 @@ pub fn bootstrap_ratio_ci(
     resamples: usize,
     confidence: f64,
 ) -> (f64, f64) {
+    two_medians_ci(base, other, resamples, confidence, |mb, mo| mo / mb)
+}
+
+/// Percentile interval of `combine(median(base*), median(other*))` over `resamples` resamples
+/// that draw both samples again with replacement, base first: the one resampling loop behind
+/// the ratio and the difference intervals.
+fn two_medians_ci(
+    base: &Sample,
+    other: &Sample,
+    resamples: usize,
+    confidence: f64,
+    combine: impl Fn(f64, f64) -> f64,
+) -> (f64, f64) {
     let mut rng = Rng::new(SEED);
-    let (b, o) = (base.values(), other.values());
-    let mut bb = Resampler::new(b);
-    let mut ob = Resampler::new(o);
-    let ratios: Vec<f64> = (0..resamples.max(1))
+    let mut bb = Resampler::new(base.values());
+    let mut ob = Resampler::new(other.values());
+    let stats: Vec<f64> = (0..resamples.max(1))
         .map(|_| {
             let mb = bb.median(&mut rng);
             let mo = ob.median(&mut rng);
-            mo / mb
+            combine(mb, mo)
         })
         .collect();
-    percentile_interval(ratios, confidence)
+    percentile_interval(stats, confidence)
 }
 
 /// A percentile interval from a bootstrap that stopped as soon as its endpoints' sides of 1 were
@@ -253,16 +265,7 @@ pub fn bootstrap_median_diff_ci(
     resamples: usize,
     confidence: f64,
 ) -> (f64, f64) {
-    let mut rng = Rng::new(SEED);
-    let mut bb = Resampler::new(base.values());
-    let mut ob = Resampler::new(other.values());
-    let diffs: Vec<f64> = (0..resamples.max(1))
-        .map(|_| {
-            let mb = bb.median(&mut rng);
-            ob.median(&mut rng) - mb
-        })
-        .collect();
-    percentile_interval(diffs, confidence)
+    two_medians_ci(base, other, resamples, confidence, |mb, mo| mo - mb)
 }
 
 /// Percentile bootstrap interval for the median of one sample.

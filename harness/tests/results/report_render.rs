@@ -499,3 +499,20 @@ fn identical_runs_share_one_settings_column() {
         "values once"
     );
 }
+
+#[test]
+fn derived_results_show_how_they_are_computed() {
+    let set = published("ollama-like");
+    let html =
+        report::render_report(std::slice::from_ref(&set), &[], "ollama-like").expect("renders");
+    let table = &html[html.find("id=\"derived\"").expect("derived table")..];
+    let table = &table[..table.find("</table>").expect("closed")];
+    assert!(table.contains("how it is computed"), "{table}");
+    // A load time is a sum over the model's cases, and the page says so beside the value.
+    assert!(
+        table.contains("model load, 33/33 layers, from pageable memory (mmap-like)")
+            && table.contains("summed"),
+        "{table}"
+    );
+    assert!(!table.contains("not recorded"), "{table}");
+}
