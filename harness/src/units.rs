@@ -152,6 +152,12 @@ impl<T> fmt::Display for Written<T> {
     }
 }
 
+/// Columns `s` takes in a monospaced terminal or table: a wide character (CJK, fullwidth forms)
+/// takes two, a combining mark none.
+pub fn display_width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

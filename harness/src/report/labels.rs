@@ -141,11 +141,7 @@ pub fn case_memory_words(r: &Row) -> String {
     )
 }
 
-/// Columns `s` takes in a monospaced terminal or table: a wide character (CJK, fullwidth forms)
-/// takes two, a combining mark none.
-pub fn display_width(s: &str) -> usize {
-    unicode_width::UnicodeWidthStr::width(s)
-}
+pub use crate::units::display_width;
 
 /// `s` cut to at most `cols` columns ([`display_width`]), ending in `…` when cut.
 pub fn ellipsize(s: &str, cols: usize) -> String {

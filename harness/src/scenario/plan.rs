@@ -6,7 +6,7 @@
 
 use super::fits::refusal;
 use super::{CHASE_STEPS, Case, CaseKey, Engine, Sampling, Scenario, Speed};
-use crate::units::{GB, MIB, format_size};
+use crate::units::{GB, MIB, display_width, format_size};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -413,18 +413,19 @@ fn past_timeout_note(note: String, est: f64) -> String {
     }
 }
 
-/// The header and rows in columns: the first right-aligned, the others left-aligned.
+/// The header and rows in columns: the first right-aligned, the others left-aligned, padded by
+/// the columns each cell takes on a terminal (a CJK character takes two).
 fn write_aligned(out: &mut String, header: &[&str], rows: Vec<Vec<String>>) {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| display_width(h)).collect();
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(display_width(cell));
         }
     }
     let mut line = |cells: Vec<String>| {
         let mut l = String::new();
         for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
-            let pad = w.saturating_sub(cell.chars().count());
+            let pad = w.saturating_sub(display_width(cell));
             if i == 0 {
                 l.push_str(&" ".repeat(pad));
                 l.push_str(cell);

@@ -120,6 +120,32 @@ unit = "s"
     );
 }
 
+#[test]
+fn plan_table_aligns_wide_characters() {
+    let (out, _) = plan_with(
+        r#"name = "wide"
+description = "d"
+[[case]]
+label = "模型加载"
+host = "pageable"
+[[case]]
+label = "model"
+host = "alloc"
+"#,
+        &[],
+    );
+    // The column after the label starts at the same terminal column on both rows: a CJK
+    // character takes two columns, so "模型加载" (8) is padded like an 8-letter label.
+    let start_after = |label: &str| {
+        let line = out.lines().find(|l| l.contains(label)).expect("row");
+        let at = line.find(label).expect("label") + label.len();
+        let rest = &line[at..];
+        let gap = rest.len() - rest.trim_start().len();
+        pinscope::units::display_width(&line[..at]) + gap
+    };
+    assert_eq!(start_after("模型加载"), start_after("model"), "{out}");
+}
+
 // ---- shipped scenarios read from another folder -----------------------------------------------
 
 #[test]
