@@ -52,6 +52,64 @@ fn lane_pool<'r>(rows: &[&'r Row], lane: Lane) -> Vec<&'r Row> {
     if transfers.is_empty() { ok } else { transfers }
 }
 
+/// What one direction's one-way transfers say, computed once for the page's sentences and the
+/// run's headline: the fastest case, the case holding the least page-locked memory within 5% of
+/// it, plain pageable copies, and the fastest staging ring.
+#[derive(Debug, Clone, Copy)]
+pub struct LaneAnswer<'r> {
+    pub fastest: &'r Row,
+    /// The way that holds the least page-locked memory within [`NEAR_FASTEST`] of the fastest,
+    /// if one holds less than the fastest does.
+    pub least_memory: Option<&'r Row>,
+    /// How many ways were compared (a lone case has no "least memory" to look for).
+    pub compared: usize,
+    /// The fastest plain pageable copy (direct mode, pageable host memory).
+    pub pageable: Option<&'r Row>,
+    /// The fastest staging-ring case.
+    pub ring: Option<&'r Row>,
+}
+
+/// The fastest of `rows` (the last of equals).
+fn fastest_of<'r>(rows: impl Iterator<Item = &'r Row>) -> Option<&'r Row> {
+    rows.max_by(|a, b| bw(a).total_cmp(&bw(b)))
+}
+
+/// How close to the fastest a way must come to count as "as fast" (a share of its bandwidth).
+pub const NEAR_FASTEST: f64 = 0.95;
+
+impl<'r> LaneAnswer<'r> {
+    /// The answer for `lane` over `rows` (one GPU's), if any one-way transfer finished.
+    pub fn of(rows: &[&'r Row], lane: Lane) -> Option<LaneAnswer<'r>> {
+        let pool = lane_pool(rows, lane);
+        let fastest = fastest_of(pool.iter().copied())?;
+        let least_memory = pool
+            .iter()
+            .copied()
+            .filter(|r| {
+                bw(r) >= NEAR_FASTEST * bw(fastest) && r.pinned_bytes < fastest.pinned_bytes
+            })
+            .min_by_key(|r| r.pinned_bytes);
+        let pageable = fastest_of(
+            pool.iter()
+                .copied()
+                .filter(|r| r.host == Some(HostKind::Pageable) && r.mode == Mode::Direct),
+        );
+        let ring = fastest_of(pool.iter().copied().filter(|r| r.mode == Mode::Staged));
+        Some(LaneAnswer {
+            fastest,
+            least_memory,
+            compared: pool.len(),
+            pageable,
+            ring,
+        })
+    }
+
+    /// `r`'s bandwidth as a share of the fastest's.
+    pub fn share(&self, r: &Row) -> f64 {
+        bw(r) / bw(self.fastest).max(1e-9)
+    }
+}
+
 /// A run's headline, host to GPU: the fastest way, its bandwidth and the page-locked memory it
 /// holds, and the best staging ring's share of that bandwidth with what the ring holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,22 +128,12 @@ pub struct Headline {
 /// The headline of one run's rows (host to GPU, one GPU), if any transfer finished.
 pub fn headline(all_rows: &[&Row]) -> Option<Headline> {
     let one_gpu = Row::one_gpu_view(all_rows.iter().copied());
-    let pool = lane_pool(&one_gpu, Lane::H2d);
-    let best = pool
-        .iter()
-        .copied()
-        .max_by(|a, b| bw(a).total_cmp(&bw(b)))?;
-    let ring = pool
-        .iter()
-        .copied()
-        .filter(|r| r.mode == Mode::Staged)
-        .max_by(|a, b| bw(a).total_cmp(&bw(b)))
-        .map(|r| (bw(r) / bw(best).max(1e-9), r.pinned_bytes));
+    let a = LaneAnswer::of(&one_gpu, Lane::H2d)?;
     Some(Headline {
-        fastest: named(best),
-        gbs: bw(best),
-        pinned_held: best.pinned_bytes,
-        ring,
+        fastest: named(a.fastest),
+        gbs: bw(a.fastest),
+        pinned_held: a.fastest.pinned_bytes,
+        ring: a.ring.map(|r| (a.share(r), r.pinned_bytes)),
     })
 }
 
@@ -168,18 +216,18 @@ fn capitalized(topic: &str) -> String {
         .unwrap_or_default()
 }
 
-/// One direction's sentences: the fastest way, the way that holds the least page-locked memory
-/// within 5% of it, and how much slower plain pageable copies are.
+/// One direction's sentences, from its [`LaneAnswer`]: the fastest way, the way that holds the
+/// least page-locked memory within 5% of it, and how much slower plain pageable copies are.
 fn lane_sentences(rows: &[&Row], lane: Lane) -> Vec<Sentence> {
     let topic = if lane == Lane::H2d {
         "Host → GPU"
     } else {
         "GPU → host"
     };
-    let pool = lane_pool(rows, lane);
-    let Some(best) = pool.iter().copied().max_by(|a, b| bw(a).total_cmp(&bw(b))) else {
+    let Some(a) = LaneAnswer::of(rows, lane) else {
         return Vec::new();
     };
+    let best = a.fastest;
     let mut out = vec![sentence(
         topic,
         format!(
@@ -189,34 +237,28 @@ fn lane_sentences(rows: &[&Row], lane: Lane) -> Vec<Sentence> {
             format_size(best.pinned_bytes)
         ),
     )];
-    match pool
-        .iter()
-        .copied()
-        .filter(|r| bw(r) >= 0.95 * bw(best) && r.pinned_bytes < best.pinned_bytes)
-        .min_by_key(|r| r.pinned_bytes)
-    {
+    match a.least_memory {
         Some(f) => out.push(sentence(
             topic,
             format!(
-                "least page-locked memory within 5% of the fastest: {} at {:.1} GB/s ({:.0}%), holding only {}.",
+                "least page-locked memory within {:.0}% of the fastest: {} at {:.1} GB/s ({:.0}%), holding only {}.",
+                100.0 * (1.0 - NEAR_FASTEST),
                 named(f),
                 bw(f),
-                100.0 * bw(f) / bw(best),
+                100.0 * a.share(f),
                 format_size(f.pinned_bytes)
             ),
         )),
-        None if pool.len() > 1 => out.push(sentence(
+        None if a.compared > 1 => out.push(sentence(
             topic,
-            "no way that holds less page-locked memory comes within 5% of the fastest.".into(),
+            format!(
+                "no way that holds less page-locked memory comes within {:.0}% of the fastest.",
+                100.0 * (1.0 - NEAR_FASTEST)
+            ),
         )),
         None => {}
     }
-    if let Some(p) = pool
-        .iter()
-        .copied()
-        .filter(|r| r.host == Some(HostKind::Pageable) && r.mode == Mode::Direct)
-        .max_by(|a, b| bw(a).total_cmp(&bw(b)))
-    {
+    if let Some(p) = a.pageable {
         out.push(sentence(
             topic,
             format!(
