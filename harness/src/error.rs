@@ -163,7 +163,8 @@ impl fmt::Display for ModelProblem {
             }
             ModelProblem::NotUtf8 { what } => write!(f, "a {what} is not UTF-8 text"),
             ModelProblem::UnknownType { what, code } => write!(f, "{what} {code} is unknown"),
-            ModelProblem::Invalid { what } => write!(f, "{}", esc(what)),
+            // Built by the readers, with any name from the file already escaped.
+            ModelProblem::Invalid { what } => write!(f, "{what}"),
             ModelProblem::PastEnd { tensor, end, file } => write!(
                 f,
                 "tensor `{}` ends at byte {end}, past the end of the file ({file} bytes)",

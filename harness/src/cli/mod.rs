@@ -5,6 +5,7 @@ pub mod check;
 pub mod compare;
 pub mod info;
 pub mod man;
+pub mod model;
 pub mod plan;
 pub mod report;
 pub mod run;
@@ -73,6 +74,8 @@ pub enum Command {
     Scenarios(ScenariosArgs),
     /// Print a shell completion script (e.g. `pinscope completions bash > pinscope.bash`).
     Completions(CompletionsArgs),
+    /// A model file's tensor table (GGUF, safetensors) by layer and type, and its page-cache state.
+    Model(model::ModelArgs),
     /// Print a manual page (roff: `pinscope man run | man -l -`); `--out-dir` writes them all.
     Man(man::ManArgs),
 }
@@ -410,6 +413,7 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
             Ok(0)
         }
         Command::Man(a) => man::man_command(a),
+        Command::Model(a) => model::model_command(a),
     }
 }
 

@@ -73,9 +73,19 @@ pub struct DropRecord {
     /// How resident pages were counted.
     pub counted_with: &'static str,
     pub file_bytes: u64,
+    #[serde(serialize_with = "resident_field")]
     pub resident_before: Resident,
+    #[serde(serialize_with = "resident_field")]
     pub resident_after: Resident,
     pub effect: Effect,
+}
+
+/// Resident bytes as JSON: the number, or the sentence saying why there is none.
+pub fn resident_field<S: serde::Serializer>(r: &Resident, s: S) -> Result<S::Ok, S::Error> {
+    match r {
+        Ok(bytes) => s.serialize_u64(*bytes),
+        Err(why) => s.serialize_str(why.sentence()),
+    }
 }
 
 pub const DROP_METHOD: &str = "posix_fadvise(POSIX_FADV_DONTNEED) after fdatasync";

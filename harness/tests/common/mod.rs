@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod files;
+pub mod model_files;
 
 use assert_cmd::Command;
 use assert_cmd::assert::Assert;
