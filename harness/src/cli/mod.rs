@@ -116,6 +116,22 @@ pub struct ScenarioArgs {
         allow_negative_numbers = true
     )]
     pub allow_pinned: crate::scenario::AllowPinned,
+    /// A GGUF or safetensors model file: each case with `layers = N` moves the bytes of N of its
+    /// layers instead of its `size` (replaces the scenario's `model`; `pinscope model FILE`
+    /// shows them).
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
+}
+
+impl ScenarioArgs {
+    /// Loads the scenario at `path` and applies `--model` to it.
+    pub fn load(&self, path: &std::path::Path) -> Result<crate::scenario::Scenario, crate::Error> {
+        let mut s = crate::scenario::load(path)?;
+        if let Some(m) = &self.model {
+            s.use_model(m)?;
+        }
+        Ok(s)
+    }
 }
 
 /// `--format` of `info`.

@@ -99,6 +99,29 @@ impl TensorTable {
         self.tensors.iter().map(|t| t.bytes).sum()
     }
 
+    /// Bytes a loader offloading `n` layers moves to the GPU, counted as llama.cpp offloads: the
+    /// last `n` blocks; an `n` past the block count adds the tensors outside every block but the
+    /// token embeddings (the output layer), which stay on the host.
+    pub fn offloaded_bytes(&self, n: u32) -> u64 {
+        let blocks = self.layer_count();
+        let first = blocks.saturating_sub(n);
+        let in_blocks: u64 = self
+            .tensors
+            .iter()
+            .filter(|t| t.layer.is_some_and(|l| l >= first))
+            .map(|t| t.bytes)
+            .sum();
+        let is_embedding =
+            |name: &str| name.starts_with("token_embd.") || name.contains("embed_tokens.");
+        let outside: u64 = self
+            .tensors
+            .iter()
+            .filter(|t| t.layer.is_none() && !is_embedding(&t.name))
+            .map(|t| t.bytes)
+            .sum();
+        in_blocks + if n > blocks { outside } else { 0 }
+    }
+
     /// The highest layer index named, plus one (0 with none).
     pub fn layer_count(&self) -> u32 {
         self.tensors

@@ -362,3 +362,17 @@ fn page_cache_state_is_unavailable_off_linux() {
         .expect_err("unavailable")
         .assert_bad_input("unavailable on this OS");
 }
+
+#[test]
+fn offloading_counts_the_last_blocks_then_the_output_never_the_embeddings() {
+    let bytes = gguf(3, None, &llama_like(3, true));
+    let t = table(&bytes, Format::Gguf).expect("valid");
+    let s = Summary::of(&t, 0);
+    assert_eq!(t.offloaded_bytes(1), s.layer_bytes(2));
+    assert_eq!(t.offloaded_bytes(2), s.layer_bytes(1) + s.layer_bytes(2));
+    let blocks: u64 = (0..3).map(|l| s.layer_bytes(l)).sum();
+    assert_eq!(t.offloaded_bytes(3), blocks);
+    // One more than the blocks adds output_norm (1 KiB), not token_embd.
+    assert_eq!(t.offloaded_bytes(4), blocks + 1024);
+    assert_eq!(t.offloaded_bytes(40), blocks + 1024);
+}

@@ -309,3 +309,79 @@ fn the_ggml_type_table_agrees_with_pythons_gguf_package() {
         );
     }
 }
+
+/// A 40-layer GGUF the tests write, in `dir`: each layer 2752 bytes (576 + 1152 + 1024).
+fn forty_layers(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("tiny.gguf");
+    std::fs::write(&path, gguf(3, None, &llama_like(40, true))).expect("write");
+    path
+}
+
+#[test]
+fn plan_ollama_like_with_a_model_moves_the_files_layers_and_without_one_its_own_sizes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let model = forty_layers(dir.path());
+    let out = pinscope()
+        .args(["plan", "ollama-like", "--model"])
+        .arg(&model)
+        .stdout_ok();
+    for part in [
+        "model: ",
+        "GGUF v3, 122 tensors",
+        "40 layers",
+        "load-pinned-25: the last 25 of the file's 40 layers, 67.19 KiB (68800 bytes)",
+        "pp-stream-25: the last 8 of the file's 40 layers, 21.50 KiB (22016 bytes)",
+    ] {
+        assert!(out.contains(part), "no `{part}` in:\n{out}");
+    }
+    let without = pinscope().args(["plan", "ollama-like"]).stdout_ok();
+    assert!(!without.contains("model: "), "{without}");
+    assert!(
+        without.contains("4455 MiB") || without.contains("4.35 GiB"),
+        "{without}"
+    );
+}
+
+#[test]
+fn a_scenario_names_its_model_relative_to_its_folder() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    forty_layers(dir.path());
+    let scenario = dir.path().join("mine.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"mine\"\ndescription = \"load two layers\"\nmodel = \"tiny.gguf\"\n\n[[case]]\nlabel = \"load-2\"\nhost = \"alloc\"\nlayers = 2\n",
+    )
+    .expect("write");
+    let out = pinscope().arg("plan").arg(&scenario).stdout_ok();
+    assert!(
+        out.contains("load-2: the last 2 of the file's 40 layers, 5.38 KiB (5504 bytes)"),
+        "{out}"
+    );
+    std::fs::write(
+        &scenario,
+        "name = \"mine\"\ndescription = \"d\"\nmodel = 5\nfile = \"\"\n\n[[case]]\nlabel = \"a\"\n",
+    )
+    .expect("write");
+    pinscope()
+        .arg("plan")
+        .arg(&scenario)
+        .fails(2, "3:9: `model` must be the path of a file as a string");
+}
+
+#[test]
+fn run_refuses_a_bad_model_or_one_no_case_uses_before_touching_the_gpu() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let model = forty_layers(dir.path());
+    let bad = fixture("models/malformed/bad-magic.gguf");
+    pinscope()
+        .current_dir(dir.path())
+        .args(["run", "ollama-like", "--model"])
+        .arg(&bad)
+        .refused(2, "bad-magic.gguf is not a readable GGUF file: at byte 0");
+    pinscope()
+        .current_dir(dir.path())
+        .args(["run", "quick", "--model"])
+        .arg(&model)
+        .refused(2, "has no case with `layers = N`");
+    assert_eq!(entry_names(dir.path()), ["tiny.gguf"], "run wrote files");
+}

@@ -218,6 +218,8 @@ pub fn scenario_of(name: &str, description: &str, path: &str, cases: Vec<Case>) 
         claims: vec![],
         derived: vec![],
         devices: None,
+        files: Default::default(),
+        model: None,
     }
 }
 
