@@ -89,12 +89,15 @@ fn render(
             effect_words(d.effect)
         );
     }
-    let _ = writeln!(
-        out,
-        "page cache: {} resident, counted with {}",
-        resident_text(resident),
-        page_cache::COUNTED_WITH
-    );
+    let _ = match resident {
+        Ok(b) => writeln!(
+            out,
+            "page cache: {} resident, counted with {}",
+            format_size(*b),
+            page_cache::COUNTED_WITH
+        ),
+        Err(why) => writeln!(out, "page cache: {}", why.sentence()),
+    };
     write_layers(&mut out, summary);
     write_dtypes(&mut out, summary);
     write_largest(&mut out, summary);

@@ -366,6 +366,19 @@ fn a_scenario_names_its_model_relative_to_its_folder() {
         .arg("plan")
         .arg(&scenario)
         .fails(2, "3:9: `model` must be the path of a file as a string");
+    let text =
+        "name = \"mine\"\ndescription = \"d\"\nfile = \"weights.bin\"\n\n[[case]]\nlabel = \"a\"\n";
+    std::fs::write(&scenario, text).expect("write");
+    pinscope()
+        .arg("plan")
+        .arg(&scenario)
+        .refused(2, "weights.bin does not exist");
+    std::fs::write(dir.path().join("weights.bin"), vec![0u8; 4096]).expect("write");
+    let out = pinscope().arg("plan").arg(&scenario).stdout_ok();
+    assert!(
+        out.contains("weights.bin — 4 KiB, in the page cache: "),
+        "{out}"
+    );
 }
 
 #[test]
