@@ -216,7 +216,9 @@ fn skip_array<R: Read + Seek>(src: &mut Source<R>, depth: u32) -> Parsed<()> {
 
 /// One tensor's entry, its offset still relative to the data section.
 fn read_infos<R: Read + Seek>(src: &mut Source<R>, count: usize) -> Parsed<Vec<Tensor>> {
-    let mut tensors = Vec::with_capacity(count);
+    // The count is bounded by the file's size at 24 bytes an entry; a `Tensor` is larger, so
+    // the vector grows as entries are read rather than being sized by the count.
+    let mut tensors = Vec::with_capacity(count.min(1024));
     for _ in 0..count {
         let name = string(src, "tensor name", MAX_NAME)?;
         let dims_at = src.pos();

@@ -151,10 +151,13 @@ pub fn read(path: &Path) -> Result<TensorTable, Error> {
 
 /// The format of the file: its magic, else its extension.
 fn sniff<R: Read + Seek>(r: &mut R, path: &Path) -> Result<Format, Error> {
-    let mut magic = [0u8; 4];
-    let got = r.read(&mut magic).map_err(|e| Error::io(path, e))?;
+    let mut magic = Vec::with_capacity(4);
+    (&mut *r)
+        .take(4)
+        .read_to_end(&mut magic)
+        .map_err(|e| Error::io(path, e))?;
     r.rewind().map_err(|e| Error::io(path, e))?;
-    if got == 4 && &magic == gguf::MAGIC {
+    if magic == gguf::MAGIC {
         return Ok(Format::Gguf);
     }
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
