@@ -43,13 +43,15 @@ ALLOWED = {
     "input": {"error", "units"},
     # The accounting metrics' declarations (names, words, sources, platforms): plain data.
     "accounting": set(),
+    # Model files' tensor tables and their page-cache state: read from files, no CUDA.
+    "modelfile": BOTTOM,
     "stats": BOTTOM,
     "platform": BOTTOM,
     # The machine: CUDA driver calls and memory observers.
     "cuda": BOTTOM,
     "probe": BOTTOM | {"platform", "cuda"},
     # The model of what to run (cases, routes, claims), read by every layer below the CLI.
-    "scenario": BOTTOM | {"platform", "cuda"},
+    "scenario": BOTTOM | {"platform", "cuda", "modelfile"},
     # How samples are taken and every clock they are timed with; it drives a trait of its own
     # (`Measurable`), never a strategy. A sample's stop reason is a `results` value.
     "measure": BOTTOM | {"scenario", "cuda", "stats", "results"},
@@ -65,9 +67,9 @@ ALLOWED = {
     "health": BOTTOM | {"platform", "stats"},
     # The runner: everything but the command line.
     "run": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
-                     "results", "claims", "report", "health"},
+                     "results", "claims", "report", "health", "modelfile"},
     "cli": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
-                     "results", "claims", "compare", "report", "run", "health"},
+                     "results", "claims", "compare", "report", "run", "health", "modelfile"},
 }
 
 # Why an allowed import is there, where the name alone does not say it (shown in the doc's table).
@@ -81,7 +83,7 @@ WHY = {
 
 # The doc's order: top-down, as the layers are drawn.
 DOC_ORDER = ["cli", "run", "strategy", "measure", "scenario", "cuda", "probe", "platform",
-             "report", "claims", "compare", "health", "results", "stats", "accounting", "input",
+             "report", "claims", "compare", "health", "results", "modelfile", "stats", "accounting", "input",
              "units", "error"]
 
 # Modules that must not read the host clock themselves: a strategy times its work with the clocks

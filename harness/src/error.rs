@@ -83,6 +83,19 @@ pub enum Error {
     #[error("{} cannot be read: {reason}", path.display())]
     Input { path: PathBuf, reason: String },
 
+    /// A model file (GGUF, safetensors) whose tensor table cannot be read: the byte where the
+    /// reader stopped and what it found there.
+    #[error(
+        "{} is not a readable {format} file: at byte {offset}, {problem}: check that it is a complete {format} file (a download may have been cut short)",
+        path.display()
+    )]
+    BadModel {
+        path: PathBuf,
+        format: &'static str,
+        offset: u64,
+        problem: ModelProblem,
+    },
+
     /// An output path that pinscope will not write to (not a regular file, a folder, ...).
     #[error("{0}")]
     Output(String),
@@ -94,6 +107,77 @@ pub enum Error {
     /// The run was interrupted (Ctrl-C); partial results are where the message says.
     #[error("interrupted: {0}")]
     Interrupted(String),
+}
+
+/// What is wrong in a model file's header, as data; [`Error::BadModel`] says where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelProblem {
+    /// The first bytes are not the format's magic.
+    BadMagic,
+    /// A format version this reader does not know.
+    Version(u32),
+    /// The header needs `needed` bytes from here and the file ends first.
+    Truncated { needed: u64 },
+    /// A count (`what`) that the rest of the file could not hold.
+    Count { what: &'static str, count: u64 },
+    /// A length field larger than pinscope reads (`limit` bytes).
+    TooLong {
+        what: &'static str,
+        length: u64,
+        limit: u64,
+    },
+    /// Text that is not UTF-8.
+    NotUtf8 { what: &'static str },
+    /// A value type or tensor type this reader does not know.
+    UnknownType { what: &'static str, code: u32 },
+    /// A value the format forbids (`what` says which and why).
+    Invalid { what: String },
+    /// A tensor whose bytes run past the end of the file.
+    PastEnd { tensor: String, end: u64, file: u64 },
+    /// Two tensors whose bytes overlap.
+    Overlap { tensor: String, other: String },
+}
+
+impl fmt::Display for ModelProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Names come from the file: control characters are shown escaped, never raw.
+        let esc = |s: &str| s.escape_debug().to_string();
+        match self {
+            ModelProblem::BadMagic => write!(f, "the file does not start with the format's magic"),
+            ModelProblem::Version(v) => write!(f, "version {v} is not one pinscope reads"),
+            ModelProblem::Truncated { needed } => {
+                write!(f, "the header needs {needed} more bytes than the file has")
+            }
+            ModelProblem::Count { what, count } => {
+                write!(f, "{count} {what} cannot fit in the rest of the file")
+            }
+            ModelProblem::TooLong {
+                what,
+                length,
+                limit,
+            } => {
+                write!(
+                    f,
+                    "a {what} of {length} bytes is longer than the {limit} pinscope reads"
+                )
+            }
+            ModelProblem::NotUtf8 { what } => write!(f, "a {what} is not UTF-8 text"),
+            ModelProblem::UnknownType { what, code } => write!(f, "{what} {code} is unknown"),
+            // Built by the readers, with any name from the file already escaped.
+            ModelProblem::Invalid { what } => write!(f, "{what}"),
+            ModelProblem::PastEnd { tensor, end, file } => write!(
+                f,
+                "tensor `{}` ends at byte {end}, past the end of the file ({file} bytes)",
+                esc(tensor)
+            ),
+            ModelProblem::Overlap { tensor, other } => write!(
+                f,
+                "tensor `{}` overlaps tensor `{}`",
+                esc(tensor),
+                esc(other)
+            ),
+        }
+    }
 }
 
 /// What failed, where (the call and the driver's code) and what to do about it, in one sentence.
@@ -167,6 +251,7 @@ impl Error {
             | Error::Usage(_)
             | Error::BadResults { .. }
             | Error::Input { .. }
+            | Error::BadModel { .. }
             | Error::Refused(_)
             | Error::Output(_) => 2,
             // A path that does not exist, is a folder, loops or may not be read is bad input,

@@ -13,6 +13,7 @@ pub mod error;
 pub mod health;
 pub mod input;
 pub mod measure;
+pub mod modelfile;
 pub mod platform;
 pub mod probe;
 pub mod report;
@@ -27,5 +28,10 @@ pub mod units;
 #[cfg(test)]
 #[path = "../tests/common/files.rs"]
 pub(crate) mod test_files;
+
+/// The GGUF and safetensors writer of the tests, the file the integration tests use.
+#[cfg(test)]
+#[path = "../tests/common/model_files.rs"]
+pub(crate) mod test_models;
 
 pub use error::Error;

@@ -5,6 +5,7 @@ pub mod check;
 pub mod compare;
 pub mod info;
 pub mod man;
+pub mod model;
 pub mod plan;
 pub mod report;
 pub mod run;
@@ -73,6 +74,8 @@ pub enum Command {
     Scenarios(ScenariosArgs),
     /// Print a shell completion script (e.g. `pinscope completions bash > pinscope.bash`).
     Completions(CompletionsArgs),
+    /// A model file's tensor table (GGUF, safetensors) by layer and type, and its page-cache state.
+    Model(model::ModelArgs),
     /// Print a manual page (roff: `pinscope man run | man -l -`); `--out-dir` writes them all.
     Man(man::ManArgs),
 }
@@ -113,6 +116,22 @@ pub struct ScenarioArgs {
         allow_negative_numbers = true
     )]
     pub allow_pinned: crate::scenario::AllowPinned,
+    /// A GGUF or safetensors model file: each case with `layers = N` moves the bytes of N of its
+    /// layers instead of its `size` (replaces the scenario's `model`; `pinscope model FILE`
+    /// shows them).
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
+}
+
+impl ScenarioArgs {
+    /// Loads the scenario at `path` and applies `--model` to it.
+    pub fn load(&self, path: &std::path::Path) -> Result<crate::scenario::Scenario, crate::Error> {
+        let mut s = crate::scenario::load(path)?;
+        if let Some(m) = &self.model {
+            s.use_model(m)?;
+        }
+        Ok(s)
+    }
 }
 
 /// `--format` of `info`.
@@ -410,6 +429,7 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
             Ok(0)
         }
         Command::Man(a) => man::man_command(a),
+        Command::Model(a) => model::model_command(a),
     }
 }
 

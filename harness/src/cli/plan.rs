@@ -2,7 +2,7 @@
 
 use super::{PlanArgs, print_out};
 use crate::Error;
-use crate::scenario::{DeviceFree, load, plan_summary, plan_table_for};
+use crate::scenario::{DeviceFree, plan_summary, plan_table_for};
 
 /// `pinscope plan`: loads every file, prints the table of each valid one to stdout and the
 /// problems of each invalid one to stderr; the last invalid file's problems become the error.
@@ -18,7 +18,7 @@ pub fn plan_command(args: &PlanArgs, quiet: bool) -> Result<i32, Error> {
     let mut failed: Option<Error> = None;
     let mut first = true;
     for path in &args.input.scenarios {
-        match load(path) {
+        match args.input.load(path) {
             Ok(s) => {
                 super::note_shipped(path, &s);
                 let text = if quiet {
@@ -30,6 +30,9 @@ pub fn plan_command(args: &PlanArgs, quiet: bool) -> Result<i32, Error> {
                 };
                 first = false;
                 print_out(&text)?;
+                if !quiet {
+                    print_out(&s.workload_lines())?;
+                }
             }
             Err(e) => {
                 if let Some(prev) = failed.replace(e) {

@@ -96,7 +96,7 @@ fn checked_options(args: &RunArgs) -> Result<Duration, Error> {
 fn load_scenarios(args: &RunArgs) -> Result<Vec<Scenario>, Error> {
     let mut scenarios = Vec::new();
     for p in &args.input.scenarios {
-        let s = crate::scenario::load(p)?;
+        let s = args.input.load(p)?;
         super::note_shipped(p, &s);
         scenarios.push(s);
     }

@@ -41,6 +41,7 @@ named_enum! {
         DeviceHold,
         Cycles,
         Pause,
+        Layers,
     }
     names Host = "host",
         Flags = "flags",
@@ -71,7 +72,8 @@ named_enum! {
         ProbesHoldInterval = "probes.hold_interval",
         DeviceHold = "device_hold",
         Cycles = "cycles",
-        Pause = "pause";
+        Pause = "pause",
+        Layers = "layers";
 }
 
 /// A case's sweep axes: each swept key with its value as the user wrote it, in sweep order.

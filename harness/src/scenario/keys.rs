@@ -165,6 +165,7 @@ pub(super) const KEYS: &[Key] = &[
     },
     key!(Cycles, Ty::Int { min: 1, max: 100_000 }, "20", Int => vram.cycles),
     key!(Pause, Ty::Dur, "\"5ms\"", Dur => vram.pause),
+    key!(Layers, Ty::Int { min: 1, max: 100_000 }, "none", Int => Some layers),
 ];
 
 /// The key named `name`.

@@ -53,6 +53,7 @@ mod validate;
 mod validate_blocks;
 mod values;
 mod vram;
+mod workload;
 
 pub use axes::{Axes, CaseKey};
 pub use claim::{Claim, ClaimMetric, Derived, Op, PlatformTag, Reference, RowMetric, Unit};
@@ -66,6 +67,7 @@ pub use plan::{
     format_seconds, latency_counts, plan_summary, plan_table, plan_table_for,
 };
 pub use vram::{DEFAULT_CYCLES, DEFAULT_PAUSE, DeviceHold, VramKeys};
+pub use workload::{FilePaths, ModelWorkload};
 
 use crate::Error;
 use crate::error::{Problem, Problems};
@@ -111,7 +113,11 @@ pub fn load(path: &Path) -> Result<Scenario, Error> {
         return Err(too_large(&shown, "over 4 MiB".into()));
     }
     match String::from_utf8(bytes) {
-        Ok(text) => parse(&shown, &text),
+        Ok(text) => {
+            let mut s = parse(&shown, &text)?;
+            s.attach_files()?;
+            Ok(s)
+        }
         Err(e) => {
             let valid = e.utf8_error().valid_up_to();
             let prefix = e.as_bytes().get(..valid).unwrap_or_default();
@@ -192,6 +198,8 @@ pub fn parse(path_for_messages: &str, text: &str) -> Result<Scenario, Error> {
         claims: file.claims,
         derived: file.derived.into_iter().map(|d| d.derived).collect(),
         devices: file.devices,
+        files: file.files,
+        model: None,
     })
 }
 

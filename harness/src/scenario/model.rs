@@ -365,6 +365,9 @@ pub struct Case {
     /// How a latency case's host waits for each sample's end.
     #[serde(default)]
     pub wait: Wait,
+    /// Layers of the scenario's model this case moves: with a model, `size` is their bytes.
+    #[serde(default)]
+    pub layers: Option<u32>,
 }
 
 impl Case {
@@ -470,6 +473,10 @@ pub struct Scenario {
     pub derived: Vec<super::Derived>,
     /// The GPUs to run on, all at once (`devices = "all"`); `None`: `--device`, else GPU 0.
     pub devices: Option<crate::platform::DeviceSelection>,
+    /// `model = "path"` and `file = "path"` as written in the file.
+    pub files: super::FilePaths,
+    /// The model file whose tensor sizes the cases with `layers` move (`model`, or `--model`).
+    pub model: Option<super::ModelWorkload>,
 }
 
 setting_enum! {

@@ -32,6 +32,8 @@ const TOP_KEYS: &[&str] = &[
     "name",
     "description",
     "devices",
+    "model",
+    "file",
     "defaults",
     "sweep",
     "case",
@@ -82,6 +84,8 @@ pub(super) struct File {
     pub derived: Vec<DerivedBlock>,
     /// `devices = "all"` / `"0,1"` / `[0, 1]`: the GPUs the scenario runs on, all at once.
     pub devices: Option<crate::platform::DeviceSelection>,
+    /// `model` and `file`: paths as written.
+    pub files: super::workload::FilePaths,
     /// Problems in `[defaults]` or `[sweep]`: no combination is checked.
     pub broken: bool,
 }
@@ -232,6 +236,7 @@ pub(super) fn validate(root: &raw::Table, problems: &mut Vec<Problem>) -> File {
     read_name(root, &mut file, problems);
     read_description(root, &mut file, problems);
     read_devices(root, &mut file, problems);
+    file.files = super::workload::read_paths(root, problems);
     read_defaults(root, &mut file, problems);
     read_file_sweep(root, &mut file, problems);
     file.broken = problems.len() > start;

@@ -10,6 +10,7 @@ mod check;
 mod cli;
 mod cli_convention;
 mod file_safety;
+mod model;
 mod new_user;
 mod plan;
 mod robustness;

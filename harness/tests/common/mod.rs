@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod files;
+pub mod model_files;
 
 use assert_cmd::Command;
 use assert_cmd::assert::Assert;
@@ -217,6 +218,8 @@ pub fn scenario_of(name: &str, description: &str, path: &str, cases: Vec<Case>) 
         claims: vec![],
         derived: vec![],
         devices: None,
+        files: Default::default(),
+        model: None,
     }
 }
 
