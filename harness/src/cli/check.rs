@@ -1,9 +1,9 @@
 //! `pinscope check`: a health verdict for one GPU, in the shape cluster health checks expect.
 //! Short pinned and pageable copies both ways with data verification, the settings recorded
 //! during a transfer, the live pin budget, then one severity per check and for the node, with a
-//! one-line reason. Exit 0 pass or warn, 1 a check failed, 3 could not run (no usable GPU),
-//! 2 bad arguments (docs/check.md). `--prom FILE` also writes the verdict for Prometheus'
-//! textfile collector, whatever the outcome.
+//! one-line reason. Exit 0 pass or warn, 1 a check failed, 3 could not run (no usable GPU, or
+//! one that could not be opened), 2 bad arguments (docs/check.md). `--prom FILE` also writes the
+//! verdict for Prometheus' textfile collector, whatever the outcome.
 
 use crate::Error;
 use crate::health::{
@@ -144,7 +144,7 @@ pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
         settings: None,
         pin_budget: crate::probe::pin_budget(platform, None),
     };
-    let could_not_run = measure(&mut report, args, device)?;
+    let could_not_run = measure(&mut report, args, device);
     let budget = &report.pin_budget;
     let safe = budget
         .host_alloc_bytes
@@ -162,11 +162,7 @@ pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
 }
 
 /// Opens the GPU and measures into `report`; `Some(why)` when no GPU could be used.
-fn measure(
-    report: &mut CheckReport,
-    args: &CheckArgs,
-    device: u32,
-) -> Result<Option<String>, Error> {
+fn measure(report: &mut CheckReport, args: &CheckArgs, device: u32) -> Option<String> {
     let plan = if args.quick {
         CheckPlan::QUICK
     } else {
@@ -194,16 +190,22 @@ fn measure(
             report.pin_budget = crate::probe::pin_budget(platform, session.gpu.facts().luid);
             report.measured = Some(measured);
             report.settings = Some(settings);
-            Ok(None)
+            None
         }
         Err(Error::NoGpu(why)) => {
             let no_gpu = super::info::NO_GPU;
             report.checks = health::all_not_run(&format!("{no_gpu}: {why}"));
             report.settings = Some(crate::run::record_settings_without_gpu(no_gpu));
             report.envelope.gpu_unavailable = Some(why.clone());
-            Ok(Some(format!("no GPU: {why}")))
+            Some(format!("no GPU: {why}"))
         }
-        Err(e) => Err(e),
+        // The GPU is there but could not be opened (its kernels, a driver call): the node's
+        // verdict says so, as for no GPU, so that a health check still gets its document.
+        Err(e) => {
+            report.checks = health::all_not_run(&e.to_string());
+            report.envelope.gpu_unavailable = Some(e.to_string());
+            Some(format!("could not run: {e}"))
+        }
     }
 }
 

@@ -220,12 +220,21 @@ pub(super) fn write_budget(out: &mut String, b: &probe::PinBudget) {
             "  registrations: {n} more ranges (vm.max_map_count less the mappings now, less 10%)"
         );
     }
-    for (label, value, source) in b.limits.rows() {
-        if source.is_empty() {
-            let _ = writeln!(out, "  {label}: {value}");
+    let rows = b.limits.rows();
+    for r in rows.iter().filter(|r| !r.other_os) {
+        if r.source.is_empty() {
+            let _ = writeln!(out, "  {}: {}", r.label, r.value);
         } else {
-            let _ = writeln!(out, "  {label}: {value}  [{source}]");
+            let _ = writeln!(out, "  {}: {}  [{}]", r.label, r.value, r.source);
         }
+    }
+    let elsewhere: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.other_os)
+        .map(|r| r.label)
+        .collect();
+    if !elsewhere.is_empty() {
+        let _ = writeln!(out, "  read on another OS: {}", elsewhere.join("; "));
     }
 }
 

@@ -24,6 +24,9 @@ pub const HEADROOM_KEPT: f64 = 0.10;
 /// The lowest pinned wall users report under WSL2 with RAM free (0.75–1.0 GiB with 62.8 GiB of
 /// RAM, FreeToken PR #233; ~1 GB in containers, nvidia-container-toolkit#226).
 pub const WSL2_REPORTED_WALL: u64 = 768 * MIB;
+/// Why the Windows readings are absent elsewhere, and the Linux ones on Windows.
+const WINDOWS_ONLY: &str = "Windows only";
+const LINUX_ONLY: &str = "Linux and WSL2 only";
 /// The most bytes read from a `/proc` file (`maps` of a large process is the longest).
 const PROC_LIMIT: u64 = 16 * MIB;
 
@@ -62,14 +65,26 @@ pub struct PinLimits {
     pub commit_total: Setting<Bytes>,
 }
 
+/// One limit as text: its label, its value or `unavailable: why`, its source, and whether it
+/// exists only on another OS.
+#[derive(Debug)]
+pub struct LimitRow {
+    pub label: &'static str,
+    pub value: String,
+    pub source: String,
+    pub other_os: bool,
+}
+
 impl PinLimits {
-    /// Each limit as (label, value or `unavailable: why`, source), for text output.
-    pub fn rows(&self) -> Vec<(&'static str, String, String)> {
-        fn row<T: crate::platform::SettingValue>(
-            label: &'static str,
-            s: &Setting<T>,
-        ) -> (&'static str, String, String) {
-            (label, s.value_text(), s.source_text())
+    /// Each limit as text, for `info` and `check`.
+    pub fn rows(&self) -> Vec<LimitRow> {
+        fn row<T: crate::platform::SettingValue>(label: &'static str, s: &Setting<T>) -> LimitRow {
+            LimitRow {
+                label,
+                value: s.value_text(),
+                source: s.source_text(),
+                other_os: matches!(s.unavailable_reason(), Some(WINDOWS_ONLY | LINUX_ONLY)),
+            }
         }
         vec![
             row("MemAvailable", &self.mem_available),
@@ -148,7 +163,6 @@ pub fn pin_budget(platform: Platform, luid: Option<[u8; 8]>) -> PinBudget {
 /// The Linux and WSL2 limits of a tree read as if it were `/` (tests use fixture trees).
 pub fn tree_limits(root: &Path) -> PinLimits {
     let (cgroup_max, cgroup_current) = cgroup(root);
-    const WINDOWS_ONLY: &str = "Windows only";
     PinLimits {
         mem_available: mem_available(root),
         memlock: memlock(root),
@@ -169,7 +183,6 @@ pub fn tree_limits(root: &Path) -> PinLimits {
 
 /// The Windows limits: DXGI NON_LOCAL of the adapter, the system commit.
 fn windows_limits(luid: Option<[u8; 8]>) -> PinLimits {
-    const LINUX_ONLY: &str = "Linux and WSL2 only";
     let (budget, usage) = super::os::dxgi_nonlocal(luid);
     let (commit_limit, commit_total) = super::os::commit_charge();
     PinLimits {
@@ -316,12 +329,19 @@ fn cgroup(root: &Path) -> (Setting<Cap>, Setting<Bytes>) {
             Setting::unavailable("memory.max did not read"),
         );
     }
-    let dir = o.detail().unwrap_or_default();
-    let dir = dir
-        .strip_prefix(&root.display().to_string())
-        .unwrap_or(&dir)
-        .trim_start_matches('/');
-    let source = |file: &str| Source::File(format!("/{dir}/{file}"));
+    // The folder as a path below `/`, with `/` between its parts on every OS.
+    let detail = o.detail().unwrap_or_default();
+    let dir = Path::new(&detail)
+        .strip_prefix(root)
+        .unwrap_or(Path::new(&detail));
+    let parts: Vec<String> = dir
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    let source = |file: &str| Source::File(format!("/{}/{file}", parts.join("/")));
     let get = |m: &str| {
         readings
             .iter()
