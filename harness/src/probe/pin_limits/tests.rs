@@ -80,11 +80,13 @@ fn a_cgroup_limit_below_mem_available_rules() {
 /// WSL2 (SYNTHETIC values): the reported wall caps 13 GiB available; a 64 KiB memlock does not.
 #[test]
 fn wsl2_budget_is_capped_at_the_reported_wall() {
+    let (platform, _) = crate::platform::classify_tree(&tree("wsl2-host"));
+    assert_eq!(platform, Platform::Wsl2, "the tree is classified as WSL2");
     let limits = tree_limits(&tree("wsl2-host"));
     assert_eq!(known(&limits.memlock), Cap::Bytes(64 * KIB));
     assert_eq!(known(&limits.cgroup_max), Cap::Unlimited);
     assert_eq!(known(&limits.cgroup_current), Bytes(GIB));
-    let b = budget(Platform::Wsl2, limits);
+    let b = budget(platform, limits);
     assert_eq!(b.predictor, Predictor::Wsl2ReportedWall);
     assert_eq!(
         b.host_alloc_bytes,
