@@ -1,15 +1,20 @@
-//! `pinscope check`: a health verdict for one GPU in well under 30 s. Short pinned and pageable
-//! copies both ways with data verification, the settings recorded during a transfer, then one
-//! verdict per check. Exit 0 when nothing failed (warnings printed), 1 when a check failed,
-//! 3 without a GPU, 2 for bad arguments.
+//! `pinscope check`: a health verdict for one GPU, in the shape cluster health checks expect.
+//! Short pinned and pageable copies both ways with data verification, the settings recorded
+//! during a transfer, the live pin budget, then one severity per check and for the node, with a
+//! one-line reason. Exit 0 pass or warn, 1 a check failed, 3 could not run (no usable GPU, or
+//! one that could not be opened), 2 bad arguments (docs/check.md). `--prom FILE` also writes the
+//! verdict for Prometheus' textfile collector, whatever the outcome.
 
 use crate::Error;
 use crate::health::{
-    self, CheckResult, Copies, DEFAULT_MIN_LINK_SHARE, Measured, Thresholds, Verdict,
+    self, BudgetNumbers, CheckEntry, CheckResult, Copies, DEFAULT_MIN_LINK_SHARE, Measured,
+    NodeMetrics, Severity, Thresholds,
 };
 use crate::platform::{Platform, Recorded, Settings};
-use crate::run::{measure_check, open_session};
+use crate::probe::PinBudget;
+use crate::run::{CheckPlan, measure_check_with, open_session};
 use clap::Args;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Debug, Args, Clone)]
@@ -20,6 +25,15 @@ pub struct CheckArgs {
     /// Print JSON instead of text (only JSON on stdout; same exit code).
     #[arg(long)]
     pub json: bool,
+    /// Print only the one-line reason (for node-problem-detector and drain commands).
+    #[arg(long, conflicts_with = "json")]
+    pub reason: bool,
+    /// Also write the verdict as a Prometheus textfile (a name ending in .prom), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub prom: Option<PathBuf>,
+    /// Copy less (64 MiB copies, fewer of them): for frequent health checks.
+    #[arg(long)]
+    pub quick: bool,
     /// Fail when pinned host→device bandwidth is below this many GB/s (1e9 B/s); warn within 5%
     /// above it. Default: a share of the link's theoretical rate (--min-link-share).
     #[arg(long, value_name = "GB/s", allow_negative_numbers = true)]
@@ -38,20 +52,48 @@ pub struct CheckArgs {
     pub min_link_share: f64,
 }
 
-/// The report `check` prints: as text, or as JSON for scripts.
+/// A GPU as the verdict names it.
+#[derive(Debug, serde::Serialize)]
+struct GpuId {
+    index: u32,
+    name: String,
+    uuid: String,
+}
+
+/// How much `check` copied.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Mode {
+    Full,
+    Quick,
+}
+
+/// The verdict `check` prints: as text, or as JSON for scripts (docs/check.md).
 #[derive(Debug, serde::Serialize)]
 struct CheckReport {
     #[serde(flatten)]
     envelope: super::Envelope,
-    verdict: Verdict,
-    device: u32,
-    gpu: Option<String>,
-    platform: Recorded<Platform>,
+    schema_version: u32,
+    host: String,
+    /// When the check started, RFC 3339 UTC.
+    time: String,
+    gpus: Vec<GpuId>,
+    severity: Severity,
+    reason: String,
+    mode: Mode,
     seconds: f64,
+    platform: Recorded<Platform>,
     thresholds: Thresholds,
+    #[serde(serialize_with = "entries")]
     checks: Vec<CheckResult>,
     measured: Option<Measured>,
     settings: Option<Settings>,
+    pin_budget: PinBudget,
+}
+
+/// The checks as `{name, severity, value, unit, threshold, advice}`.
+fn entries<S: serde::Serializer>(checks: &[CheckResult], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(checks.iter().map(CheckEntry::of))
 }
 
 fn thresholds(args: &CheckArgs) -> Result<Thresholds, Error> {
@@ -78,65 +120,150 @@ fn thresholds(args: &CheckArgs) -> Result<Thresholds, Error> {
 pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
     let thresholds = thresholds(args)?;
     let device = super::info::one_device(&args.device, "check")?;
+    if let Some(path) = &args.prom {
+        prom_path(path)?;
+    }
     let started = Instant::now();
+    let time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let machine = crate::platform::this_machine(false);
+    let platform = machine.platform.known().unwrap_or(Platform::Other);
     let mut report = CheckReport {
         envelope: super::Envelope::new(3, None),
-        verdict: Verdict::NotRun,
-        device,
-        gpu: None,
-        platform: machine.platform.clone(),
+        schema_version: health::SCHEMA_VERSION,
+        host: machine.host_name.clone(),
+        time,
+        gpus: Vec::new(),
+        severity: Severity::Error,
+        reason: String::new(),
+        mode: if args.quick { Mode::Quick } else { Mode::Full },
         seconds: 0.0,
+        platform: machine.platform.clone(),
         thresholds,
         checks: Vec::new(),
         measured: None,
         settings: None,
+        pin_budget: crate::probe::pin_budget(platform, None),
+    };
+    let could_not_run = measure(&mut report, args, device);
+    let budget = &report.pin_budget;
+    let safe = budget
+        .host_alloc_bytes
+        .ok_or(budget.unavailable.as_deref().unwrap_or("no reading"));
+    report.checks.push(health::pin_budget(safe));
+    report.severity = health::node_severity(&report.checks, could_not_run.is_none());
+    report.reason = health::reason(report.severity, &report.checks, could_not_run.as_deref());
+    report.envelope.exit_code = report.severity.exit_code();
+    report.seconds = started.elapsed().as_secs_f64();
+    if let Some(path) = &args.prom {
+        write_prom(path, &report)?;
+    }
+    print(&report, args)?;
+    Ok(report.envelope.exit_code)
+}
+
+/// Opens the GPU and measures into `report`; `Some(why)` when no GPU could be used.
+fn measure(report: &mut CheckReport, args: &CheckArgs, device: u32) -> Option<String> {
+    let plan = if args.quick {
+        CheckPlan::QUICK
+    } else {
+        CheckPlan::FULL
     };
     match open_session(device, false) {
         Ok(mut session) => {
             session.read_settings_under_load();
             let wsl2 = session.machine.platform.is(Platform::Wsl2);
-            let measured = measure_check(&session, wsl2);
+            let measured = measure_check_with(&session, wsl2, &plan);
             let settings = session.machine.settings.clone().unwrap_or_default();
-            report.checks = health::evaluate(&measured, &settings, &thresholds, wsl2);
-            report.verdict = health::overall(&report.checks);
-            report.envelope.exit_code = i32::from(report.verdict == Verdict::Fail);
-            report.gpu = session.machine.gpu.as_ref().map(|g| g.name.clone());
+            report.checks = health::evaluate(&measured, &settings, &report.thresholds, wsl2);
+            report.gpus = session
+                .machine
+                .gpu
+                .iter()
+                .map(|g| GpuId {
+                    index: g.index,
+                    name: g.name.clone(),
+                    uuid: g.uuid.clone(),
+                })
+                .collect();
+            // On Windows the DXGI adapter is the GPU's (by LUID), not the first one.
+            let platform = report.platform.known().unwrap_or(Platform::Other);
+            report.pin_budget = crate::probe::pin_budget(platform, session.gpu.facts().luid);
             report.measured = Some(measured);
             report.settings = Some(settings);
+            None
         }
         Err(Error::NoGpu(why)) => {
             let no_gpu = super::info::NO_GPU;
             report.checks = health::all_not_run(&format!("{no_gpu}: {why}"));
             report.settings = Some(crate::run::record_settings_without_gpu(no_gpu));
-            report.envelope.gpu_unavailable = Some(why);
+            report.envelope.gpu_unavailable = Some(why.clone());
+            Some(format!("no GPU: {why}"))
         }
-        Err(e) => return Err(e),
+        // The GPU is there but could not be opened (its kernels, a driver call): the node's
+        // verdict says so, as for no GPU, so that a health check still gets its document.
+        Err(e) => {
+            report.checks = health::all_not_run(&e.to_string());
+            report.envelope.gpu_unavailable = Some(e.to_string());
+            Some(format!("could not run: {e}"))
+        }
     }
-    report.seconds = started.elapsed().as_secs_f64();
+}
+
+/// Prints the report as `--json`, `--reason` or text ask.
+fn print(report: &CheckReport, args: &CheckArgs) -> Result<(), Error> {
     if args.json {
-        let text = serde_json::to_string_pretty(&report)
+        let text = serde_json::to_string_pretty(report)
             .map_err(|e| Error::Usage(format!("the check's JSON could not be written ({e})")))?;
-        super::print_out(&format!("{text}\n"))?;
+        super::print_out(&format!("{text}\n"))
+    } else if args.reason {
+        super::print_out(&format!("{}\n", report.reason))
     } else {
-        super::print_out(&text_of(&report))?;
+        super::print_out(&text_of(report))
     }
-    Ok(report.envelope.exit_code)
+}
+
+/// Refuses a `--prom` path that is not a `.prom` file name (the textfile collector reads only
+/// those; pinscope replaces nothing else).
+fn prom_path(path: &Path) -> Result<(), Error> {
+    if path.extension().is_none_or(|e| e != "prom") {
+        return Err(Error::Usage(format!(
+            "--prom {}: the textfile collector reads only files named *.prom: give such a name, e.g. /var/lib/node_exporter/textfile/pinscope.prom",
+            path.display()
+        )));
+    }
+    super::check_output(&Default::default(), path)
+}
+
+/// Writes the Prometheus file: a temporary name in the same folder, then a rename.
+fn write_prom(path: &Path, r: &CheckReport) -> Result<(), Error> {
+    let b = &r.pin_budget;
+    let text = health::prometheus_text(&NodeMetrics {
+        host: &r.host,
+        gpu_uuid: r.gpus.first().map(|g| g.uuid.as_str()),
+        severity: r.severity,
+        seconds: r.seconds,
+        checks: &r.checks,
+        budget: BudgetNumbers {
+            host_alloc_bytes: b.host_alloc_bytes,
+            host_register_bytes: b.host_register_bytes,
+            registrations: b.registrations,
+        },
+    });
+    super::write_output(&Default::default(), path, text.as_bytes())
 }
 
 /// The report as text, one line per check.
 fn text_of(r: &CheckReport) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
-    let _ = match (&r.gpu, &r.envelope.gpu_unavailable) {
+    let _ = match (r.gpus.first(), &r.envelope.gpu_unavailable) {
         (_, Some(why)) => writeln!(out, "pinscope check: no usable GPU — {why}"),
-        (gpu, None) => writeln!(
+        (Some(gpu), None) => writeln!(
             out,
-            "pinscope check: GPU {} ({}), {}",
-            r.device,
-            gpu.as_deref().unwrap_or("unnamed"),
-            r.platform
+            "pinscope check: GPU {} ({} {}), {}",
+            gpu.index, gpu.name, gpu.uuid, r.platform
         ),
+        (None, None) => writeln!(out, "pinscope check: GPU (unnamed), {}", r.platform),
     };
     let width = r
         .checks
@@ -159,7 +286,8 @@ fn text_of(r: &CheckReport) -> String {
             line.push_str(&format!("  (threshold {})", c.threshold));
         }
         let _ = writeln!(out, "{}", line.trim_end());
-        if !c.advice.is_empty() && r.envelope.gpu_unavailable.is_none() {
+        let no_gpu = r.envelope.gpu_unavailable.is_some() && c.check != health::Check::PinBudget;
+        if !c.advice.is_empty() && !no_gpu {
             let _ = writeln!(out, "          → {}", c.advice);
         }
     }
@@ -173,14 +301,24 @@ fn text_of(r: &CheckReport) -> String {
             gbs(m.pageable_d2h.as_ref())
         );
     }
+    super::info::write_budget(&mut out, &r.pin_budget);
+    let _ = writeln!(out, "reason: {}", r.reason);
     let _ = writeln!(
         out,
         "verdict: {} (exit {}) in {:.1} s",
-        r.verdict.name(),
+        verdict_words(r.severity),
         r.envelope.exit_code,
         r.seconds
     );
     out
+}
+
+/// The node's severity as the text output has always said it (`not run` for `error`).
+fn verdict_words(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "not run",
+        other => other.name(),
+    }
 }
 
 fn gbs(c: Option<&Copies>) -> String {

@@ -31,6 +31,7 @@ struct InfoReport<'a> {
     envelope: super::Envelope,
     machine: &'a Machine,
     observers: Vec<probe::ObserverStatus>,
+    pin_budget: probe::PinBudget,
 }
 
 /// `pinscope info`.
@@ -52,6 +53,11 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         machine = s.machine.clone();
     }
     let code = if session.is_some() { 0 } else { 3 };
+    let platform = machine
+        .platform
+        .known()
+        .unwrap_or(crate::platform::Platform::Other);
+    let budget = probe::pin_budget(platform, session.as_ref().and_then(|s| s.gpu.facts().luid));
     let observers = match &session {
         Some(s) => s.observers.statuses(),
         None => Observers::for_this_machine(GpuContext::default()).statuses(),
@@ -65,6 +71,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
             envelope: super::Envelope::new(code, no_gpu),
             machine: &machine,
             observers,
+            pin_budget: budget,
         };
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| Error::Usage(format!("the machine's JSON could not be written ({e})")))?;
@@ -79,6 +86,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
     if let Some(settings) = &machine.settings {
         write_settings(&mut out, settings);
     }
+    write_budget(&mut out, &budget);
     match &session {
         Some(s) => {
             let _ = writeln!(out, "memory observers:");
@@ -187,6 +195,47 @@ fn write_probes(
         crate::run::ceiling_with_device_held(&s.gpu, cap, &s.ledger)
     );
     Ok(())
+}
+
+/// The pin budget: the safe bytes and the rule, then each limit with its source or why it is
+/// unavailable.
+pub(super) fn write_budget(out: &mut String, b: &probe::PinBudget) {
+    let _ = match (b.host_alloc_bytes, &b.unavailable) {
+        (Some(bytes), _) => writeln!(
+            out,
+            "pin budget ({}): {} page-locked now (cuMemHostAlloc or cuMemHostRegister)",
+            b.predictor.name(),
+            format_size(bytes)
+        ),
+        (None, why) => writeln!(
+            out,
+            "pin budget: none — {}",
+            why.as_deref().unwrap_or("no reading")
+        ),
+    };
+    let _ = writeln!(out, "  rule: {}", b.rule);
+    if let Some(n) = b.registrations {
+        let _ = writeln!(
+            out,
+            "  registrations: {n} more ranges (vm.max_map_count less the mappings now, less 10%)"
+        );
+    }
+    let rows = b.limits.rows();
+    for r in rows.iter().filter(|r| !r.other_os) {
+        if r.source.is_empty() {
+            let _ = writeln!(out, "  {}: {}", r.label, r.value);
+        } else {
+            let _ = writeln!(out, "  {}: {}  [{}]", r.label, r.value, r.source);
+        }
+    }
+    let elsewhere: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.other_os)
+        .map(|r| r.label)
+        .collect();
+    if !elsewhere.is_empty() {
+        let _ = writeln!(out, "  read on another OS: {}", elsewhere.join("; "));
+    }
 }
 
 /// The settings that change the answer, one line each: label, value, source. Settings that are

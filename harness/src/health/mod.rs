@@ -50,8 +50,7 @@ impl Verdict {
 }
 
 /// The checks, in the order they are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Check {
     LinkUnderLoad,
     PinnedH2d,
@@ -61,10 +60,25 @@ pub enum Check {
     ClocksUnderLoad,
     Wsl2PinnedCeiling,
     CopyLatency,
+    /// The live pin-budget predictor (no GPU needed).
+    PinBudget,
 }
 
 impl Check {
-    pub const ALL: [Check; 8] = [
+    pub const ALL: [Check; 9] = [
+        Check::LinkUnderLoad,
+        Check::PinnedH2d,
+        Check::PinnedD2h,
+        Check::DataVerification,
+        Check::PinnedNuma,
+        Check::ClocksUnderLoad,
+        Check::Wsl2PinnedCeiling,
+        Check::CopyLatency,
+        Check::PinBudget,
+    ];
+
+    /// The checks that need a GPU, in [`Check::ALL`] order.
+    pub const GPU: [Check; 8] = [
         Check::LinkUnderLoad,
         Check::PinnedH2d,
         Check::PinnedD2h,
@@ -74,6 +88,21 @@ impl Check {
         Check::Wsl2PinnedCeiling,
         Check::CopyLatency,
     ];
+
+    /// The name JSON and Prometheus files write.
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::LinkUnderLoad => "link_under_load",
+            Check::PinnedH2d => "pinned_h2d",
+            Check::PinnedD2h => "pinned_d2h",
+            Check::DataVerification => "data_verification",
+            Check::PinnedNuma => "pinned_numa",
+            Check::ClocksUnderLoad => "clocks_under_load",
+            Check::Wsl2PinnedCeiling => "wsl2_pinned_ceiling",
+            Check::CopyLatency => "copy_latency",
+            Check::PinBudget => "pin_budget",
+        }
+    }
 
     pub fn title(self) -> &'static str {
         match self {
@@ -85,7 +114,14 @@ impl Check {
             Check::ClocksUnderLoad => "clocks while copying",
             Check::Wsl2PinnedCeiling => "WSL2 pinned ceiling",
             Check::CopyLatency => "4-byte copy latency",
+            Check::PinBudget => "pin budget (live predictor)",
         }
+    }
+}
+
+impl Serialize for Check {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -162,9 +198,9 @@ impl CheckResult {
     }
 }
 
-/// Every check `not run`, with the same reason (no GPU).
+/// Every check that needs a GPU `not run`, with the same reason (no GPU).
 pub fn all_not_run(why: &str) -> Vec<CheckResult> {
-    Check::ALL
+    Check::GPU
         .iter()
         .map(|c| CheckResult::not_run(*c, why))
         .collect()
@@ -234,7 +270,7 @@ pub fn link_rate_gbs(generation: u32, width: u32) -> Option<f64> {
     Some(per_lane * f64::from(width))
 }
 
-/// The verdicts of every check, in [`Check::ALL`] order.
+/// The verdicts of every check that needs a GPU, in [`Check::GPU`] order.
 pub fn evaluate(m: &Measured, s: &Settings, t: &Thresholds, wsl2: bool) -> Vec<CheckResult> {
     vec![
         link_under_load(s),
@@ -428,6 +464,27 @@ fn wsl2_ceiling(pinned: Option<(u64, bool)>, wsl2: bool) -> CheckResult {
         .advice("WSL2 caps page-locked memory below what frameworks pin: set pin_memory=False (PyTorch), a smaller swap_space (vLLM), or run natively on Windows or Linux")
 }
 
+/// The pin budget against what common frameworks pin: `safe` is the predictor's safe pinned
+/// bytes, or why there is none.
+pub fn pin_budget(safe: Result<u64, &str>) -> CheckResult {
+    let c = Check::PinBudget;
+    let bytes = match safe {
+        Ok(b) => b,
+        Err(why) => return CheckResult::not_run(c, why),
+    };
+    let threshold = format!(
+        "≥ {} (vLLM's default pinned swap space per GPU)",
+        format_size(FRAMEWORK_PINNED_BYTES)
+    );
+    let measured = Some(Amount::Bytes(bytes));
+    if bytes >= FRAMEWORK_PINNED_BYTES {
+        return CheckResult::new(c, Verdict::Pass, measured).threshold(threshold);
+    }
+    CheckResult::new(c, Verdict::Warn, measured)
+        .threshold(threshold)
+        .advice("a program that pins what common frameworks pin may fail or push this host into swap: pin less (pin_memory=False in PyTorch, a smaller swap_space in vLLM), free memory, or raise the cgroup's memory.max")
+}
+
 /// A 4-byte copy slower than this is a warning: native Linux takes a few µs, WDDM's command
 /// batching tens of µs; beyond this something (a busy GPU, a VM exit per doorbell) adds to every
 /// small copy.
@@ -470,6 +527,11 @@ pub fn overall(results: &[CheckResult]) -> Verdict {
         Verdict::NotRun
     }
 }
+
+mod node;
+mod prom;
+pub use node::*;
+pub use prom::*;
 
 #[cfg(test)]
 mod tests;

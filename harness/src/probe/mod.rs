@@ -34,6 +34,7 @@ mod cuda;
 mod ledger;
 mod nvml;
 mod nvml_settings;
+pub mod pin_limits;
 mod procfs;
 
 #[cfg(windows)]
@@ -49,6 +50,7 @@ pub use ledger::{Ledger, LedgerCategory};
 pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts, nvml_memory};
 pub use nvml_settings::{NvmlSettings, fill_under_load_without_nvml, fill_without_nvml};
 pub use os::{dxgi_adapters, fill_windows_settings, running_under_wine};
+pub use pin_limits::{PinBudget, PinLimits, Predictor, pin_budget};
 pub use procfs::{ProcfsObserver, parse_meminfo, parse_status};
 
 /// An observer's availability on the machine that ran.

@@ -3,7 +3,7 @@
 
 use super::{DxgiAdapter, Observer, Unsupported};
 use crate::accounting::ObserverId;
-use crate::platform::Settings;
+use crate::platform::{Bytes, Setting, Settings};
 
 /// No DXGI here.
 pub fn dxgi_adapters() -> Result<Vec<DxgiAdapter>, String> {
@@ -28,4 +28,16 @@ pub(super) fn observers(_luid: Option<[u8; 8]>) -> Vec<Box<dyn Observer>> {
 pub fn fill_windows_settings(s: &mut Settings, _luid: Option<[u8; 8]>) {
     crate::platform::set_unavailable!(s, "Windows only (this is not a Windows build)"; hags, hw_sch_mode, tdr_delay, tdr_level,
         tdr_ddi_delay, windows_build, windows_display_version, power_plan, sysmem_fallback);
+}
+
+/// The DXGI NON_LOCAL budget and usage exist only on Windows.
+pub fn dxgi_nonlocal(_luid: Option<[u8; 8]>) -> (Setting<Bytes>, Setting<Bytes>) {
+    let why = "Windows only (DXGI)";
+    (Setting::unavailable(why), Setting::unavailable(why))
+}
+
+/// The commit limit and charge of `GetPerformanceInfo` exist only on Windows.
+pub fn commit_charge() -> (Setting<Bytes>, Setting<Bytes>) {
+    let why = "Windows only (GetPerformanceInfo)";
+    (Setting::unavailable(why), Setting::unavailable(why))
 }

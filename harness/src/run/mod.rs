@@ -17,7 +17,7 @@ pub mod settings;
 pub mod watchdog;
 
 pub use case::{guard, run_case};
-pub use check::measure_check;
+pub use check::{CheckPlan, measure_check, measure_check_with};
 pub use fleet::Fleet;
 pub use outcome::{CaseOutcome, Ceiling, MaxAlloc, RowContext};
 pub use probes::{ceiling_cap, ceiling_with_device_held, max_allocatable, pinned_ceiling};

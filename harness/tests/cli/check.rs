@@ -7,7 +7,7 @@ use crate::common;
 use common::*;
 use predicates::prelude::*;
 
-const CHECKS: [&str; 8] = [
+const CHECKS: [&str; 9] = [
     "link_under_load",
     "pinned_h2d",
     "pinned_d2h",
@@ -16,6 +16,7 @@ const CHECKS: [&str; 8] = [
     "clocks_under_load",
     "wsl2_pinned_ceiling",
     "copy_latency",
+    "pin_budget",
 ];
 
 #[test]
@@ -37,12 +38,14 @@ fn check_without_a_gpu_exits_3_and_names_every_check_as_not_run() {
             );
         }
         assert!(text.contains("verdict: not run (exit 3)"), "{text}");
+        assert!(text.contains("pin budget"), "{text}");
+        assert!(text.contains("reason: no GPU: "), "{text}");
         assert!(no_panic().eval(&String::from_utf8_lossy(&out.stderr)));
     });
 }
 
 #[test]
-fn check_json_without_a_gpu_is_valid_json_with_every_check_not_run() {
+fn check_json_without_a_gpu_is_valid_json_with_every_gpu_check_an_error() {
     without_driver("check_json_without_a_gpu", || {
         let out = pinscope()
             .args(["check", "--json", "--min-h2d", "48"])
@@ -50,21 +53,108 @@ fn check_json_without_a_gpu_is_valid_json_with_every_check_not_run() {
             .expect("runs");
         assert_eq!(out.status.code(), Some(3));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("only JSON");
-        assert_eq!(v["verdict"], "not_run");
+        assert_eq!(v["severity"], "error");
         assert_eq!(v["exit_code"], 3);
         assert!(v["gpu_unavailable"].as_str().is_some_and(|w| !w.is_empty()));
+        assert!(
+            v["reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("no GPU: "))
+        );
         assert_eq!(v["thresholds"]["min_h2d_gbs"], 48.0);
         let checks = v["checks"].as_array().expect("checks");
-        let names: Vec<&str> = checks.iter().filter_map(|c| c["check"].as_str()).collect();
+        let names: Vec<&str> = checks.iter().filter_map(|c| c["name"].as_str()).collect();
         assert_eq!(names, CHECKS);
-        for c in checks {
-            assert_eq!(c["verdict"], "not_run", "{c}");
+        for c in &checks[..8] {
+            assert_eq!(c["severity"], "error", "{c}");
             assert!(
                 c["advice"]
                     .as_str()
                     .is_some_and(|a| a.contains("no usable GPU"))
             );
         }
+        // The pin budget needs no GPU: a reading on Linux, or why not.
+        let budget = &checks[8];
+        assert!(["pass", "warn", "error"].contains(&budget["severity"].as_str().unwrap_or("")));
+    });
+}
+
+/// The operators' document: every field present and of its type, whatever the machine.
+#[test]
+fn check_json_has_the_verdict_schema() {
+    without_driver("check_json_has_the_verdict_schema", || {
+        let out = pinscope()
+            .args(["check", "--json", "--quick"])
+            .output()
+            .expect("runs");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("only JSON");
+        assert_eq!(v["schema_version"], 1);
+        assert!(v["host"].as_str().is_some_and(|h| !h.is_empty()));
+        let time = v["time"].as_str().expect("time");
+        assert!(chrono::DateTime::parse_from_rfc3339(time).is_ok(), "{time}");
+        assert!(v["gpus"].is_array());
+        for g in v["gpus"].as_array().expect("gpus") {
+            assert!(g["index"].is_u64() && g["name"].is_string() && g["uuid"].is_string());
+        }
+        let severities = ["skip", "pass", "warn", "fail", "error"];
+        assert!(severities[1..].contains(&v["severity"].as_str().expect("severity")));
+        let reason = v["reason"].as_str().expect("reason");
+        assert!(!reason.is_empty() && reason.len() <= 120 && !reason.contains('\n'));
+        assert!(reason.chars().all(|c| (' '..='~').contains(&c)), "{reason}");
+        assert_eq!(v["mode"], "quick");
+        assert!(v["seconds"].is_f64());
+        for c in v["checks"].as_array().expect("checks") {
+            let keys: Vec<&String> = c.as_object().expect("entry").keys().collect();
+            assert_eq!(
+                keys,
+                ["advice", "name", "severity", "threshold", "unit", "value"],
+                "{c}"
+            );
+            assert!(severities.contains(&c["severity"].as_str().expect("severity")));
+            assert!(c["name"].is_string() && c["threshold"].is_string() && c["advice"].is_string());
+            assert_eq!(c["unit"].is_null(), c["value"].is_null(), "{c}");
+        }
+        let b = &v["pin_budget"];
+        assert!(b["predictor"].is_string() && b["rule"].is_string(), "{b}");
+        assert!(
+            b["host_alloc_bytes"].is_u64() || b["unavailable"].is_string(),
+            "{b}"
+        );
+        for limit in [
+            "mem_available",
+            "memlock",
+            "cgroup_max",
+            "max_map_count",
+            "dxgi_nonlocal_budget",
+            "commit_limit",
+        ] {
+            let l = &b["limits"][limit];
+            assert!(
+                l["source"].is_object() || l["unavailable"].is_string(),
+                "{limit}: {l}"
+            );
+        }
+        let code = out.status.code().expect("exit code");
+        let expected = match v["severity"].as_str() {
+            Some("fail") => 1,
+            Some("error") => 3,
+            _ => 0,
+        };
+        assert_eq!(code, expected);
+    });
+}
+
+#[test]
+fn check_reason_prints_one_line() {
+    without_driver("check_reason_prints_one_line", || {
+        let out = pinscope()
+            .args(["check", "--reason"])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(3));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.starts_with("no GPU: "), "{text}");
     });
 }
 
@@ -121,6 +211,18 @@ fn info_json_carries_the_settings_with_sources_or_reasons() {
             "CUDA_VISIBLE_DEVICES"
         );
         assert_eq!(reason("bar1_size"), "no usable GPU");
+        let budget = &v["pin_budget"];
+        assert!(
+            budget["rule"].as_str().is_some_and(|r| r.contains("10%")),
+            "{budget}"
+        );
+        if cfg!(target_os = "linux") {
+            assert_eq!(
+                budget["limits"]["mem_available"]["source"]["file"],
+                "/proc/meminfo"
+            );
+            assert!(budget["host_alloc_bytes"].as_u64().is_some_and(|b| b > 0));
+        }
     });
 }
 

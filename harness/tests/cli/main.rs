@@ -7,6 +7,7 @@
 mod common;
 
 mod check;
+mod check_prom;
 mod cli;
 mod cli_convention;
 mod file_safety;

@@ -8,6 +8,7 @@
 use super::super::{DxgiAdapter, Observer, Reading};
 use super::luid_bytes;
 use crate::accounting::ObserverId;
+use crate::platform::{Bytes, Setting, Source};
 use windows::Win32::Graphics::Dxgi::{
     CreateDXGIFactory1, DXGI_ADAPTER_DESC1, DXGI_ADAPTER_FLAG_SOFTWARE, DXGI_ERROR_NOT_FOUND,
     DXGI_MEMORY_SEGMENT_GROUP, DXGI_MEMORY_SEGMENT_GROUP_LOCAL,
@@ -102,6 +103,29 @@ fn open(luid: Option<[u8; 8]>) -> Result<(Adapter3, DxgiAdapter), String> {
         )
     })?;
     Ok((Adapter3(a3), desc))
+}
+
+/// The NON_LOCAL (shared) budget and usage of the adapter with `luid` (the first hardware
+/// adapter without one): what WDDM lets this process page-lock, and what it has.
+pub fn dxgi_nonlocal(luid: Option<[u8; 8]>) -> (Setting<Bytes>, Setting<Bytes>) {
+    let read = open(luid).and_then(|(adapter, desc)| {
+        ffi_query(&adapter.0, DXGI_MEMORY_SEGMENT_GROUP_NON_LOCAL).map(|i| (i, desc))
+    });
+    match read {
+        Ok((i, desc)) => {
+            let source = |field: &str| {
+                Source::Win32(format!(
+                    "IDXGIAdapter3::QueryVideoMemoryInfo NON_LOCAL {field} ({})",
+                    desc.description
+                ))
+            };
+            (
+                Setting::known(Bytes(i.Budget), source("Budget")),
+                Setting::known(Bytes(i.CurrentUsage), source("CurrentUsage")),
+            )
+        }
+        Err(why) => (Setting::unavailable(why.clone()), Setting::unavailable(why)),
+    }
 }
 
 pub struct DxgiObserver {

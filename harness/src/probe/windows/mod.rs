@@ -12,7 +12,8 @@ mod pdh;
 mod process;
 mod settings;
 
-pub use dxgi::dxgi_adapters;
+pub use dxgi::{dxgi_adapters, dxgi_nonlocal};
+pub use process::commit_charge;
 pub use settings::fill_windows_settings;
 
 pub(super) fn observers(luid: Option<[u8; 8]>) -> Vec<Box<dyn Observer>> {

@@ -4,8 +4,10 @@
 
 use super::super::{Observer, Reading};
 use crate::accounting::ObserverId;
+use crate::platform::{Bytes, Setting, Source};
 use windows::Win32::System::ProcessStatus::{
-    GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS, PROCESS_MEMORY_COUNTERS_EX,
+    GetPerformanceInfo, GetProcessMemoryInfo, PERFORMANCE_INFORMATION, PROCESS_MEMORY_COUNTERS,
+    PROCESS_MEMORY_COUNTERS_EX,
 };
 use windows::Win32::System::Threading::GetCurrentProcess;
 
@@ -28,6 +30,37 @@ fn ffi_memory_counters() -> Result<PROCESS_MEMORY_COUNTERS_EX, String> {
     }
     .map_err(|e| format!("GetProcessMemoryInfo: {e}"))?;
     Ok(c)
+}
+
+fn ffi_performance_info() -> Result<PERFORMANCE_INFORMATION, String> {
+    if !super::ffi_has_export("psapi.dll", "GetPerformanceInfo") {
+        return Err("psapi.dll has no GetPerformanceInfo here".into());
+    }
+    let mut p = PERFORMANCE_INFORMATION {
+        cb: size_of::<PERFORMANCE_INFORMATION>() as u32,
+        ..Default::default()
+    };
+    // SAFETY: `p` is a writable PERFORMANCE_INFORMATION whose size is passed as `cb`; the export
+    // exists (checked above), so the call cannot abort the process under Wine.
+    unsafe { GetPerformanceInfo(&raw mut p, p.cb) }
+        .map_err(|e| format!("GetPerformanceInfo: {e}"))?;
+    Ok(p)
+}
+
+/// The system commit limit and commit charge, in bytes (`GetPerformanceInfo` counts pages).
+pub fn commit_charge() -> (Setting<Bytes>, Setting<Bytes>) {
+    match ffi_performance_info() {
+        Ok(p) => {
+            let bytes = |pages: usize| Bytes((pages as u64).saturating_mul(p.PageSize as u64));
+            let source =
+                |field: &str| Source::Win32(format!("GetPerformanceInfo {field} × PageSize"));
+            (
+                Setting::known(bytes(p.CommitLimit), source("CommitLimit")),
+                Setting::known(bytes(p.CommitTotal), source("CommitTotal")),
+            )
+        }
+        Err(why) => (Setting::unavailable(why.clone()), Setting::unavailable(why)),
+    }
 }
 
 impl Observer for ProcessObserver {

@@ -1,0 +1,189 @@
+//! The predictor on fixture trees (pin-limits/README.md says which files are real captures and
+//! which are SYNTHETIC), the Windows rule on recorded values, and this machine.
+
+use super::*;
+use crate::units::{GIB, KIB};
+use std::path::PathBuf;
+
+fn tree(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pin-limits")
+        .join(name)
+}
+
+fn known<T: Clone>(s: &Setting<T>) -> T {
+    s.value().cloned().unwrap_or_else(|| {
+        panic!(
+            "unavailable: {}",
+            s.unavailable_reason().unwrap_or_default()
+        )
+    })
+}
+
+/// The build machine's real files: MemAvailable rules, memlock is recorded, the v1 memory
+/// cgroup says why it is not read.
+#[test]
+fn linux_budget_from_real_proc_files() {
+    let limits = tree_limits(&tree("linux-host"));
+    assert_eq!(known(&limits.mem_available), Bytes(22_263_544 * KIB));
+    assert_eq!(known(&limits.memlock), Cap::Bytes(8_388_608));
+    assert_eq!(known(&limits.max_map_count), 65530);
+    assert_eq!(known(&limits.map_count), 38);
+    let why = limits.cgroup_max.unavailable_reason().expect("v1 memory");
+    assert!(why.contains("cgroup v1"), "{why}");
+    assert!(limits.dxgi_nonlocal_budget.unavailable_reason().is_some());
+    let b = budget(Platform::Linux, limits);
+    assert_eq!(b.predictor, Predictor::LinuxMemory);
+    let safe = (22_263_544 * KIB) as f64 * 0.9;
+    assert_eq!(b.host_alloc_bytes, Some(safe as u64));
+    assert_eq!(b.host_register_bytes, b.host_alloc_bytes);
+    assert_eq!(b.registrations, Some(((65530 - 38) as f64 * 0.9) as u64));
+    assert!(
+        b.rule.contains("MemAvailable") && b.rule.contains("10%"),
+        "{}",
+        b.rule
+    );
+    assert_eq!(b.unavailable, None);
+    // The sources are the files read.
+    let json = serde_json::to_value(&b).expect("json");
+    assert_eq!(
+        json["limits"]["mem_available"]["source"]["file"],
+        "/proc/meminfo"
+    );
+    assert_eq!(
+        json["limits"]["memlock"]["source"]["file"],
+        "/proc/self/limits"
+    );
+}
+
+/// A Slurm step's cgroup limit (SYNTHETIC): 16 GiB max, 5 GiB charged, so 11 GiB of headroom
+/// below MemAvailable (~21 GiB) rules.
+#[test]
+fn a_cgroup_limit_below_mem_available_rules() {
+    let limits = tree_limits(&tree("slurm-job"));
+    assert_eq!(known(&limits.cgroup_max), Cap::Bytes(16 * GIB));
+    assert_eq!(known(&limits.cgroup_current), Bytes(5 * GIB));
+    assert_eq!(known(&limits.memlock), Cap::Unlimited);
+    let source = match &limits.cgroup_max {
+        Setting::Known { source, .. } => source.to_string(),
+        Setting::Unavailable { .. } => String::new(),
+    };
+    assert_eq!(
+        source,
+        "file /sys/fs/cgroup/system.slice/slurmstepd.scope/job_42/step_0/memory.max"
+    );
+    let b = budget(Platform::Linux, limits);
+    assert_eq!(b.host_alloc_bytes, Some((11.0 * GIB as f64 * 0.9) as u64));
+    assert_eq!(b.registrations, Some(((262_144 - 37) as f64 * 0.9) as u64));
+}
+
+/// WSL2 (SYNTHETIC values): the reported wall caps 13 GiB available; a 64 KiB memlock does not.
+#[test]
+fn wsl2_budget_is_capped_at_the_reported_wall() {
+    let (platform, _) = crate::platform::classify_tree(&tree("wsl2-host"));
+    assert_eq!(platform, Platform::Wsl2, "the tree is classified as WSL2");
+    let limits = tree_limits(&tree("wsl2-host"));
+    assert_eq!(known(&limits.memlock), Cap::Bytes(64 * KIB));
+    assert_eq!(known(&limits.cgroup_max), Cap::Unlimited);
+    assert_eq!(known(&limits.cgroup_current), Bytes(GIB));
+    let b = budget(platform, limits);
+    assert_eq!(b.predictor, Predictor::Wsl2ReportedWall);
+    assert_eq!(
+        b.host_alloc_bytes,
+        Some((WSL2_REPORTED_WALL as f64 * 0.9) as u64)
+    );
+    assert!(b.rule.contains("WSL2"), "{}", b.rule);
+}
+
+#[test]
+fn no_proc_gives_no_budget_and_says_why() {
+    let b = budget(Platform::Linux, tree_limits(&tree("does-not-exist")));
+    assert_eq!(b.predictor, Predictor::None);
+    assert_eq!(b.host_alloc_bytes, None);
+    assert_eq!(b.registrations, None);
+    let why = b.unavailable.expect("a reason");
+    assert!(why.contains("/proc/meminfo could not be read"), "{why}");
+}
+
+#[test]
+fn odd_limits_files_are_unavailable_with_the_reason() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let proc_self = root.path().join("proc/self");
+    std::fs::create_dir_all(&proc_self).expect("dirs");
+    std::fs::write(
+        proc_self.join("limits"),
+        "Max locked memory lots lots bytes\n",
+    )
+    .expect("w");
+    std::fs::write(root.path().join("proc/meminfo"), "MemTotal: 1 kB\n").expect("w");
+    let l = tree_limits(root.path());
+    let why = l.memlock.unavailable_reason().expect("not a number");
+    assert!(why.contains("`lots`"), "{why}");
+    let why = l.mem_available.unavailable_reason().expect("no line");
+    assert!(why.contains("no MemAvailable"), "{why}");
+}
+
+fn windows_limits_of(budget: u64, usage: u64, commit: Option<(u64, u64)>) -> PinLimits {
+    let win = |v| Setting::known(Bytes(v), Source::Win32("recorded".into()));
+    const NONE: &str = "Linux and WSL2 only";
+    let (limit, total) = match commit {
+        Some((l, t)) => (win(l), win(t)),
+        None => (Setting::unavailable("no"), Setting::unavailable("no")),
+    };
+    PinLimits {
+        mem_available: Setting::unavailable(NONE),
+        memlock: Setting::unavailable(NONE),
+        cgroup_max: Setting::unavailable(NONE),
+        cgroup_current: Setting::unavailable(NONE),
+        max_map_count: Setting::unavailable(NONE),
+        map_count: Setting::unavailable(NONE),
+        dxgi_nonlocal_budget: win(budget),
+        dxgi_nonlocal_usage: win(usage),
+        commit_limit: limit,
+        commit_total: total,
+    }
+}
+
+/// SYNTHETIC values: a 16 GiB shared budget with 4 GiB used, and a commit headroom that rules
+/// when it is smaller; Wine's zero budget is no reading.
+#[test]
+fn windows_rule_is_budget_less_usage_within_the_commit_headroom() {
+    let b = budget(
+        Platform::Windows,
+        windows_limits_of(16 * GIB, 4 * GIB, None),
+    );
+    assert_eq!(b.predictor, Predictor::WindowsDxgiNonLocal);
+    assert_eq!(b.host_alloc_bytes, Some((12.0 * GIB as f64 * 0.9) as u64));
+    assert_eq!(b.registrations, None);
+    let commit = Some((40 * GIB, 38 * GIB));
+    let b = budget(
+        Platform::Windows,
+        windows_limits_of(16 * GIB, 4 * GIB, commit),
+    );
+    assert_eq!(b.host_alloc_bytes, Some((2.0 * GIB as f64 * 0.9) as u64));
+    let b = budget(Platform::Windows, windows_limits_of(0, 0, None));
+    assert_eq!(b.predictor, Predictor::None);
+    assert!(b.unavailable.expect("why").contains("budget of 0"));
+}
+
+/// This machine, whatever it is: a budget, or the reason there is none; under Wine (a Windows
+/// build) the DXGI path answers with a reading or says why not.
+#[test]
+fn this_machine_has_a_budget_or_says_why() {
+    let platform = crate::platform::classify(Path::new("/")).0;
+    let b = pin_budget(platform, None);
+    println!("{}", serde_json::to_string_pretty(&b).expect("json"));
+    assert!(
+        b.host_alloc_bytes.is_some() != b.unavailable.is_some(),
+        "{b:?}"
+    );
+    if cfg!(windows) {
+        for s in [&b.limits.dxgi_nonlocal_budget, &b.limits.commit_limit] {
+            assert!(s.value().is_some() || s.unavailable_reason().is_some_and(|w| !w.is_empty()));
+        }
+        assert!(b.limits.mem_available.unavailable_reason().is_some());
+    } else {
+        assert!(b.limits.mem_available.value().is_some(), "{b:?}");
+        assert!(b.host_alloc_bytes.is_some(), "{b:?}");
+    }
+}
