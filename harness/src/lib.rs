@@ -13,6 +13,7 @@ pub mod error;
 pub mod health;
 pub mod input;
 pub mod measure;
+pub mod observe;
 pub mod platform;
 pub mod probe;
 pub mod report;

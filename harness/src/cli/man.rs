@@ -188,6 +188,7 @@ mod tests {
             "pinscope-run.1",
             "pinscope-plan.1",
             "pinscope-man.1",
+            "pinscope-observe.1",
             "pinscope-scenarios.1",
             "pinscope-scenarios-show.1",
         ] {

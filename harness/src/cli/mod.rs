@@ -5,6 +5,7 @@ pub mod check;
 pub mod compare;
 pub mod info;
 pub mod man;
+pub mod observe;
 pub mod plan;
 pub mod report;
 pub mod run;
@@ -75,6 +76,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print a manual page (roff: `pinscope man run | man -l -`); `--out-dir` writes them all.
     Man(man::ManArgs),
+    /// Run a program and record what every memory observer saw of it and its child processes.
+    Observe(observe::ObserveArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -410,6 +413,7 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
             Ok(0)
         }
         Command::Man(a) => man::man_command(a),
+        Command::Observe(a) => observe::observe_command(a, cli.quiet || a.quiet),
     }
 }
 
