@@ -11,5 +11,6 @@ mod cli;
 mod cli_convention;
 mod file_safety;
 mod new_user;
+mod observe;
 mod plan;
 mod robustness;
