@@ -114,6 +114,8 @@ mod linux {
 
     /// Starts `pinscope observe -o DIR -- sleep 30` (in a process group of its own when
     /// `group`) and waits until its timeline has a sample.
+    // The child is returned to the test, which waits for it.
+    #[allow(clippy::zombie_processes)]
     fn observing_sleep(dir: &Path, group: bool) -> Child {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pinscope"));
         c.args(["observe", "-q", "--interval", "50ms", "-o"])
