@@ -5,24 +5,6 @@
 use crate::common;
 
 use common::*;
-use std::path::{Path, PathBuf};
-
-/// The file of `dir` whose name ends with `suffix` (one observed run per folder).
-fn file_ending(dir: &Path, suffix: &str) -> PathBuf {
-    let names = files::entry_names(dir);
-    let name = names
-        .iter()
-        .find(|n| n.ends_with(suffix))
-        .unwrap_or_else(|| panic!("no *{suffix} in {names:?}"));
-    dir.join(name)
-}
-
-/// The JSON sidecar of the run in `dir`.
-fn sidecar(dir: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(file_ending(dir, ".observed.json")).expect("sidecar");
-    serde_json::from_str(&text).expect("JSON")
-}
-
 #[test]
 fn a_command_that_does_not_exist_is_one_sentence_and_exit_127_with_no_files_left() {
     let d = tempfile::tempdir().expect("dir");
@@ -56,8 +38,25 @@ fn out_dir_onto_an_existing_file_and_a_zero_interval_are_refused() {
 #[cfg(target_os = "linux")]
 mod linux {
     use super::*;
+    use std::path::{Path, PathBuf};
     use std::process::{Child, Stdio};
     use std::time::{Duration, Instant};
+
+    /// The file of `dir` whose name ends with `suffix` (one observed run per folder).
+    fn file_ending(dir: &Path, suffix: &str) -> PathBuf {
+        let names = files::entry_names(dir);
+        let name = names
+            .iter()
+            .find(|n| n.ends_with(suffix))
+            .unwrap_or_else(|| panic!("no *{suffix} in {names:?}"));
+        dir.join(name)
+    }
+
+    /// The JSON sidecar of the run in `dir`.
+    fn sidecar(dir: &Path) -> serde_json::Value {
+        let text = std::fs::read_to_string(file_ending(dir, ".observed.json")).expect("sidecar");
+        serde_json::from_str(&text).expect("JSON")
+    }
 
     /// `pinscope observe -q -o DIR -- ARGS…`: its exit status.
     fn observe(dir: &Path, args: &[&str]) -> i32 {
@@ -94,6 +93,21 @@ mod linux {
             events,
             "t_s,pid,tid,call,bytes,flags,result,address,library\n"
         );
+    }
+
+    #[test]
+    fn a_folder_holding_an_observed_run_still_reports_its_results_csvs() {
+        let d = tempfile::tempdir().expect("dir");
+        assert_eq!(observe(d.path(), &["true"]), 0);
+        copy_run(d.path(), "h200-headline");
+        let page = d.path().join("page.html");
+        pinscope()
+            .args(["report", "-q", "-o"])
+            .arg(&page)
+            .arg(d.path())
+            .assert()
+            .success();
+        assert_html_page(&page);
     }
 
     #[test]
