@@ -58,19 +58,29 @@ impl Sampler {
             max_processes: 0,
         };
         if s.proc_root.is_none() {
-            let why = if cfg!(windows) {
-                "unavailable on this OS: Windows has no /proc (the PDH `GPU Process Memory` counters of another process are not read yet)"
+            let (status, meminfo) = if cfg!(windows) {
+                (
+                    "unavailable on this OS: Windows has no /proc/<pid>/status (the PDH `GPU Process Memory` counters of another process are not read yet)",
+                    "unavailable on this OS: Windows has no /proc/meminfo",
+                )
             } else {
-                "unavailable on this OS: no /proc/meminfo here (Linux and WSL2 have it)"
+                (
+                    "unavailable on this OS: no /proc here (Linux and WSL2 have it)",
+                    "unavailable on this OS: no /proc/meminfo here (Linux and WSL2 have it)",
+                )
             };
-            s.unavailable.push(unavailable(Source::Status, why));
-            s.unavailable.push(unavailable(Source::Meminfo, why));
+            s.unavailable.push(unavailable(Source::Status, status));
+            s.unavailable.push(unavailable(Source::Meminfo, meminfo));
         }
         s
     }
 
     fn add_cgroup(&mut self, c: CgroupObserver) {
         match c.unavailable() {
+            Some(why) if !cfg!(target_os = "linux") => self.unavailable.push(unavailable(
+                Source::Cgroup,
+                format!("unavailable on this OS: {why}"),
+            )),
             Some(why) => self.unavailable.push(unavailable(Source::Cgroup, why)),
             None => self.cgroup = Some(c),
         }
