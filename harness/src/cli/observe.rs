@@ -11,7 +11,19 @@ use clap::Args;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+/// What `observe --help` ends with.
+const AFTER_HELP: &str = "\
+Examples:
+  pinscope observe -- python3 train.py --epochs 1
+  pinscope observe --interval 50ms -o observed -- ollama run llama3 hi
+  pinscope report observed/<stem>.timeline.csv -o observed.html
+
+Exit status: the command's own, 128+N when signal N ended it; 127 when it is not found, 126
+when it cannot be run, 2 for a usage error. Ctrl-C reaches the command; SIGTERM and SIGHUP sent
+to pinscope are forwarded to it. Files: <stem>.timeline.csv, .observed.json, .events.csv.";
+
 #[derive(Debug, Args, Clone)]
+#[command(after_help = AFTER_HELP)]
 pub struct ObserveArgs {
     /// Time between samples: a number and a unit, us, ms, s, m or h (more than 0).
     #[arg(long, value_name = "DURATION", default_value = "100ms")]
