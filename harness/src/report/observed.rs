@@ -92,14 +92,60 @@ pub fn series_of(points: &[TimelinePoint]) -> Vec<Series> {
             .points
             .push((p.t_s, p.value));
     }
-    by.into_values().collect()
+    let mut out: Vec<Series> = by.into_values().collect();
+    out.sort_by_key(|s| (s.source, reading_rank(&s.reading), s.reading.clone()));
+    out
+}
+
+/// `/proc/<pid>/status` readings in the order readers look at them; others after, by name.
+fn reading_rank(reading: &str) -> usize {
+    ["vm_rss", "rss_shmem", "vm_lck", "vm_pin"]
+        .iter()
+        .position(|r| *r == reading)
+        .unwrap_or(usize::MAX)
+}
+
+/// The command as a shell would take it back: arguments with spaces or quotes in single quotes.
+fn shell_words(words: &[String]) -> String {
+    let quote = |w: &String| {
+        if !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+        {
+            w.clone()
+        } else {
+            format!("'{}'", w.replace('\'', "'\\''"))
+        }
+    };
+    words.iter().map(quote).collect::<Vec<_>>().join(" ")
+}
+
+/// One sentence for the series that never moved (`VmLck and VmPin stayed at 0 B.`), grouped by
+/// the value they kept.
+fn unmoved_sentences(series: &[&Series]) -> Vec<String> {
+    let mut by_value: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for s in series {
+        if let Some(&(_, v)) = s.points.first() {
+            by_value.entry(s.value_text(v)).or_default().push(s.label());
+        }
+    }
+    by_value
+        .into_iter()
+        .map(|(value, labels)| {
+            let names = match labels.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+                _ => labels.join(""),
+            };
+            format!("{names} stayed at {value}.")
+        })
+        .collect()
 }
 
 /// The page's opening answer, one sentence per series.
 pub fn observed_answer(sidecar: &ObservedSidecar, series: &[Series]) -> Vec<String> {
     let mut out = vec![format!(
         "`{}` {} after {} samples every {} ms; up to {} processes were in its tree.",
-        sidecar.command.join(" "),
+        shell_words(&sidecar.command),
         match sidecar.ending {
             Ending::Exit { code } => format!("exited with status {code}"),
             Ending::Signal { signal } => format!("was ended by signal {signal}"),
@@ -109,12 +155,12 @@ pub fn observed_answer(sidecar: &ObservedSidecar, series: &[Series]) -> Vec<Stri
         sidecar.interval_ms,
         sidecar.max_processes
     )];
-    out.extend(
-        series
-            .iter()
-            .filter(|s| s.source != Source::Tree)
-            .filter_map(Series::sentence),
-    );
+    let (moved, unmoved): (Vec<&Series>, Vec<&Series>) = series
+        .iter()
+        .filter(|s| s.source != Source::Tree)
+        .partition(|s| s.points.iter().any(|p| p.1 != s.points[0].1));
+    out.extend(moved.into_iter().filter_map(Series::sentence));
+    out.extend(unmoved_sentences(&unmoved));
     out.push(
         "Who pinned what (each allocation by library and kind) needs pinscope's CUPTI injection library, which is not shipped yet: this run shows what the memory observers saw.".into(),
     );

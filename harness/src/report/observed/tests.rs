@@ -28,6 +28,7 @@ fn timeline() -> Vec<TimelinePoint> {
         out.push(point(t, Scope::Process(9), Source::Status, "vm_lck", held));
         out.push(point(t, Scope::Tree, Source::Status, "vm_lck", held));
         out.push(point(t, Scope::Tree, Source::Status, "rss_shmem", held));
+        out.push(point(t, Scope::Tree, Source::Status, "vm_pin", 0.0));
         out.push(point(
             t,
             Scope::Machine,
@@ -45,7 +46,7 @@ fn sidecar() -> ObservedSidecar {
         pinscope_version: "0".into(),
         started_at: "t0".into(),
         finished_at: "t1".into(),
-        command: vec!["python3".into(), "pin.py".into()],
+        command: vec!["python3".into(), "pin.py".into(), "a b".into()],
         command_line: Vec::new(),
         ending: Ending::Exit { code: 0 },
         signals_received: Vec::new(),
@@ -86,6 +87,11 @@ fn the_answer_names_each_peak_when_and_the_change() {
         "{all}"
     );
     assert!(all.contains("CUPTI injection library"), "{all}");
+    assert!(all.contains("VmPin stayed at 0 B."), "{all}");
+    assert!(
+        lines[0].starts_with("`python3 pin.py 'a b'` exited"),
+        "{lines:?}"
+    );
     // One process's own value is not a tree series.
     assert_eq!(series.iter().filter(|s| s.reading == "vm_lck").count(), 1);
 }
