@@ -96,6 +96,21 @@ mod linux {
     }
 
     #[test]
+    fn a_file_that_cannot_be_run_is_one_sentence_and_exit_126() {
+        let d = tempfile::tempdir().expect("dir");
+        let script = d.path().join("not-executable.sh");
+        std::fs::write(&script, "echo hi\n").expect("script");
+        let out = d.path().join("out");
+        pinscope()
+            .args(["observe", "-q", "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(&script)
+            .refused(126, "cannot be run (permission denied, or not a program)");
+        assert!(files::entry_names(&out).is_empty(), "nothing left");
+    }
+
+    #[test]
     fn a_folder_holding_an_observed_run_still_reports_its_results_csvs() {
         let d = tempfile::tempdir().expect("dir");
         assert_eq!(observe(d.path(), &["true"]), 0);
