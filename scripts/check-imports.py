@@ -65,11 +65,13 @@ ALLOWED = {
     "report": BOTTOM | {"platform", "scenario", "results", "stats", "compare", "claims", "health"},
     # Health verdicts from what a check measured and the recorded settings, offline.
     "health": BOTTOM | {"platform", "stats"},
+    # Observing another program: its process tree, the observers of it, the event stream.
+    "observe": BOTTOM | {"platform", "probe", "results"},
     # The runner: everything but the command line.
     "run": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
                      "results", "claims", "report", "health", "modelfile"},
     "cli": BOTTOM | {"platform", "scenario", "cuda", "probe", "strategy", "measure", "stats",
-                     "results", "claims", "compare", "report", "run", "health", "modelfile"},
+                     "results", "claims", "compare", "report", "run", "health", "modelfile", "observe"},
 }
 
 # Why an allowed import is there, where the name alone does not say it (shown in the doc's table).
@@ -82,7 +84,7 @@ WHY = {
 }
 
 # The doc's order: top-down, as the layers are drawn.
-DOC_ORDER = ["cli", "run", "strategy", "measure", "scenario", "cuda", "probe", "platform",
+DOC_ORDER = ["cli", "observe", "run", "strategy", "measure", "scenario", "cuda", "probe", "platform",
              "report", "claims", "compare", "health", "results", "modelfile", "stats", "accounting", "input",
              "units", "error"]
 

@@ -107,6 +107,33 @@ pub enum Error {
     /// The run was interrupted (Ctrl-C); partial results are where the message says.
     #[error("interrupted: {0}")]
     Interrupted(String),
+
+    /// The command `observe` was to run could not be started.
+    #[error("{}", not_started_sentence(program, why))]
+    NotStarted { program: String, why: StartFailure },
+}
+
+/// Why a command could not be started; exit statuses as shells give them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartFailure {
+    /// No such program (exit 127).
+    NotFound,
+    /// Found but not executable (exit 126).
+    NotExecutable,
+    /// Anything else the OS said (exit 2).
+    Other(String),
+}
+
+fn not_started_sentence(program: &str, why: &StartFailure) -> String {
+    match why {
+        StartFailure::NotFound => format!(
+            "`{program}` was not found: check its name, or give its full path (it is looked up in PATH)"
+        ),
+        StartFailure::NotExecutable => format!(
+            "`{program}` cannot be run (permission denied, or not a program): check that it is an executable file"
+        ),
+        StartFailure::Other(e) => format!("`{program}` could not be started: {e}"),
+    }
 }
 
 /// What is wrong in a model file's header, as data; [`Error::BadModel`] says where.
@@ -259,6 +286,11 @@ impl Error {
             Error::Io { source, .. } if is_path_error(source) => 2,
             Error::NoGpu(_) => 3,
             Error::Interrupted(_) => 130,
+            Error::NotStarted { why, .. } => match why {
+                StartFailure::NotFound => 127,
+                StartFailure::NotExecutable => 126,
+                StartFailure::Other(_) => 2,
+            },
             Error::Cuda { .. } | Error::System(_) | Error::Io { .. } => 1,
         }
     }

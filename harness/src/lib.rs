@@ -14,6 +14,7 @@ pub mod health;
 pub mod input;
 pub mod measure;
 pub mod modelfile;
+pub mod observe;
 pub mod platform;
 pub mod probe;
 pub mod report;

@@ -189,6 +189,7 @@ mod tests {
             "pinscope-plan.1",
             "pinscope-man.1",
             "pinscope-model.1",
+            "pinscope-observe.1",
             "pinscope-scenarios.1",
             "pinscope-scenarios-show.1",
         ] {

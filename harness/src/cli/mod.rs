@@ -6,6 +6,7 @@ pub mod compare;
 pub mod info;
 pub mod man;
 pub mod model;
+pub mod observe;
 pub mod plan;
 pub mod report;
 pub mod run;
@@ -78,6 +79,8 @@ pub enum Command {
     Model(model::ModelArgs),
     /// Print a manual page (roff: `pinscope man run | man -l -`); `--out-dir` writes them all.
     Man(man::ManArgs),
+    /// Run a program and record what every memory observer saw of it and its child processes.
+    Observe(observe::ObserveArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -430,6 +433,7 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
         }
         Command::Man(a) => man::man_command(a),
         Command::Model(a) => model::model_command(a),
+        Command::Observe(a) => observe::observe_command(a, cli.quiet || a.quiet),
     }
 }
 

@@ -8,6 +8,9 @@ use crate::results::{Inputs, OutputPolicy, expand_inputs};
 
 /// `pinscope report`.
 pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
+    if let Some(code) = super::observe::report_observed(args, quiet)? {
+        return Ok(code);
+    }
     let mut expanded = expand_inputs(&args.results)?;
     let mut read = Inputs::default();
     for p in args.results.iter().chain(&expanded.results) {

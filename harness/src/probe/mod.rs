@@ -33,6 +33,7 @@ mod cgroup;
 mod cuda;
 mod ledger;
 mod nvml;
+mod nvml_processes;
 mod nvml_settings;
 pub mod pin_limits;
 mod procfs;
@@ -48,10 +49,11 @@ pub use cgroup::CgroupObserver;
 pub use cuda::{CudaMemFn, CudaObserver};
 pub use ledger::{Ledger, LedgerCategory};
 pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts, nvml_memory};
+pub use nvml_processes::{NvmlProcesses, ProcessMemory};
 pub use nvml_settings::{NvmlSettings, fill_under_load_without_nvml, fill_without_nvml};
 pub use os::{dxgi_adapters, fill_windows_settings, running_under_wine};
 pub use pin_limits::{PinBudget, PinLimits, Predictor, pin_budget};
-pub use procfs::{ProcfsObserver, parse_meminfo, parse_status};
+pub use procfs::{ProcfsObserver, parse_meminfo, parse_process_status, parse_status};
 
 /// An observer's availability on the machine that ran.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -78,6 +80,13 @@ impl Unit {
             Unit::Count => "count",
             Unit::Percent => "percent",
         }
+    }
+
+    /// The unit [`Unit::name`] names.
+    pub fn from_name(name: &str) -> Option<Unit> {
+        [Unit::Bytes, Unit::Count, Unit::Percent]
+            .into_iter()
+            .find(|u| u.name() == name)
     }
 }
 

@@ -16,6 +16,15 @@ const STATUS_FIELDS: &[(&str, &str)] = &[
     ("VmPin", "vm_pin"),
 ];
 
+/// `/proc/<pid>/status` fields read for another process (`observe`), with their metric names:
+/// pinned host memory of a CUDA program shows in `RssShmem`, not `RssAnon`.
+const PROCESS_FIELDS: &[(&str, &str)] = &[
+    ("VmRSS", "vm_rss"),
+    ("RssShmem", "rss_shmem"),
+    ("VmLck", "vm_lck"),
+    ("VmPin", "vm_pin"),
+];
+
 /// `/proc/meminfo` fields read, with their metric names.
 const MEMINFO_FIELDS: &[(&str, &str)] = &[
     ("MemTotal", "mem_total"),
@@ -52,6 +61,11 @@ fn parse_kb_fields(text: &str, fields: &[(&str, &str)]) -> Vec<Reading> {
 /// `vm_rss`, `vm_hwm`, `vm_lck`, `vm_pin` (bytes) from the text of `/proc/<pid>/status`.
 pub fn parse_status(text: &str) -> Vec<Reading> {
     parse_kb_fields(text, STATUS_FIELDS)
+}
+
+/// `vm_rss`, `rss_shmem`, `vm_lck`, `vm_pin` (bytes) from the text of `/proc/<pid>/status`.
+pub fn parse_process_status(text: &str) -> Vec<Reading> {
+    parse_kb_fields(text, PROCESS_FIELDS)
 }
 
 /// `mem_total`, `mem_available`, `committed_as`, `mlocked`, `unevictable`, `anon_pages`,
@@ -134,6 +148,15 @@ mod tests {
         assert_eq!(get(&r, "vm_hwm"), None);
         assert!(parse_meminfo("").is_empty());
         assert!(parse_meminfo("MemTotal:\n:::\n\u{0}").is_empty());
+    }
+
+    #[test]
+    fn process_status_reads_shared_rss() {
+        let r = parse_process_status("VmRSS:\t 2048 kB\nRssShmem:\t1024 kB\nVmLck:\t0 kB\n");
+        assert_eq!(get(&r, "vm_rss"), Some(2048.0 * 1024.0));
+        assert_eq!(get(&r, "rss_shmem"), Some(1024.0 * 1024.0));
+        assert_eq!(get(&r, "vm_lck"), Some(0.0));
+        assert_eq!(get(&r, "vm_pin"), None, "absent line");
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod machine_line;
 pub mod memory_cost;
 mod numbers_table;
 mod nvbandwidth;
+pub mod observed;
 pub mod platform;
 mod platform_answer;
 mod plot_accounting;

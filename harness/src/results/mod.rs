@@ -10,6 +10,8 @@ mod failure;
 #[cfg(test)]
 pub mod fixtures;
 mod node_folder;
+mod observed;
+mod observed_events;
 mod output;
 mod result_set;
 mod samples;
@@ -21,6 +23,8 @@ pub use csv_read::{read_rows, read_rows_from, read_samples};
 pub use csv_write::ResultsWriter;
 pub use duplicates::{Duplicate, duplicates};
 pub use node_folder::*;
+pub use observed::*;
+pub use observed_events::*;
 pub use output::*;
 pub use result_set::ResultSet;
 pub use samples::*;

@@ -277,7 +277,8 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(v)
 }
 
-/// The results CSVs directly in `dir` (their `.samples.csv` companions are read with them).
+/// The results CSVs directly in `dir` (their `.samples.csv` companions are read with them; an
+/// observed run's CSVs are not results CSVs).
 fn results_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(sorted_entries(dir)?
         .into_iter()
@@ -287,6 +288,7 @@ fn results_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                 && name
                     .as_deref()
                     .is_some_and(|n| n.ends_with(".csv") && !n.ends_with(".samples.csv"))
+                && super::observed_stem(p).is_none()
         })
         .collect())
 }

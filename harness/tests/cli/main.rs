@@ -13,5 +13,6 @@ mod cli_convention;
 mod file_safety;
 mod model;
 mod new_user;
+mod observe;
 mod plan;
 mod robustness;
