@@ -12,7 +12,7 @@ use crate::health::{
 };
 use crate::platform::{Platform, Recorded, Settings};
 use crate::probe::PinBudget;
-use crate::run::{CheckPlan, measure_check_with, open_session};
+use crate::run::{CheckPlan, measure_check_with, open_runner};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -168,14 +168,14 @@ fn measure(report: &mut CheckReport, args: &CheckArgs, device: u32) -> Option<St
     } else {
         CheckPlan::FULL
     };
-    match open_session(device, false) {
-        Ok(mut session) => {
-            session.read_settings_under_load();
-            let wsl2 = session.machine.platform.is(Platform::Wsl2);
-            let measured = measure_check_with(&session, wsl2, &plan);
-            let settings = session.machine.settings.clone().unwrap_or_default();
+    match open_runner(device, false) {
+        Ok(mut runner) => {
+            runner.read_settings_under_load();
+            let wsl2 = runner.machine.platform.is(Platform::Wsl2);
+            let measured = measure_check_with(&runner, wsl2, &plan);
+            let settings = runner.machine.settings.clone().unwrap_or_default();
             report.checks = health::evaluate(&measured, &settings, &report.thresholds, wsl2);
-            report.gpus = session
+            report.gpus = runner
                 .machine
                 .gpu
                 .iter()
@@ -187,7 +187,7 @@ fn measure(report: &mut CheckReport, args: &CheckArgs, device: u32) -> Option<St
                 .collect();
             // On Windows the DXGI adapter is the GPU's (by LUID), not the first one.
             let platform = report.platform.known().unwrap_or(Platform::Other);
-            report.pin_budget = crate::probe::pin_budget(platform, session.gpu.facts().luid);
+            report.pin_budget = crate::probe::pin_budget(platform, runner.gpu.facts().luid);
             report.measured = Some(measured);
             report.settings = Some(settings);
             None

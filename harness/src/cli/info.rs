@@ -5,7 +5,7 @@ use super::InfoArgs;
 use crate::Error;
 use crate::platform::Machine;
 use crate::probe::{self, GpuContext, Observers};
-use crate::run::{Session, ceiling_cap, max_allocatable, open_session, pinned_ceiling};
+use crate::run::{Runner, ceiling_cap, max_allocatable, open_runner, pinned_ceiling};
 use crate::units::{MIB, format_size};
 use std::fmt::Write as _;
 
@@ -39,7 +39,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
     let device = one_device(&args.device, "info")?;
     let mut machine = crate::platform::this_machine(args.anonymize);
     let mut no_gpu = None;
-    let mut session = match open_session(device, args.anonymize) {
+    let mut runner = match open_runner(device, args.anonymize) {
         Ok(s) => Some(s),
         Err(Error::NoGpu(why)) => {
             machine.settings = Some(crate::run::record_settings_without_gpu(NO_GPU));
@@ -48,17 +48,17 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         }
         Err(e) => return Err(e),
     };
-    if let Some(s) = &mut session {
+    if let Some(s) = &mut runner {
         s.read_settings_under_load();
         machine = s.machine.clone();
     }
-    let code = if session.is_some() { 0 } else { 3 };
+    let code = if runner.is_some() { 0 } else { 3 };
     let platform = machine
         .platform
         .known()
         .unwrap_or(crate::platform::Platform::Other);
-    let budget = probe::pin_budget(platform, session.as_ref().and_then(|s| s.gpu.facts().luid));
-    let observers = match &session {
+    let budget = probe::pin_budget(platform, runner.as_ref().and_then(|s| s.gpu.facts().luid));
+    let observers = match &runner {
         Some(s) => s.observers.statuses(),
         None => Observers::for_this_machine(GpuContext::default()).statuses(),
     };
@@ -87,7 +87,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         write_settings(&mut out, settings);
     }
     write_budget(&mut out, &budget);
-    match &session {
+    match &runner {
         Some(s) => {
             let _ = writeln!(out, "memory observers:");
             write_observers(&mut out, &s.observers);
@@ -165,7 +165,7 @@ fn write_observers(out: &mut String, observers: &Observers) {
 /// device memory held.
 fn write_probes(
     out: &mut String,
-    s: &Session,
+    s: &Runner,
     args: &InfoArgs,
     ram_bytes: u64,
 ) -> Result<(), Error> {

@@ -1,11 +1,11 @@
-//! `pinscope run`: checks the options that need no GPU, loads the scenarios, opens the session
+//! `pinscope run`: checks the options that need no GPU, loads the scenarios, opens the runner
 //! and runs each scenario.
 
 use super::RunArgs;
 use crate::Error;
 use crate::platform::DeviceSelection;
 use crate::run::{
-    Fleet, RunOptions, SWEEP_LIMIT, Session, ceiling_cap, install_interrupt_handler, open_session,
+    Fleet, RunOptions, Runner, SWEEP_LIMIT, ceiling_cap, install_interrupt_handler, open_runner,
     run_scenario,
 };
 use crate::scenario::Scenario;
@@ -48,8 +48,8 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
     let pinned_cap = ceiling_cap(args.pinned_cap.as_deref(), ram)?;
     let devices = resolve_devices(&selection)?;
     let first = devices.first().copied().unwrap_or(0);
-    let mut session = open_session(first, args.anonymize)?;
-    session.pinned_cap = pinned_cap;
+    let mut runner = open_runner(first, args.anonymize)?;
+    runner.pinned_cap = pinned_cap;
     let stop = install_interrupt_handler();
     let fleet = if devices.len() > 1 {
         Some(std::sync::Arc::new(Fleet::open(
@@ -75,7 +75,7 @@ pub fn run_command(args: &RunArgs, quiet: bool) -> Result<i32, Error> {
         fleet,
         allow_vram_overflow: args.allow_vram_overflow,
     };
-    run_each(&mut session, &scenarios, args, &opts, &stop)
+    run_each(&mut runner, &scenarios, args, &opts, &stop)
 }
 
 /// `--case-timeout` above zero: the case timeout.
@@ -125,14 +125,14 @@ fn resolve_devices(selection: &DeviceSelection) -> Result<Vec<u32>, Error> {
 /// Runs each scenario in turn, naming its results file; an interrupt stops after the scenario it
 /// cut short.
 fn run_each(
-    session: &mut Session,
+    runner: &mut Runner,
     scenarios: &[Scenario],
     args: &RunArgs,
     opts: &RunOptions,
     stop: &Arc<AtomicBool>,
 ) -> Result<i32, Error> {
     for s in scenarios {
-        let out = run_scenario(session, s, &args.out_dir, opts, stop)?;
+        let out = run_scenario(runner, s, &args.out_dir, opts, stop)?;
         if !opts.quiet || out.partial {
             eprintln!("{}", out.summary);
         }

@@ -6,7 +6,7 @@
 
 use super::CaseOutcome;
 use super::probes::{max_allocatable, pinned_ceiling};
-use super::session::Session;
+use super::runner::Runner;
 use crate::cuda::{CudaError, Gate, Gpu as CudaGpu, Kernels, OwnContext, Schedule};
 use crate::measure::{self, Lockstep};
 use crate::probe::{self, Ledger, LedgerCategory as Category, Moment, Observers};
@@ -179,8 +179,8 @@ fn measure_case(
 }
 
 /// Runs one case that passed its guard.
-pub fn run_case(session: &mut Session, case: &Case, stop: &AtomicBool) -> CaseOutcome {
-    run_case_in_step(session, case, stop, None)
+pub fn run_case(runner: &mut Runner, case: &Case, stop: &AtomicBool) -> CaseOutcome {
+    run_case_in_step(runner, case, stop, None)
 }
 
 /// Leaves the lockstep when dropped: a GPU whose case failed before or after measuring is no
@@ -197,7 +197,7 @@ impl Drop for Member<'_> {
 
 /// [`run_case`] for one GPU of a case measured on several GPUs at once (`step`: their lockstep).
 pub fn run_case_in_step(
-    session: &mut Session,
+    runner: &mut Runner,
     case: &Case,
     stop: &AtomicBool,
     step: Option<&Lockstep>,
@@ -206,7 +206,7 @@ pub fn run_case_in_step(
     let mut out = CaseOutcome::empty(case, Status::Ok);
     // A case that waits in a context of its own runs entirely in it (created before the first
     // snapshot, so its memory is not booked to the case's allocation).
-    let own = match OwnGpu::open(case, session.gpu.facts().multiprocessors) {
+    let own = match OwnGpu::open(case, runner.gpu.facts().multiprocessors) {
         Ok(o) => o,
         Err(e) => {
             out.status = failed(&e, Phase::OwnContext);
@@ -219,14 +219,14 @@ pub fn run_case_in_step(
             gate: &o.gate,
         },
         None => measure::Gpu {
-            kernels: &session.kernels,
-            gate: &session.gate,
+            kernels: &runner.kernels,
+            gate: &runner.gate,
         },
     };
-    let obs = &mut session.observers;
+    let obs = &mut runner.observers;
     snap(obs, case, &mut out, Moment::Before);
     let mut transfer =
-        match allocate_in_phases(obs, &session.ledger, &session.gpu, case, &gpu, &mut out) {
+        match allocate_in_phases(obs, &runner.ledger, &runner.gpu, case, &gpu, &mut out) {
             Ok(t) => t,
             Err(s) => {
                 out.status = s;
@@ -250,9 +250,9 @@ pub fn run_case_in_step(
             status.get_or_insert(failed(&e, Phase::Free));
         }
     }
-    ledger_sub(&session.ledger, &out.footprint);
+    ledger_sub(&runner.ledger, &out.footprint);
     snap(obs, case, &mut out, Moment::Free);
-    probe_after_free(session, case, stop, &mut out);
+    probe_after_free(runner, case, stop, &mut out);
     if let Some(s) = status {
         out.status = s;
     } else if out.measured.stopped_by == Some(StopReason::Interrupted)
@@ -307,25 +307,25 @@ fn verify_transfer(
 
 /// After the case's memory is freed: the hold-after-free timeline, the max-alloc probe and the
 /// pinned-ceiling probe, as the case asks.
-fn probe_after_free(session: &mut Session, case: &Case, stop: &AtomicBool, out: &mut CaseOutcome) {
+fn probe_after_free(runner: &mut Runner, case: &Case, stop: &AtomicBool, out: &mut CaseOutcome) {
     if case.probes.accounting && !case.probes.hold_after_free.is_zero() {
         out.timeline = probe::timeline(
-            &mut session.observers,
+            &mut runner.observers,
             case.probes.hold_after_free,
             case.probes.hold_interval,
             stop,
         );
     }
     if case.probes.max_alloc
-        && let Ok(v) = max_allocatable(&session.gpu)
+        && let Ok(v) = max_allocatable(&runner.gpu)
     {
         out.max_alloc.free = Some(v);
     }
     if case.probes.pinned_ceiling && !stop.load(Ordering::SeqCst) {
         out.pinned_ceiling = Some(pinned_ceiling(
             case.probes.ceiling_chunk,
-            session.pinned_cap,
-            &session.ledger,
+            runner.pinned_cap,
+            &runner.ledger,
         ));
     }
 }

@@ -3,7 +3,7 @@
 //! of every round trip verified, and under WSL2 the pinned ceiling up to what common frameworks
 //! pin. The verdicts are in [`crate::health`].
 
-use super::Session;
+use super::Runner;
 use crate::cuda::{self, CudaError, DeviceBuffer, HostBuffer, HostFlags, Stream};
 use crate::health::{Bandwidth, Copies, FRAMEWORK_PINNED_BYTES, Measured};
 use crate::units::MIB;
@@ -59,13 +59,13 @@ struct RoundTrip {
     mismatched: u64,
 }
 
-/// Measures what the full `check` judges, on the session's GPU.
-pub fn measure_check(session: &Session, wsl2: bool) -> Measured {
-    measure_check_with(session, wsl2, &CheckPlan::FULL)
+/// Measures what the full `check` judges, on the runner's GPU.
+pub fn measure_check(runner: &Runner, wsl2: bool) -> Measured {
+    measure_check_with(runner, wsl2, &CheckPlan::FULL)
 }
 
-/// Measures what `check` judges, on the session's GPU, copying as `plan` says.
-pub fn measure_check_with(session: &Session, wsl2: bool, plan: &CheckPlan) -> Measured {
+/// Measures what `check` judges, on the runner's GPU, copying as `plan` says.
+pub fn measure_check_with(runner: &Runner, wsl2: bool, plan: &CheckPlan) -> Measured {
     let mut m = Measured::default();
     let mut mismatched = None;
     let mut split = |r: Result<RoundTrip, CudaError>| -> (Copies, Copies) {
@@ -92,7 +92,7 @@ pub fn measure_check_with(session: &Session, wsl2: bool, plan: &CheckPlan) -> Me
     m.mismatched_words = mismatched;
     m.copy_latency_us = Some(copy_latency(plan).map_err(|e| e.to_string()));
     if wsl2 {
-        let c = super::pinned_ceiling(CEILING_CHUNK, FRAMEWORK_PINNED_BYTES, &session.ledger);
+        let c = super::pinned_ceiling(CEILING_CHUNK, FRAMEWORK_PINNED_BYTES, &runner.ledger);
         m.wsl2_pinned = Some((c.bytes, c.error.is_none()));
     }
     m

@@ -1,12 +1,12 @@
 //! Every listed GPU at once (`--device all`, `--device 0,1`): one worker thread per GPU owns that
-//! GPU's session (context, kernels, spin gate, observers, its own staging copy crew per case) for
+//! GPU's runner (context, kernels, spin gate, observers, its own staging copy crew per case) for
 //! the whole run. A multi-GPU case runs on each GPU alone first, for reference, then on all of
 //! them at the same time: the workers allocate and touch independently, then start every sample
 //! together behind a [`Lockstep`] and stop after the same sample. Each GPU is timed with its own
 //! events; the `all` row sums the per-GPU bandwidths, as nvbandwidth's `host_to_all` tests do.
 
 use super::case::{guard, run_case_in_step};
-use super::session::{Session, open_session};
+use super::runner::{Runner, open_runner};
 use super::{CaseOutcome, RowContext};
 use crate::Error;
 use crate::measure::Lockstep;
@@ -20,7 +20,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 
-/// One worker per GPU; dropping the fleet ends the workers and closes their sessions.
+/// One worker per GPU; dropping the fleet ends the workers and closes their runners.
 pub struct Fleet {
     workers: Vec<Worker>,
 }
@@ -39,7 +39,7 @@ struct Job {
 }
 
 impl Fleet {
-    /// Opens a session on each of `devices` in its own thread; the first failure is returned.
+    /// Opens a runner on each of `devices` in its own thread; the first failure is returned.
     pub fn open(
         devices: &[u32],
         anonymize: bool,
@@ -54,21 +54,21 @@ impl Fleet {
             let handle = std::thread::Builder::new()
                 .name(format!("pinscope-gpu-{d}"))
                 .spawn(move || {
-                    let mut session = match open_session(d, anonymize) {
+                    let mut runner = match open_runner(d, anonymize) {
                         Ok(s) => s,
                         Err(e) => {
                             let _ = ready_tx.send(Err(e));
                             return;
                         }
                     };
-                    session.pinned_cap = pinned_cap;
-                    let mut info = session.machine.gpu.clone().unwrap_or_default();
+                    runner.pinned_cap = pinned_cap;
+                    let mut info = runner.machine.gpu.clone().unwrap_or_default();
                     info.numa_node = crate::platform::numa_node_of(&info.pci_bus_id);
                     if ready_tx.send(Ok(info)).is_err() {
                         return;
                     }
                     for job in jobs_rx {
-                        let out = work(&mut session, &job, &stop);
+                        let out = work(&mut runner, &job, &stop);
                         if job.reply.send(out).is_err() {
                             break;
                         }
@@ -160,23 +160,23 @@ fn lost(case: &Case, gpu: &GpuInfo) -> CaseOutcome {
 }
 
 /// One job on a worker: the guard, then the case (in step with the other GPUs when `step`).
-fn work(session: &mut Session, job: &Job, stop: &AtomicBool) -> CaseOutcome {
-    let ram = session.machine.ram_bytes;
-    match guard(&job.case, ram, job.allow_pinned, &session.gpu) {
+fn work(runner: &mut Runner, job: &Job, stop: &AtomicBool) -> CaseOutcome {
+    let ram = runner.machine.ram_bytes;
+    match guard(&job.case, ram, job.allow_pinned, &runner.gpu) {
         Some(reason) => {
             if let Some(s) = &job.step {
                 s.leave();
             }
             CaseOutcome::skipped(&job.case, reason)
         }
-        None => run_case_in_step(session, &job.case, stop, job.step.as_deref()),
+        None => run_case_in_step(runner, &job.case, stop, job.step.as_deref()),
     }
 }
 
 impl Drop for Fleet {
     fn drop(&mut self) {
         for w in &mut self.workers {
-            // Closing the job channel ends the worker's loop; it then closes its session.
+            // Closing the job channel ends the worker's loop; it then closes its runner.
             w.jobs = None;
         }
         for w in &mut self.workers {

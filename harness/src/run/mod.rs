@@ -1,4 +1,4 @@
-//! Runs scenarios on the GPU. Read in this order: [`session`] (open the GPU, kernels, observers
+//! Runs scenarios on the GPU. Read in this order: [`runner`] (open the GPU, kernels, observers
 //! once) → [`scenario`] (the loop over one scenario's cases, results files, the [`watchdog`]) →
 //! [`case`] (one case's phases: guard, allocate, observe, touch, transfer, verify, free, hold) →
 //! [`probes`] (max allocatable device memory, pinned ceiling) → [`outcome`] (what a case produced,
@@ -11,8 +11,8 @@ pub mod device_memory;
 pub mod fleet;
 pub mod outcome;
 pub mod probes;
+pub mod runner;
 pub mod scenario;
-pub mod session;
 pub mod settings;
 pub mod watchdog;
 
@@ -21,8 +21,8 @@ pub use check::{CheckPlan, measure_check, measure_check_with};
 pub use fleet::Fleet;
 pub use outcome::{CaseOutcome, Ceiling, MaxAlloc, RowContext};
 pub use probes::{ceiling_cap, ceiling_with_device_held, max_allocatable, pinned_ceiling};
+pub use runner::{Runner, open_runner};
 pub use scenario::{
     RunOptions, SWEEP_LIMIT, ScenarioOutcome, install_interrupt_handler, run_scenario,
 };
-pub use session::{Session, open_session};
 pub use settings::{record_settings, record_settings_without_gpu};

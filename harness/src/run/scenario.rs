@@ -5,7 +5,7 @@ use super::case::{guard, run_case};
 use super::device_memory::{self, Prepared};
 use super::fleet::Fleet;
 use super::outcome::{CaseOutcome, RowContext};
-use super::session::Session;
+use super::runner::Runner;
 use super::watchdog::Watchdog;
 use crate::Error;
 use crate::cuda;
@@ -81,7 +81,7 @@ fn sanitize(s: &str) -> String {
 
 /// Runs every case of one scenario and writes its results files.
 pub fn run_scenario(
-    session: &mut Session,
+    runner: &mut Runner,
     scenario: &Scenario,
     out_dir: &Path,
     opts: &RunOptions,
@@ -93,10 +93,10 @@ pub fn run_scenario(
     let csv = out_dir.join(format!(
         "{stamp}-{}-{}.csv",
         sanitize(&scenario.name),
-        sanitize(&session.machine.host_name)
+        sanitize(&runner.machine.host_name)
     ));
     let mut writer = ResultsWriter::create(&csv)?;
-    let mut sidecar = first_sidecar(session, scenario, opts, &run_id, &started);
+    let mut sidecar = first_sidecar(runner, scenario, opts, &run_id, &started);
     let json = crate::results::sidecar_path(&csv);
     sidecar.write_atomic(&json)?;
     let watchdog = Watchdog::start(sidecar.clone(), json.clone(), opts.case_timeout);
@@ -127,7 +127,7 @@ pub fn run_scenario(
         };
         let (outcome, (rows, samples)) = match &opts.fleet {
             Some(fleet) => run_on_fleet(fleet, case, &ctx, opts),
-            None => run_on_this_gpu(session, case, &ctx, opts, stop),
+            None => run_on_this_gpu(runner, case, &ctx, opts, stop),
         };
         writer.write_case(&rows, &samples)?;
         for s in samples
@@ -150,10 +150,10 @@ pub fn run_scenario(
     drop(watchdog);
     // The settings' sampling transfer comes after the cases: made before, it changed what they
     // measured (settings.rs).
-    session.read_settings_under_load();
-    sidecar.machine.settings = session.machine.settings.clone();
+    runner.read_settings_under_load();
+    sidecar.machine.settings = runner.machine.settings.clone();
     let partial = stop.load(Ordering::SeqCst);
-    finish_sidecar(&mut sidecar, scenario, &all_rows, session, partial);
+    finish_sidecar(&mut sidecar, scenario, &all_rows, runner, partial);
     sidecar.write_atomic(&json)?;
     let summary = summary_text(scenario, &all_rows, &kept, &sidecar);
     if opts.write_report
@@ -172,7 +172,7 @@ pub fn run_scenario(
 /// The sidecar written before the first case: the machine, the scenario, the observers, and
 /// `partial` until the run ends.
 fn first_sidecar(
-    session: &Session,
+    runner: &Runner,
     scenario: &Scenario,
     opts: &RunOptions,
     run_id: &str,
@@ -186,14 +186,14 @@ fn first_sidecar(
         finished_at: None,
         partial: true,
         command_line: std::env::args().collect(),
-        machine: session.machine.clone(),
+        machine: runner.machine.clone(),
         scenarios: vec![ScenarioRecord {
             name: scenario.name.clone(),
             description: scenario.description.clone(),
             path: scenario.path.clone(),
             text: scenario.text.clone(),
         }],
-        observers: session.observers.statuses(),
+        observers: runner.observers.statuses(),
         gpus: opts.fleet.as_ref().map(|f| f.gpus()).unwrap_or_default(),
         claims: vec![],
         probes: vec![],
@@ -231,29 +231,25 @@ fn run_on_fleet(fleet: &Fleet, case: &Case, ctx: &RowContext, opts: &RunOptions)
     )
 }
 
-/// One case on the session's GPU: device memory held for it (device_memory.rs), then the usual
+/// One case on the runner's GPU: device memory held for it (device_memory.rs), then the usual
 /// guard, then the case.
 fn run_on_this_gpu(
-    session: &mut Session,
+    runner: &mut Runner,
     case: &Case,
     ctx: &RowContext,
     opts: &RunOptions,
     stop: &AtomicBool,
 ) -> Ran {
-    let ram = session.machine.ram_bytes;
-    let prepared = device_memory::prepare(
-        case,
-        &session.gpu,
-        &session.ledger,
-        opts.allow_vram_overflow,
-    );
+    let ram = runner.machine.ram_bytes;
+    let prepared =
+        device_memory::prepare(case, &runner.gpu, &runner.ledger, opts.allow_vram_overflow);
     let outcome = match prepared {
         Prepared::Skip(reason) => CaseOutcome::skipped(case, reason),
         Prepared::Fail(status) => CaseOutcome::empty(case, status),
         Prepared::Run(held) => {
-            let mut o = match guard(case, ram, opts.allow_pinned, &session.gpu) {
+            let mut o = match guard(case, ram, opts.allow_pinned, &runner.gpu) {
                 Some(reason) => CaseOutcome::skipped(case, reason),
-                None => run_case(session, case, stop),
+                None => run_case(runner, case, stop),
             };
             o.footprint.device += held.bytes;
             o
@@ -269,12 +265,12 @@ fn finish_sidecar(
     sidecar: &mut Sidecar,
     scenario: &Scenario,
     all_rows: &[Row],
-    session: &Session,
+    runner: &Runner,
     partial: bool,
 ) {
     sidecar.partial = partial;
     sidecar.finished_at = Some(chrono::Local::now().to_rfc3339());
-    sidecar.claims = crate::claims::evaluate(scenario, all_rows, &session.machine);
+    sidecar.claims = crate::claims::evaluate(scenario, all_rows, &runner.machine);
     sidecar
         .derived
         .extend(crate::claims::derive(scenario, all_rows));

@@ -8,7 +8,7 @@ use crate::common;
 use common::{gpu_case, quiet_run, scenario_of};
 use pinscope::cuda::{self, ErrorCode, fault};
 use pinscope::results::{Cause, Row, Status, Verification};
-use pinscope::run::{open_session, run_scenario};
+use pinscope::run::{open_runner, run_scenario};
 use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Mode};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -36,7 +36,7 @@ fn case(label: &str, host: HostKind, dir: Direction, mode: Mode) -> Case {
 /// and returns the rows; asserts the ledger holds no pinned bytes afterwards and no error was
 /// lost in a `Drop`.
 fn run_with_fault(spec: &str, cases: Vec<Case>) -> Vec<Row> {
-    let mut session = open_session(0, true).expect("a GPU");
+    let mut runner = open_runner(0, true).expect("a GPU");
     let s = scenario_of(
         "gpu-faults",
         "injected CUDA failures",
@@ -46,12 +46,12 @@ fn run_with_fault(spec: &str, cases: Vec<Case>) -> Vec<Row> {
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = quiet_run(0.5, Duration::from_secs(120));
     fault::set(Some(spec));
-    let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false));
+    let out = run_scenario(&mut runner, &s, dir.path(), &opts, &AtomicBool::new(false));
     fault::set(None);
     let out = out.expect("the run itself completes; failures are rows");
     println!("{spec}:\n{}", out.summary);
     assert_eq!(
-        session.ledger.total_pinned(),
+        runner.ledger.total_pinned(),
         0,
         "{spec}: pinned bytes left in the ledger after the run"
     );

@@ -17,7 +17,7 @@ mod faults;
 use common::{gpu_case as case, quiet_run, scenario_of};
 use pinscope::cuda::{self, DeviceBuffer, Gpu, HostBuffer, Kernels, Stream};
 use pinscope::results::{Lane, Row, Status, Verification};
-use pinscope::run::{open_session, run_scenario};
+use pinscope::run::{open_runner, run_scenario};
 use pinscope::scenario::{Case, Direction, Engine, HostFlags, HostKind, Mode, Scenario};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -114,10 +114,10 @@ fn every_strategy_produces_verified_rows() {
         .collect();
     let n = cases.len();
     let s = scenario(cases);
-    let mut session = open_session(0, false).expect("a GPU");
+    let mut runner = open_runner(0, false).expect("a GPU");
     let dir = tempfile::tempdir().unwrap();
     let opts = quiet_run(0.5, Duration::from_secs(600));
-    let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
+    let out = run_scenario(&mut runner, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
     println!("{}", out.summary);
     assert!(!out.partial);
     let keys: std::collections::BTreeSet<_> = out.rows.iter().map(|r| r.case_key.clone()).collect();
@@ -141,7 +141,7 @@ fn every_strategy_produces_verified_rows() {
     }
     assert!(out.rows.iter().any(|r| r.lane == Lane::Sum));
     // The ledger is back to zero and the files read back.
-    assert_eq!(session.ledger.total_pinned(), 0);
+    assert_eq!(runner.ledger.total_pinned(), 0);
     let back = pinscope::results::read_rows(&out.csv).unwrap();
     assert_eq!(back.len(), out.rows.len());
 }
@@ -149,8 +149,8 @@ fn every_strategy_produces_verified_rows() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn failures_are_rows_and_the_run_goes_on() {
-    let mut session = open_session(0, false).expect("a GPU");
-    let total = session.machine.gpu.as_ref().unwrap().total_memory_bytes;
+    let mut runner = open_runner(0, false).expect("a GPU");
+    let total = runner.machine.gpu.as_ref().unwrap().total_memory_bytes;
     let mut too_big = case(
         "too-big",
         HostKind::Alloc,
@@ -173,7 +173,7 @@ fn failures_are_rows_and_the_run_goes_on() {
     let s = scenario(vec![too_big, ok]);
     let dir = tempfile::tempdir().unwrap();
     let opts = quiet_run(0.9, Duration::from_secs(600));
-    let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
+    let out = run_scenario(&mut runner, &s, dir.path(), &opts, &AtomicBool::new(false)).unwrap();
     println!("{}", out.summary);
     assert!(
         matches!(out.rows[0].status, Status::Skipped(_) | Status::Failed(_)),
@@ -197,20 +197,20 @@ fn failures_are_rows_and_the_run_goes_on() {
 
 fn run_text(text: &str, allow_vram_overflow: bool, pinned_cap: Option<u64>) -> Vec<Row> {
     let s = pinscope::scenario::parse("gpu-test.toml", text).expect("valid scenario");
-    let mut session = open_session(0, false).expect("a GPU");
+    let mut runner = open_runner(0, false).expect("a GPU");
     if let Some(cap) = pinned_cap {
-        session.pinned_cap = cap;
+        runner.pinned_cap = cap;
     }
     let dir = tempfile::tempdir().expect("a temporary folder");
     let opts = pinscope::run::RunOptions {
         allow_vram_overflow,
         ..quiet_run(0.5, Duration::from_secs(600))
     };
-    let out = run_scenario(&mut session, &s, dir.path(), &opts, &AtomicBool::new(false))
+    let out = run_scenario(&mut runner, &s, dir.path(), &opts, &AtomicBool::new(false))
         .expect("the run writes its files");
     println!("{}", out.summary);
     assert_eq!(
-        session.ledger.total_pinned(),
+        runner.ledger.total_pinned(),
         0,
         "the ledger is back to zero"
     );
@@ -424,16 +424,16 @@ fn empty_kernels_time_each_wait_and_chases_verify_their_last_pointer() {
 #[ignore = "needs an NVIDIA GPU"]
 fn the_settings_and_the_check_on_a_real_gpu() {
     use pinscope::health::{self, Check, Thresholds, Verdict};
-    let mut session = open_session(0, true).expect("GPU 0");
-    // The sampling transfer is not made when the session opens (it would change what the
-    // cases measure): its fields say when they are read until the session reads them.
-    let opened = session.machine.settings.clone().expect("settings recorded");
+    let mut runner = open_runner(0, true).expect("GPU 0");
+    // The sampling transfer is not made when the runner opens (it would change what the
+    // cases measure): its fields say when they are read until the runner reads them.
+    let opened = runner.machine.settings.clone().expect("settings recorded");
     assert_eq!(
         opened.pcie_gen_under_load.unavailable_reason(),
         Some(pinscope::run::settings::UNDER_LOAD_PENDING)
     );
-    session.read_settings_under_load();
-    let s = session.machine.settings.clone().expect("settings recorded");
+    runner.read_settings_under_load();
+    let s = runner.machine.settings.clone().expect("settings recorded");
     for row in s.rows() {
         println!("setting {}: {}  [{}]", row.label, row.value, row.source);
     }
@@ -447,11 +447,11 @@ fn the_settings_and_the_check_on_a_real_gpu() {
             .expect("link during a transfer");
         assert!(now <= s.pcie_gen_max.value().expect("max"));
     }
-    let wsl2 = session
+    let wsl2 = runner
         .machine
         .platform
         .is(pinscope::platform::Platform::Wsl2);
-    let m = pinscope::run::measure_check(&session, wsl2);
+    let m = pinscope::run::measure_check(&runner, wsl2);
     let r = health::evaluate(&m, &s, &Thresholds::default(), wsl2);
     for c in &r {
         println!(
@@ -467,7 +467,7 @@ fn the_settings_and_the_check_on_a_real_gpu() {
         min_h2d_gbs: Some(h2d.median_gbs * 2.0),
         ..Thresholds::default()
     };
-    let m = pinscope::run::measure_check(&session, false);
+    let m = pinscope::run::measure_check(&runner, false);
     let r = health::evaluate(&m, &s, &strict, false);
     assert_eq!(
         health::overall(&r),

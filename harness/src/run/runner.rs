@@ -1,4 +1,4 @@
-//! The GPU session a run opens once: device, kernels, spin gate, machine facts, observers.
+//! What a run opens once on its GPU: device, kernels, spin gate, machine facts, observers.
 
 use super::probes::ceiling_cap;
 use crate::Error;
@@ -9,7 +9,7 @@ use crate::probe::{self, GpuContext, Ledger, Observers};
 /// Everything a run needs from the GPU, opened once.
 /// Fields drop in declaration order: everything that lives in the GPU context (kernels, gate)
 /// must go before `gpu`, which releases the context.
-pub struct Session {
+pub struct Runner {
     pub kernels: Kernels,
     pub gate: Gate,
     pub machine: Machine,
@@ -22,8 +22,8 @@ pub struct Session {
     pub gpu: CudaGpu,
 }
 
-impl Session {
-    /// Fills the settings' under-load fields (the sampling transfer, once per session). A run
+impl Runner {
+    /// Fills the settings' under-load fields (the sampling transfer, once per runner). A run
     /// calls it after its cases: the transfer changes what small copies measure after it.
     pub fn read_settings_under_load(&mut self) {
         if self.under_load_read {
@@ -37,7 +37,7 @@ impl Session {
 }
 
 /// Opens the GPU, loads the kernels and sets up the observers; one sentence on failure.
-pub fn open_session(device: u32, anonymize: bool) -> Result<Session, Error> {
+pub fn open_runner(device: u32, anonymize: bool) -> Result<Runner, Error> {
     let gpu = CudaGpu::open(device).map_err(|e| Error::NoGpu(e.sentence()))?;
     let kernels = Kernels::load(&gpu).map_err(|error| Error::Cuda {
         doing: "load its kernels (pinscope.ptx, embedded in the binary) into the GPU",
@@ -62,7 +62,7 @@ pub fn open_session(device: u32, anonymize: bool) -> Result<Session, Error> {
         ledger: ledger.clone(),
     });
     let pinned_cap = ceiling_cap(None, machine.ram_bytes)?;
-    Ok(Session {
+    Ok(Runner {
         pinned_cap,
         under_load_read: false,
         gpu,
