@@ -82,7 +82,7 @@ pub fn observe_command(args: &ObserveArgs, quiet: bool) -> Result<i32, Error> {
             eprintln!("note: {} not observed: {}", u.observer.name(), u.reason);
         }
         eprintln!(
-            "observed {} samples, up to {} processes; wrote {}, {}, {}",
+            "observed {} samples, at most {} process(es) at once; wrote {}, {}, {}",
             s.samples,
             s.max_processes,
             observed.files[0].display(),

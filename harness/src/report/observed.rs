@@ -141,10 +141,19 @@ fn unmoved_sentences(series: &[&Series]) -> Vec<String> {
         .collect()
 }
 
+/// "1 process was" / "up to N processes were": how many processes the tree held at most.
+fn processes_in_tree(n: u64) -> String {
+    if n == 1 {
+        "1 process was".into()
+    } else {
+        format!("up to {n} processes were")
+    }
+}
+
 /// The page's opening answer, one sentence per series.
 pub fn observed_answer(sidecar: &ObservedSidecar, series: &[Series]) -> Vec<String> {
     let mut out = vec![format!(
-        "`{}` {} after {} samples every {} ms; up to {} processes were in its tree.",
+        "`{}` {} after {} samples every {} ms; {} in its tree.",
         shell_words(&sidecar.command),
         match sidecar.ending {
             Ending::Exit { code } => format!("exited with status {code}"),
@@ -153,7 +162,7 @@ pub fn observed_answer(sidecar: &ObservedSidecar, series: &[Series]) -> Vec<Stri
         },
         sidecar.samples,
         sidecar.interval_ms,
-        sidecar.max_processes
+        processes_in_tree(sidecar.max_processes)
     )];
     let (moved, unmoved): (Vec<&Series>, Vec<&Series>) = series
         .iter()
