@@ -154,6 +154,13 @@ pub enum CompareOutput {
     Html,
 }
 
+/// `--format` of `report`: the page, or its findings as JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Html,
+    Json,
+}
+
 /// `--fail-on` of `compare`: which verdict against the baseline makes it exit 4 (`change`:
 /// slower or faster). The values carry no doc comments: clap would switch `compare --help` to
 /// its long layout for them.
@@ -296,9 +303,20 @@ pub struct ReportArgs {
     /// (scripts/slurm/pinscope-fleet.sbatch) and gets a line in the page's node table.
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
-    /// HTML file to write (`-`: standard output).
-    #[arg(long, short, value_name = "FILE", default_value = "report/index.html")]
+    /// File to write (`-`: standard output); with `--format json`, standard output unless given.
+    #[arg(
+        long,
+        short,
+        value_name = "FILE",
+        default_value = "report/index.html",
+        default_value_if("format", "json", "-")
+    )]
     pub output: PathBuf,
+    /// `html`: the page; `json`: what the page answers, as data (per run and scenario: each
+    /// direction's fastest way and what it holds, the memory and latency findings, the claims,
+    /// the page's sentences).
+    #[arg(long, value_enum, default_value = "html")]
+    pub format: ReportFormat,
     /// nvbandwidth `-j` output to show as a reference series.
     #[arg(long)]
     pub nvbandwidth: Vec<PathBuf>,

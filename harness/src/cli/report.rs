@@ -1,9 +1,9 @@
 //! `pinscope report`: loads the runs (and nvbandwidth references), renders the page, writes it.
 
-use super::ReportArgs;
+use super::{ReportArgs, ReportFormat};
 use crate::Error;
 use crate::compare::{load_all, results_inputs};
-use crate::report::{load_nvbandwidth, render_fleet_report};
+use crate::report::{load_nvbandwidth, render_fleet_report, report_findings};
 use crate::results::{Inputs, OutputPolicy, expand_inputs};
 
 /// `pinscope report`.
@@ -51,10 +51,25 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
         .title
         .clone()
         .unwrap_or_else(|| "pinscope report".into());
-    let page = render_fleet_report(&sets, &expanded.nodes, &nvb, &title)?;
+    let page = match args.format {
+        ReportFormat::Html => render_fleet_report(&sets, &expanded.nodes, &nvb, &title)?,
+        ReportFormat::Json => findings_json(&sets, &expanded.nodes)?,
+    };
     super::write_output(&policy, &args.output, page.as_bytes())?;
     if !quiet && args.output.as_os_str() != "-" {
         eprintln!("wrote {}", args.output.display());
     }
     Ok(0)
+}
+
+/// The findings of the page `report` would write, as pretty JSON with a final newline.
+fn findings_json(
+    sets: &[crate::results::ResultSet],
+    nodes: &[crate::results::NodeFolder],
+) -> Result<String, Error> {
+    let findings = report_findings(sets, nodes);
+    let mut text = serde_json::to_string_pretty(&findings)
+        .map_err(|e| Error::Usage(format!("the findings could not be written as JSON: {e}")))?;
+    text.push('\n');
+    Ok(text)
 }

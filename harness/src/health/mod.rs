@@ -77,17 +77,15 @@ impl Check {
         Check::PinBudget,
     ];
 
+    /// Whether the check measures on a GPU (all but the pin budget, which reads the host).
+    pub fn needs_gpu(self) -> bool {
+        self != Check::PinBudget
+    }
+
     /// The checks that need a GPU, in [`Check::ALL`] order.
-    pub const GPU: [Check; 8] = [
-        Check::LinkUnderLoad,
-        Check::PinnedH2d,
-        Check::PinnedD2h,
-        Check::DataVerification,
-        Check::PinnedNuma,
-        Check::ClocksUnderLoad,
-        Check::Wsl2PinnedCeiling,
-        Check::CopyLatency,
-    ];
+    pub fn gpu_checks() -> impl Iterator<Item = Check> {
+        Check::ALL.into_iter().filter(|c| c.needs_gpu())
+    }
 
     /// The name JSON and Prometheus files write.
     pub fn name(self) -> &'static str {
@@ -200,9 +198,8 @@ impl CheckResult {
 
 /// Every check that needs a GPU `not run`, with the same reason (no GPU).
 pub fn all_not_run(why: &str) -> Vec<CheckResult> {
-    Check::GPU
-        .iter()
-        .map(|c| CheckResult::not_run(*c, why))
+    Check::gpu_checks()
+        .map(|c| CheckResult::not_run(c, why))
         .collect()
 }
 
@@ -270,7 +267,7 @@ pub fn link_rate_gbs(generation: u32, width: u32) -> Option<f64> {
     Some(per_lane * f64::from(width))
 }
 
-/// The verdicts of every check that needs a GPU, in [`Check::GPU`] order.
+/// The verdicts of every check that needs a GPU, in [`Check::gpu_checks`] order.
 pub fn evaluate(m: &Measured, s: &Settings, t: &Thresholds, wsl2: bool) -> Vec<CheckResult> {
     vec![
         link_under_load(s),

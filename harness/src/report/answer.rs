@@ -108,6 +108,11 @@ impl<'r> LaneAnswer<'r> {
     pub fn share(&self, r: &Row) -> f64 {
         bw(r) / bw(self.fastest).max(1e-9)
     }
+
+    /// How many times slower than the fastest `r` is (the pageable penalty).
+    pub fn times_slower(&self, r: &Row) -> f64 {
+        bw(self.fastest) / bw(r).max(1e-9)
+    }
 }
 
 /// A run's headline, host to GPU: the fastest way, its bandwidth and the page-locked memory it
@@ -265,7 +270,7 @@ fn lane_sentences(rows: &[&Row], lane: Lane) -> Vec<Sentence> {
                 "plain pageable copies ({}) reach {:.1} GB/s: the pageable penalty is {:.1}× against the fastest.",
                 p.case_label,
                 bw(p),
-                bw(best) / bw(p).max(1e-9)
+                a.times_slower(p)
             ),
         ));
     }

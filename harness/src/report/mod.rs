@@ -9,6 +9,7 @@ pub(crate) mod answer;
 mod chart;
 mod compare_page;
 pub mod device_memory;
+mod findings;
 mod fleet;
 pub mod html;
 pub mod labels;
@@ -34,6 +35,7 @@ pub use answer::console_lines;
 pub use answer::{Sentence, answer};
 pub use chart::Figure;
 pub use compare_page::render_compare_html;
+pub use findings::{FINDINGS_SCHEMA, Findings};
 pub use memory_cost::max_alloc_detail;
 pub use numbers_table::LIST_ROWS;
 pub use nvbandwidth::{
@@ -225,6 +227,12 @@ fn answer_block(mine: &[&Row], s: &ResultSet, name: &str) -> String {
     }
     out.push_str("</ul>\n");
     out
+}
+
+/// The findings of the page [`render_fleet_report`] would write for the same runs, as data
+/// (`pinscope report --format json`).
+pub fn report_findings(sets: &[ResultSet], nodes: &[NodeFolder]) -> Findings {
+    findings::findings(sets, &fleet::run_labels(sets, nodes))
 }
 
 /// Renders the whole report as one self-contained HTML page.

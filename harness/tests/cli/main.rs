@@ -15,4 +15,5 @@ mod model;
 mod new_user;
 mod observe;
 mod plan;
+mod report_json;
 mod robustness;

@@ -303,6 +303,7 @@ fn report_command_and_write_report() {
         title: None,
         force: false,
         quiet: true,
+        format: pinscope::cli::ReportFormat::Html,
     };
     assert_eq!(
         pinscope::cli::report_command(&args, true).expect("report"),
