@@ -51,7 +51,7 @@ def load(src):
 
 def check_synthetic(path):
     if "synthetic" not in path:
-        sys.exit(f"{path}: the output path must contain 'synthetic' (the pages then say SYNTHETIC)")
+        sys.exit(f"{path}: the output path must contain 'synthetic', so that no one takes it for a measurement")
 
 
 def replica_key(row, col, suffix):
@@ -121,6 +121,8 @@ def write_run(src, out, nrows, run_id, host, with_samples, scale=1.0):
         fs.close()
     sidecar["run_id"] = run_id
     sidecar["machine"]["host_name"] = host
+    # The field that marks a made-up run: pages and comparisons of it say SYNTHETIC DATA.
+    sidecar["SYNTHETIC"] = "replicated from a real published run by scripts/fleet-inputs.py: not a measurement"
     with open(base + ".json", "w") as f:
         json.dump(sidecar, f, indent=2)
 

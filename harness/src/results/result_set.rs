@@ -59,19 +59,9 @@ impl ResultSet {
         self.sidecar.as_ref().is_some_and(|s| s.partial)
     }
 
-    /// A run made up for tests or demonstrations says so (`SYNTHETIC`, any case) in its file
-    /// name, run id or host name.
+    /// A run made up for tests or demonstrations: its sidecar says so in its `SYNTHETIC` field.
     pub fn is_synthetic(&self) -> bool {
-        let marked = |t: &str| t.to_ascii_uppercase().contains("SYNTHETIC");
-        marked(&self.path.display().to_string())
-            || self
-                .rows
-                .first()
-                .is_some_and(|r| marked(&r.run_id) || marked(&r.machine.host_name))
-            || self
-                .sidecar
-                .as_ref()
-                .is_some_and(|c| marked(&c.run_id) || marked(&c.machine.host_name))
+        self.sidecar.as_ref().is_some_and(|c| c.synthetic.is_some())
     }
 
     /// The raw bandwidth samples (GB/s) of one case and lane.

@@ -112,6 +112,10 @@ pub struct Sidecar {
     /// The case the run was ended in because it ran past `--case-timeout`; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timed_out: Option<CaseTimeout>,
+    /// Present on a run made up for tests or demonstrations, not measured: what made it and
+    /// how. Pages and comparisons of such a run say SYNTHETIC DATA. pinscope never writes it.
+    #[serde(rename = "SYNTHETIC", default, skip_serializing_if = "Option::is_none")]
+    pub synthetic: Option<String>,
 }
 
 /// A case that ran past `--case-timeout` (a hung driver call cannot be cancelled, so the run
@@ -228,6 +232,7 @@ impl Sidecar {
             gpus: Vec::new(),
             derived: vec![],
             timed_out: None,
+            synthetic: None,
         }
     }
 }

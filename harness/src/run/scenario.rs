@@ -200,6 +200,7 @@ fn first_sidecar(
         stopped_by: Default::default(),
         derived: vec![],
         timed_out: None,
+        synthetic: None,
     }
 }
 

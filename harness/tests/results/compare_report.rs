@@ -503,7 +503,10 @@ fn synthetic_copy(dir: &Path, name: &str, scale: f64) -> PathBuf {
     let src = repo_root().join(README_A);
     let csv = dir.join(format!("SYNTHETIC-{name}.csv"));
     std::fs::copy(&src, &csv).expect("csv");
-    std::fs::copy(src.with_extension("json"), csv.with_extension("json")).expect("sidecar");
+    let sidecar = std::fs::read_to_string(src.with_extension("json")).expect("sidecar");
+    let mut sidecar: serde_json::Value = serde_json::from_str(&sidecar).expect("json");
+    sidecar["SYNTHETIC"] = "made up by compare_report.rs from a real run: not a measurement".into();
+    std::fs::write(csv.with_extension("json"), sidecar.to_string()).expect("sidecar");
     let samples = std::fs::read_to_string(src.with_extension("samples.csv")).expect("samples");
     let mut out = Vec::new();
     for line in samples.lines() {
@@ -565,4 +568,18 @@ fn a_run_without_sidecar_is_unknown_not_different() {
     assert!(!out.contains("B=?"), "{out}");
     assert!(!out.contains("differs — kernel"), "{out}");
     assert!(out.contains("unknown in B — kernel: A=6.18.44"), "{out}");
+}
+
+#[test]
+fn a_run_is_synthetic_by_its_sidecar_field_not_by_its_name() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let marked = synthetic_copy(tmp.path(), "marked", 1.0);
+    assert!(ResultSet::load(&marked).expect("loads").is_synthetic());
+    // The same measured run under a name that says SYNTHETIC is still a measurement.
+    let src = repo_root().join(README_A);
+    let named = tmp.path().join("SYNTHETIC-but-measured.csv");
+    for ext in ["csv", "json", "samples.csv"] {
+        std::fs::copy(src.with_extension(ext), named.with_extension(ext)).expect("copy");
+    }
+    assert!(!ResultSet::load(&named).expect("loads").is_synthetic());
 }

@@ -131,6 +131,7 @@ fn write_node(fleet: &Path, node: &str, factor: f64, check: i32) {
     let mut json: serde_json::Value = serde_json::from_str(&sidecar).expect("json");
     json["run_id"] = format!("synthetic-{node}").into();
     json["machine"]["host_name"] = node.into();
+    json["SYNTHETIC"] = "a published run copied per node by fleet.rs: not a measurement".into();
     std::fs::write(dir.join("run.json"), json.to_string()).expect("sidecar");
     let steps = format!(r#"{{"node":"{node}","info":0,"check":{check},"run":0}}"#);
     std::fs::write(dir.join("steps.json"), steps).expect("steps");
