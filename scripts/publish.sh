@@ -17,7 +17,7 @@
 #                                                      scenarios, `pinscope compare` with reports/MACHINE/
 #   scripts/publish.sh pages     [PINSCOPE]            anywhere: re-render every page in reports/,
 #                                                      the two compare pages and reports/index.html
-#   scripts/publish.sh index                           anywhere: reports/index.html alone
+#   scripts/publish.sh index     [PINSCOPE]            anywhere: reports/index.html alone
 #
 # Environment: PINSCOPE  the binary under test (default dist/pinscope, from `scripts/build-dist.sh`;
 #                        check also needs dist/gpu-tests and dist/gpu-fault-tests from it)
@@ -248,26 +248,39 @@ pages() {
     b=$(ls reports/h200-x2/*-"$scen"-*.csv | grep -v samples | head -1)
     "$bin" compare "$a" "$b" --format markdown --html "reports/compare-$scen.html" >"reports/compare-$scen.md"
   done
-  index
+  index "$bin"
   echo "reports/index.html written"
 }
 
 index() {
-  python3 - <<'PY'
-import glob, html, json, os, re
+  local bin
+  if [[ $# -ge 1 ]]; then bin=$1; else cargo build --release -q && bin=target/release/pinscope; fi
+  PINSCOPE_BIN=$bin python3 - <<'PY'
+import glob, html, json, os, subprocess
 
-def headline(page):
-    """The headline pinscope wrote on the report's answer list (data-headline-* attributes)."""
-    text = open(page).read()
-    m = re.search(r'<ul class="answer"([^>]*)>', text)
-    attrs = dict(re.findall(r'data-headline-([a-z-]+)="([^"]*)"', m.group(1))) if m else {}
-    if "fastest" not in attrs:
-        lat = re.search(r'<li><strong>Latency:</strong> (.*?)</li>', text)
-        return lat.group(1) if lat else "no host-to-GPU bandwidth measured (see the report)"
-    text = f'<b>{attrs["gbs"]} GB/s</b>: {attrs["fastest"]}, holding {attrs["pinned"]} page-locked'
-    if "ring-share" in attrs:
-        text += f'; staging ring {attrs["ring-share"]} of it, holding {attrs["ring-pinned"]}'
-    return text  # already HTML-escaped by pinscope
+def size(b):
+    """Bytes in binary units, as pinscope writes them (units::format_size)."""
+    for name, m in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= m:
+            return f"{b // m} {name}" if b % m == 0 else f"{b / m:.2f} {name}"
+    return f"{b} B"
+
+def headline(csv):
+    """The run's headline, host to GPU, from the findings pinscope computes for its page."""
+    out = subprocess.run([os.environ["PINSCOPE_BIN"], "report", "-q", "--format", "json", csv],
+                         check=True, capture_output=True, text=True).stdout
+    s = json.loads(out)["runs"][0]["scenarios"][0]
+    h = s["host_to_gpu"]
+    if h is None:
+        lat = next((x["text"] for x in s["sentences"] if x["topic"] == "Latency"), None)
+        return html.escape(lat) if lat else "no host-to-GPU bandwidth measured (see the report)"
+    f = h["fastest"]
+    named = f'{f["case"]} ({f["strategy"]}, {size(f["size_bytes"])})'
+    text = f'<b>{f["bw_median_gbs"]:.1f} GB/s</b>: {html.escape(named)}, holding {size(f["pinned_bytes"])} page-locked'
+    if h["staging_ring"]:
+        r = h["staging_ring"]
+        text += f'; staging ring {100 * r["share_of_fastest"]:.0f}% of it, holding {size(r["pinned_bytes"])}'
+    return text
 
 rows = []
 for j in sorted(glob.glob("reports/*/*.json")):
@@ -277,7 +290,7 @@ for j in sorted(glob.glob("reports/*/*.json")):
     m = d["machine"]; g = m.get("gpu") or {}
     h = j[:-5] + ".html"
     rows.append((os.path.dirname(j).split("/")[-1], d["scenarios"][0]["name"], d["scenarios"][0]["description"],
-                 os.path.relpath(h, "reports"), headline(h),
+                 os.path.relpath(h, "reports"), headline(j[:-5] + ".csv"),
                  f'{g.get("name","")}, {m["cpu_threads"]} CPU threads, {m["ram_bytes"]/2**30:.0f} GiB RAM, driver {g.get("driver_version","")}',
                  d["started_at"][:16].replace("T", " ")))
 out = ['<!doctype html><meta charset="utf-8"><title>pinscope published reports</title>',

@@ -53,7 +53,7 @@ fn lane_pool<'r>(rows: &[&'r Row], lane: Lane) -> Vec<&'r Row> {
 }
 
 /// What one direction's one-way transfers say, computed once for the page's sentences and the
-/// run's headline: the fastest case, the case holding the least page-locked memory within 5% of
+/// findings' data (`report --format json`, which the index of published reports reads): the fastest case, the case holding the least page-locked memory within 5% of
 /// it, plain pageable copies, and the fastest staging ring.
 #[derive(Debug, Clone, Copy)]
 pub struct LaneAnswer<'r> {
@@ -113,33 +113,6 @@ impl<'r> LaneAnswer<'r> {
     pub fn times_slower(&self, r: &Row) -> f64 {
         bw(self.fastest) / bw(r).max(1e-9)
     }
-}
-
-/// A run's headline, host to GPU: the fastest way, its bandwidth and the page-locked memory it
-/// holds, and the best staging ring's share of that bandwidth with what the ring holds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Headline {
-    /// The fastest case in words (its label, strategy and size).
-    pub fastest: String,
-    /// Its median, GB/s.
-    pub gbs: f64,
-    /// Page-locked bytes it holds.
-    pub pinned_held: u64,
-    /// The fastest staging-ring case: its bandwidth as a fraction of the fastest, and the
-    /// page-locked bytes it holds.
-    pub ring: Option<(f64, u64)>,
-}
-
-/// The headline of one run's rows (host to GPU, one GPU), if any transfer finished.
-pub fn headline(all_rows: &[&Row]) -> Option<Headline> {
-    let one_gpu = Row::one_gpu_view(all_rows.iter().copied());
-    let a = LaneAnswer::of(&one_gpu, Lane::H2d)?;
-    Some(Headline {
-        fastest: named(a.fastest),
-        gbs: bw(a.fastest),
-        pinned_held: a.fastest.pinned_bytes,
-        ring: a.ring.map(|r| (a.share(r), r.pinned_bytes)),
-    })
 }
 
 /// The answer for the rows of one scenario in one run, as the report page says it: the

@@ -129,31 +129,6 @@ fn para(out: &mut String, text: &str) {
     let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(text));
 }
 
-/// The run's [`answer::Headline`] as `data-headline-*` attributes of its answer list, in the
-/// page's words, for the index of published reports (`scripts/publish.sh pages`): the fastest
-/// way, its GB/s, the page-locked memory it holds, the staging ring's share of its bandwidth and
-/// the ring's page-locked memory.
-fn headline_attrs(rows: &[&Row]) -> String {
-    let Some(h) = answer::headline(rows) else {
-        return String::new();
-    };
-    let mut a = format!(
-        " data-headline-fastest=\"{}\" data-headline-gbs=\"{:.1}\" data-headline-pinned=\"{}\"",
-        escape(&h.fastest),
-        h.gbs,
-        crate::units::format_size(h.pinned_held)
-    );
-    if let Some((share, held)) = h.ring {
-        let _ = write!(
-            a,
-            " data-headline-ring-share=\"{:.0}%\" data-headline-ring-pinned=\"{}\"",
-            share * 100.0,
-            crate::units::format_size(held)
-        );
-    }
-    a
-}
-
 /// "The answer, in plain words": per scenario (and run), the question and the sentences of
 /// [`answer::answer`].
 fn answer_section(out: &mut String, sets: &[ResultSet], scenarios: &ScenarioRows<'_, '_>) {
@@ -207,7 +182,7 @@ fn answer_section(out: &mut String, sets: &[ResultSet], scenarios: &ScenarioRows
 
 /// One run's answer to scenario `name`: the sentences of [`answer::answer`] as a list.
 fn answer_block(mine: &[&Row], s: &ResultSet, name: &str) -> String {
-    let mut out = format!("<ul class=\"answer\"{}>\n", headline_attrs(mine));
+    let mut out = String::from("<ul class=\"answer\">\n");
     for l in answer::answer(mine, &s.samples, s.sidecar.as_ref(), name) {
         let class = match l.verdict {
             Some(ClaimStatus::Held) => " class=\"verdict-held\"",
