@@ -4,6 +4,7 @@
 pub mod check;
 pub mod compare;
 pub mod info;
+mod load_child;
 pub mod man;
 pub mod model;
 pub mod observe;
@@ -81,6 +82,9 @@ pub enum Command {
     Man(man::ManArgs),
     /// Run a program and record what every memory observer saw of it and its child processes.
     Observe(observe::ObserveArgs),
+    /// (internal) One `load-register` load, run by a case as a child process it can kill.
+    #[command(name = "load-register-child", hide = true)]
+    LoadRegisterChild(load_child::LoadChildArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -133,6 +137,7 @@ impl ScenarioArgs {
         if let Some(m) = &self.model {
             s.use_model(m)?;
         }
+        s.require_sources()?;
         Ok(s)
     }
 }
@@ -452,6 +457,7 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
         Command::Man(a) => man::man_command(a),
         Command::Model(a) => model::model_command(a),
         Command::Observe(a) => observe::observe_command(a, cli.quiet || a.quiet),
+        Command::LoadRegisterChild(a) => load_child::load_child_command(a),
     }
 }
 

@@ -78,3 +78,12 @@ pub fn cuda_mem_info() -> Result<(u64, u64), CudaError> {
     })?;
     Ok((free as u64, total as u64))
 }
+
+/// The ordinal of the device whose context is current on this thread.
+pub fn current_device() -> Result<u32, CudaError> {
+    let dev = written("cuCtxGetDevice", 0, |d| {
+        // SAFETY: valid out-pointer; fails cleanly with no current context.
+        unsafe { sys::cuCtxGetDevice(d) }
+    })?;
+    u32::try_from(dev).map_err(|_| CudaError::new("cuCtxGetDevice", "a negative ordinal"))
+}

@@ -18,6 +18,8 @@ mod ffi;
 mod flags;
 mod host_memory;
 mod kernels;
+#[cfg(target_os = "linux")]
+mod mapped_file;
 mod streams;
 
 pub use code::ErrorCode;
@@ -28,6 +30,8 @@ pub use ffi::*;
 pub use flags::HostFlags;
 pub use host_memory::*;
 pub use kernels::*;
+#[cfg(target_os = "linux")]
+pub use mapped_file::MappedFile;
 pub use streams::*;
 
 /// A failed CUDA driver call: which call, and what it returned.

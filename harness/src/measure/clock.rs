@@ -172,6 +172,7 @@ impl Span {
             event_ms: vec![(lane, ev)],
             register_ms: None,
             unregister_ms: None,
+            load: None,
         })
     }
 }

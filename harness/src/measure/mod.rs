@@ -14,7 +14,7 @@ pub use clock::Stopwatch;
 pub(crate) use clock::{Streams, Timer};
 pub(crate) use latency::{WaitClock, call_alone};
 pub use lockstep::{Lockstep, Vote};
-pub use sample::{Gpu, Measurable, Moves, SampleTimes};
+pub use sample::{Gpu, LoadStages, Measurable, Moves, SampleTimes};
 
 use crate::cuda::CudaError;
 use crate::results::StopReason;

@@ -23,6 +23,27 @@ pub struct SampleTimes {
     /// Registration + unregistration time inside the sample (register-per-copy), ms.
     pub register_ms: Option<f64>,
     pub unregister_ms: Option<f64>,
+    /// A file load's stages (the file-load modes); `None` for every other sample.
+    pub load: Option<LoadStages>,
+}
+
+/// Where a file load's time went, ms of the host clock (`None`: the path has no such stage, or
+/// cannot tell it apart from another), and the page cache it started from.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LoadStages {
+    /// Bytes of the file in the page cache when the load started (`None`: not counted).
+    pub resident_before: Option<u64>,
+    /// Inside `read`/`pread`: the disk or the page cache, and the first touch of a fresh
+    /// destination buffer.
+    pub read_ms: Option<f64>,
+    /// Copies out of a file mapping: page faults (disk reads when cold), the driver's staging of
+    /// pageable memory and the DMA, which one synchronous copy call does together.
+    pub fault_ms: Option<f64>,
+    /// Registering a mapping for the GPU (`load-register`).
+    pub pin_ms: Option<f64>,
+    /// The copies to the device that follow the reads (a ring's copies overlap its reads: the
+    /// time the host waited for them).
+    pub dma_ms: Option<f64>,
 }
 
 impl SampleTimes {
@@ -35,6 +56,7 @@ impl SampleTimes {
             event_ms: event_ms.map(|e| (lane, e)).into_iter().collect(),
             register_ms: None,
             unregister_ms: None,
+            load: None,
         }
     }
 }

@@ -55,6 +55,9 @@ fn host_words(r: &Row) -> String {
         Words::Instead(words) => s = words.into(),
         Words::StagingRing => s.push_str(&staging_words(r)),
     }
+    if let Some(cache) = r.cache {
+        s.push_str(&format!(", {cache} cache"));
+    }
     s
 }
 

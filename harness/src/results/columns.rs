@@ -231,6 +231,19 @@ pub(super) const TAIL: &[Column] = &[
     col!("max_alloc_host_mib", "MiB", Mib, max_alloc_host_mib),
     col!("pinned_ceiling_cap_mib", "MiB", Mib, pinned_ceiling_cap_mib),
     col!("wait", "", Cell, wait),
+    col!("cache", "", Cell, cache),
+    col!("file_format", "", Cell, file_format),
+    col!("file_tensors", "", Small, file_tensors),
+    col!(
+        "resident_before_bytes",
+        "B",
+        Measured,
+        resident_before_bytes
+    ),
+    col!("read_ms", "ms", Measured, read_ms),
+    col!("fault_ms", "ms", Measured, fault_ms),
+    col!("pin_ms", "ms", Measured, pin_ms),
+    col!("dma_ms", "ms", Measured, dma_ms),
 ];
 
 /// The fixed leading columns of the results CSV, in order: `schema_version` and [`HEAD`].

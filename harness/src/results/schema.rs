@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 pub use super::failure::{Cause, Failure, Phase};
 pub use crate::platform::MachineKey;
 pub use crate::scenario::Lane;
-use crate::scenario::{Axes, CaseKey, Direction, Engine, HostFlags, HostKind, Mode, Wait};
+use crate::scenario::{
+    Axes, Cache, CaseKey, Direction, Engine, FileKind, HostFlags, HostKind, Mode, Wait,
+};
 use std::fmt;
 use std::sync::Arc;
 
@@ -153,7 +155,7 @@ macro_rules! named_as_declared {
         })+
     };
 }
-named_as_declared!(Engine, Direction, Mode, Wait);
+named_as_declared!(Engine, Direction, Mode, Wait, Cache, FileKind);
 
 impl fmt::Display for Verification {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -299,6 +301,22 @@ pub struct Row {
     /// every other row. Files written before this column: read from the case key (see
     /// [`crate::results::read_rows`]).
     pub wait: Option<Wait>,
+    /// File-load rows (`mode = "load-*"`): the page cache each load started from (`cache`);
+    /// empty on every other row and in files written before this column.
+    pub cache: Option<Cache>,
+    /// File-load rows: what the loaded file is (`gguf`, `safetensors`, `data`).
+    pub file_format: Option<FileKind>,
+    /// File-load rows: the tensors in the file's table (0 for a data file and other rows).
+    pub file_tensors: u32,
+    /// File-load rows: bytes of the file in the page cache when a load started (median).
+    pub resident_before_bytes: Option<f64>,
+    /// File-load rows, the median time of each stage of one load (ms): inside `read`/`pread`;
+    /// copies out of a mapping (page faults, staging and DMA together); registering a mapping;
+    /// the copies to the device after the reads.
+    pub read_ms: Option<f64>,
+    pub fault_ms: Option<f64>,
+    pub pin_ms: Option<f64>,
+    pub dma_ms: Option<f64>,
 }
 
 impl Row {

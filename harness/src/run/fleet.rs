@@ -371,6 +371,7 @@ fn sum_row(per: &[&Row], key: &str, n: u32) -> Row {
         lat_p90_us: None,
         lat_p99_us: None,
         lat_event_p50_us: None,
+        ..Row::default()
     }
 }
 

@@ -2,7 +2,7 @@
 //! [`Row::from_outcome`] gives the results row per lane and the long-form sample rows.
 
 use crate::accounting::{self, Phase, ReadingName};
-use crate::measure::SampleTimes;
+use crate::measure::{LoadStages, SampleTimes};
 use crate::platform::Machine;
 use crate::probe::{self, Moment, Snapshot};
 use crate::results::{Device, Lane, Row, SampleIndex, SampleRow, Series, Status, Verification};
@@ -231,6 +231,38 @@ fn case_row(outcome: &CaseOutcome, ctx: &RowContext, case: &Case) -> Row {
         device: ctx.machine.gpu.as_ref().map(|g| Device::Gpu(g.index)),
         gpus_at_once: 1,
         wait: (case.mode == Mode::Latency).then_some(case.wait),
+        ..load_columns(outcome, case)
+    }
+}
+
+/// A file-load case's columns: the cache state, the file, and each stage's median over the
+/// samples; blank (the default row) for every other case.
+fn load_columns(outcome: &CaseOutcome, case: &Case) -> Row {
+    let Some(source) = case
+        .source
+        .as_ref()
+        .filter(|_| case.mode.declaration().reads_file)
+    else {
+        return Row::default();
+    };
+    let stage = |f: fn(&LoadStages) -> Option<f64>| {
+        let v: Vec<f64> = outcome
+            .measured
+            .samples
+            .iter()
+            .filter_map(|s| s.load.as_ref().and_then(f))
+            .collect();
+        median(&v)
+    };
+    Row {
+        cache: Some(case.cache),
+        file_format: Some(source.kind),
+        file_tensors: source.tensors,
+        resident_before_bytes: stage(|l| l.resident_before.map(|b| b as f64)),
+        read_ms: stage(|l| l.read_ms),
+        fault_ms: stage(|l| l.fault_ms),
+        pin_ms: stage(|l| l.pin_ms),
+        dma_ms: stage(|l| l.dma_ms),
         ..Row::default()
     }
 }
@@ -324,6 +356,7 @@ mod tests {
                         event_ms: vec![(Lane::H2d, ms - 0.002)],
                         register_ms: None,
                         unregister_ms: None,
+                        load: None,
                     }
                 })
                 .collect(),

@@ -42,6 +42,7 @@ named_enum! {
         Cycles,
         Pause,
         Layers,
+        Cache,
     }
     names Host = "host",
         Flags = "flags",
@@ -73,7 +74,8 @@ named_enum! {
         DeviceHold = "device_hold",
         Cycles = "cycles",
         Pause = "pause",
-        Layers = "layers";
+        Layers = "layers",
+        Cache = "cache";
 }
 
 /// A case's sweep axes: each swept key with its value as the user wrote it, in sweep order.

@@ -279,6 +279,15 @@ fn mode_rules(c: &Case) -> Vec<Rule> {
             format!("mode = \"{}\" needs engine = \"{need}\"", c.mode),
         ));
     }
+    if decl.reads_file && c.direction != Direction::H2d {
+        v.push((
+            &["mode", "direction"],
+            format!(
+                "mode = \"{}\" loads a file into device memory: it needs direction = \"h2d\", not \"{}\"",
+                c.mode, c.direction
+            ),
+        ));
+    }
     match (decl.chunk, c.chunk) {
         (ChunkUse::Required(what), None) => v.push((
             &["mode", "chunk"],

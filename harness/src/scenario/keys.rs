@@ -11,7 +11,7 @@
 use super::Case;
 use super::axes::CaseKey;
 use super::raw::Pos;
-use super::{Direction, Engine, HostFlags, HostKind, Mode, Threads, Wait};
+use super::{Cache, Direction, Engine, HostFlags, HostKind, Mode, Threads, Wait};
 use std::time::Duration;
 
 /// The type of a case key.
@@ -48,6 +48,7 @@ pub(super) enum Val {
     Direction(Direction),
     Mode(Mode),
     Wait(Wait),
+    Cache(Cache),
     Bytes(u64),
     Int(u32),
     Float(f64),
@@ -166,6 +167,7 @@ pub(super) const KEYS: &[Key] = &[
     key!(Cycles, Ty::Int { min: 1, max: 100_000 }, "20", Int => vram.cycles),
     key!(Pause, Ty::Dur, "\"5ms\"", Dur => vram.pause),
     key!(Layers, Ty::Int { min: 1, max: 100_000 }, "none", Int => Some layers),
+    key!(Cache, choice!(Cache => Cache), "\"warm\"", Cache => cache),
 ];
 
 /// The key named `name`.
@@ -266,7 +268,15 @@ mod tests {
         }
         assert_eq!(
             checked,
-            ["host", "flags", "engine", "direction", "mode", "wait"]
+            [
+                "host",
+                "flags",
+                "engine",
+                "direction",
+                "mode",
+                "wait",
+                "cache"
+            ]
         );
     }
 

@@ -38,6 +38,7 @@ mod axes;
 mod characters;
 mod claim;
 mod expand;
+mod file_load;
 mod fits;
 mod keys;
 mod model;
@@ -58,9 +59,10 @@ mod workload;
 pub use axes::{Axes, CaseKey};
 pub use claim::{Claim, ClaimMetric, Derived, Op, PlatformTag, Reference, RowMetric, Unit};
 pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
+pub use file_load::{Cache, CacheState, FileKind, LoadSource, Region};
 pub use fits::{AllowPinned, Refusal, refusal};
 pub use model::*;
-pub use modes::{ChunkUse, LatencyCall, Mode, ModeDecl, Route, Sampling, Speed, Words};
+pub use modes::{ChunkUse, LatencyCall, Load, Mode, ModeDecl, Route, Sampling, Speed, Words};
 pub use plan::{
     ASSUMED_DEVICE_BPS, ASSUMED_PAGEABLE_BPS, ASSUMED_PINNED_BPS, DEFAULT_CASE_TIMEOUT,
     DEFAULT_CASE_TIMEOUT_TEXT, DeviceFree, SETUP_S, estimate_seconds, format_bytes_exact,

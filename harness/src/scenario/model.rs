@@ -368,6 +368,13 @@ pub struct Case {
     /// Layers of the scenario's model this case moves: with a model, `size` is their bytes.
     #[serde(default)]
     pub layers: Option<u32>,
+    /// The page cache a file-load case loads from: the file's pages dropped before each load
+    /// (`cold`) or read in first (`warm`).
+    #[serde(default)]
+    pub cache: super::Cache,
+    /// The file a file-load case loads (from the scenario's `file` or `model`, or `--model`).
+    #[serde(skip)]
+    pub source: Option<std::sync::Arc<super::LoadSource>>,
 }
 
 impl Case {
@@ -393,6 +400,11 @@ impl Case {
                 String::new()
             } else {
                 format!(",wait={}", self.wait)
+            }
+            + if self.cache == super::Cache::Cold {
+                ",cache=cold"
+            } else {
+                ""
             }
     }
 
@@ -427,6 +439,10 @@ impl Case {
     /// 256 MiB (at most 256); the empty kernel, which moves nothing, [`EMPTY_BATCH`] launches; the
     /// pointer chase one launch.
     pub fn batch(&self) -> u32 {
+        if self.mode.declaration().reads_file {
+            // Each load starts from the page cache its case asks for.
+            return 1;
+        }
         if self.measure.batch > 0 {
             return self.measure.batch;
         }

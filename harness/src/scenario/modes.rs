@@ -8,7 +8,11 @@
 //! "Adding a transfer strategy").
 
 use super::named::{named_enum, setting_enum};
-use super::{Case, Engine, HostKind, Wait};
+use super::{Cache, Case, Engine, HostKind, Wait};
+
+/// `O_DIRECT` reads need buffers, lengths and offsets in whole pages: a ring's chunk is rounded
+/// up to this.
+const PAGE_BYTES: u64 = 4096;
 use serde::{Deserialize, Serialize};
 
 setting_enum! {
@@ -35,9 +39,26 @@ setting_enum! {
         /// Enqueue cost: the host clock around the asynchronous copy call alone, with page-locked
         /// memory's stream held by the spin gate so the call never waits for the copy.
         Enqueue,
+        /// The scenario's file into device memory: `mmap`, then one synchronous copy per tensor
+        /// out of the mapping (llama.cpp's default, safetensors' `safe_open(device="cuda")`).
+        LoadMmap,
+        /// The file `read` whole into fresh pageable memory, then one copy.
+        LoadRead,
+        /// The file `pread` into a ring of `ring` pinned buffers of `chunk` bytes, each copied
+        /// asynchronously while the next is read (llama.cpp `--no-mmap`).
+        LoadPread,
+        /// As `load-pread` with the file opened `O_DIRECT` (the page cache bypassed).
+        LoadDirect,
+        /// The file mapped and the mapping registered read-only (`cuMemHostRegister`), then one
+        /// copy; run in a child process with a deadline (`measure.time_limit`).
+        LoadRegister,
+        /// The file read whole into one pinned buffer, then one copy.
+        LoadPinned,
     }
     names Direct = "direct", Staged = "staged", RegisterPerCopy = "register-per-copy",
-        Churn = "churn", Latency = "latency", LatencySync = "latency-sync", Enqueue = "enqueue";
+        Churn = "churn", Latency = "latency", LatencySync = "latency-sync", Enqueue = "enqueue",
+        LoadMmap = "load-mmap", LoadRead = "load-read", LoadPread = "load-pread",
+        LoadDirect = "load-direct", LoadRegister = "load-register", LoadPinned = "load-pinned";
 }
 
 /// What a mode asks of a case and how the plan and the report speak of it.
@@ -56,6 +77,9 @@ pub struct ModeDecl {
     pub speed: Speed,
     /// How a report label says the mode after the host memory.
     pub words: Words,
+    /// The mode loads the scenario's file (`file` or `model`) into device memory: one load per
+    /// sample, `direction = "h2d"`, `size` the file's.
+    pub reads_file: bool,
 }
 
 /// What `chunk` is to a mode.
@@ -104,6 +128,32 @@ pub enum Words {
     StagingRing,
 }
 
+/// What every file-load mode declares: the copy engine, one load per sample, the pageable speed.
+const LOAD: ModeDecl = ModeDecl {
+    host: None,
+    engine: Some(Engine::Copy),
+    chunk: ChunkUse::Refused,
+    sampling: Sampling::Batched,
+    speed: Speed::Pageable,
+    words: Words::None,
+    reads_file: true,
+};
+
+/// A file-load mode through a pinned ring: `chunk` is each buffer of the ring.
+const LOAD_RING: ModeDecl = ModeDecl {
+    chunk: ChunkUse::Required("the size of each pinned buffer of the ring"),
+    ..LOAD
+};
+
+impl ModeDecl {
+    const fn with_words(self, words: &'static str) -> ModeDecl {
+        ModeDecl {
+            words: Words::Instead(words),
+            ..self
+        }
+    }
+}
+
 impl Mode {
     /// The mode's declaration.
     pub const fn declaration(self) -> &'static ModeDecl {
@@ -115,6 +165,7 @@ impl Mode {
                 sampling: Sampling::Batched,
                 speed: Speed::OfHostMemory,
                 words: Words::None,
+                reads_file: false,
             },
             Self::Staged => &ModeDecl {
                 host: Some((
@@ -126,6 +177,7 @@ impl Mode {
                 sampling: Sampling::Batched,
                 speed: Speed::Pageable,
                 words: Words::StagingRing,
+                reads_file: false,
             },
             Self::RegisterPerCopy => &ModeDecl {
                 host: Some((
@@ -137,6 +189,7 @@ impl Mode {
                 sampling: Sampling::Batched,
                 speed: Speed::OfHostMemory,
                 words: Words::Instead("registered per copy"),
+                reads_file: false,
             },
             Self::Churn => &ModeDecl {
                 host: None,
@@ -145,7 +198,20 @@ impl Mode {
                 sampling: Sampling::Cycles,
                 speed: Speed::Pageable,
                 words: Words::After(" allocated per copy (churn)"),
+                reads_file: false,
             },
+            Self::LoadMmap => const { &LOAD.with_words("file mmap, copy per tensor") },
+            Self::LoadRead => {
+                const { &LOAD.with_words("file read into pageable memory, one copy") }
+            }
+            Self::LoadPread => const { &LOAD_RING.with_words("file pread into a pinned ring") },
+            Self::LoadDirect => const { &LOAD_RING.with_words("file O_DIRECT into a pinned ring") },
+            Self::LoadRegister => {
+                const { &LOAD.with_words("file mmap registered read-only, one copy") }
+            }
+            Self::LoadPinned => {
+                const { &LOAD.with_words("file read into one pinned buffer, one copy") }
+            }
             Self::Latency | Self::LatencySync | Self::Enqueue => &ModeDecl {
                 host: None,
                 engine: None,
@@ -153,6 +219,7 @@ impl Mode {
                 sampling: Sampling::PerOperation,
                 speed: Speed::OfHostMemory,
                 words: Words::None,
+                reads_file: false,
             },
         }
     }
@@ -185,6 +252,24 @@ pub enum Route {
     /// One operation per sample, timed by itself (`latency`, `latency-sync`, `enqueue`), the end
     /// awaited as `wait` says.
     Latency { call: LatencyCall, wait: Wait },
+    /// The scenario's file loaded into device memory the way `how` says, from a page cache made
+    /// `cache` before each load.
+    Load { how: Load, cache: Cache },
+}
+
+/// How a file-load mode moves the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Load {
+    /// `mmap`, one copy per tensor from the mapping.
+    Mmap,
+    /// `read` into fresh pageable memory, one copy.
+    Read,
+    /// `pread` into `ring` pinned buffers of `chunk` bytes, async copies; `direct`: `O_DIRECT`.
+    Ring { chunk: u64, ring: u32, direct: bool },
+    /// `mmap` + read-only registration, one copy, in a child process.
+    Register,
+    /// `read` into one pinned buffer, one copy.
+    Pinned,
 }
 
 /// Which call a latency case times.
@@ -205,7 +290,11 @@ impl Route {
         match self {
             Route::Staged { chunk, .. } => chunk,
             Route::RegisterPerCopy { slice } => slice,
-            Route::Direct | Route::Churn { .. } | Route::Latency { .. } => 0,
+            Route::Load {
+                how: Load::Ring { chunk, .. },
+                ..
+            } => chunk,
+            Route::Direct | Route::Churn { .. } | Route::Latency { .. } | Route::Load { .. } => 0,
         }
     }
 
@@ -215,7 +304,11 @@ impl Route {
         match self {
             Route::Staged { chunk, ring, .. } => chunk * u64::from(ring.max(1)),
             Route::RegisterPerCopy { slice } => slice,
-            Route::Direct | Route::Churn { .. } | Route::Latency { .. } => 0,
+            Route::Load {
+                how: Load::Ring { chunk, ring, .. },
+                ..
+            } => chunk * u64::from(ring.max(1)),
+            Route::Direct | Route::Churn { .. } | Route::Latency { .. } | Route::Load { .. } => 0,
         }
     }
 
@@ -225,6 +318,10 @@ impl Route {
         let exact = super::format_bytes_exact;
         match self {
             Route::Direct | Route::Churn { .. } | Route::Latency { .. } => "-".into(),
+            Route::Load { how, .. } => match how {
+                Load::Ring { chunk, ring, .. } => format!("{}×{ring}", exact(chunk)),
+                Load::Mmap | Load::Read | Load::Register | Load::Pinned => "-".into(),
+            },
             Route::Staged { chunk, ring, .. } => format!("{}×{ring}", exact(chunk)),
             Route::RegisterPerCopy { slice } => exact(slice),
         }
@@ -262,6 +359,22 @@ impl Case {
                 call: LatencyCall::Enqueue,
                 wait: self.wait,
             },
+            Mode::LoadMmap => self.load(Load::Mmap),
+            Mode::LoadRead => self.load(Load::Read),
+            Mode::LoadPread | Mode::LoadDirect => self.load(Load::Ring {
+                chunk: chunk.div_ceil(PAGE_BYTES).max(1) * PAGE_BYTES,
+                ring: self.ring.max(1),
+                direct: self.mode == Mode::LoadDirect,
+            }),
+            Mode::LoadRegister => self.load(Load::Register),
+            Mode::LoadPinned => self.load(Load::Pinned),
+        }
+    }
+
+    fn load(&self, how: Load) -> Route {
+        Route::Load {
+            how,
+            cache: self.cache,
         }
     }
 
@@ -274,11 +387,16 @@ impl Case {
         match self.route() {
             // One freshly pinned buffer at a time.
             Route::Churn { .. } => self.size,
+            Route::Load {
+                how: Load::Register | Load::Pinned,
+                ..
+            } => self.size,
             Route::Direct | Route::Latency { .. } if self.host.is_pinned() => self.size * dirs,
             route @ (Route::Direct
             | Route::Latency { .. }
             | Route::Staged { .. }
-            | Route::RegisterPerCopy { .. }) => route.pinned_besides_host() * dirs,
+            | Route::RegisterPerCopy { .. }
+            | Route::Load { .. }) => route.pinned_besides_host() * dirs,
         }
     }
 
@@ -291,6 +409,15 @@ impl Case {
         let dirs = self.directions();
         let staging = match self.route() {
             route @ Route::Staged { .. } => route.pinned_besides_host() * dirs,
+            // A load holds the file in host memory only where it reads it into a buffer; a
+            // mapping is the page cache's, a ring only its buffers.
+            Route::Load { how, .. } => {
+                return match how {
+                    Load::Read | Load::Pinned => self.size,
+                    Load::Ring { chunk, ring, .. } => chunk * u64::from(ring.max(1)),
+                    Load::Mmap | Load::Register => 0,
+                };
+            }
             Route::Direct
             | Route::RegisterPerCopy { .. }
             | Route::Churn { .. }
@@ -318,6 +445,9 @@ fn readme_rules() -> String {
         }
         if let Some(engine) = d.engine {
             needs.push(format!("`engine = \"{engine}\"`"));
+        }
+        if d.reads_file {
+            needs.push("`direction = \"h2d\"`".to_string());
         }
         if let ChunkUse::Required(_) = d.chunk {
             needs.push("`chunk`".to_string());
@@ -414,7 +544,13 @@ mod tests {
             readme_rules(),
             "- `staged` needs `host = \"pageable\"`, `engine = \"copy\"` and `chunk`; \
              `register-per-copy` needs `host = \"register\"` and `engine = \"copy\"`; \
-             `chunk` is only for `staged` and `register-per-copy`.\n"
+             `load-mmap` needs `engine = \"copy\"` and `direction = \"h2d\"`; \
+             `load-read` needs `engine = \"copy\"` and `direction = \"h2d\"`; \
+             `load-pread` needs `engine = \"copy\"`, `direction = \"h2d\"` and `chunk`; \
+             `load-direct` needs `engine = \"copy\"`, `direction = \"h2d\"` and `chunk`; \
+             `load-register` needs `engine = \"copy\"` and `direction = \"h2d\"`; \
+             `load-pinned` needs `engine = \"copy\"` and `direction = \"h2d\"`; \
+             `chunk` is only for `staged`, `register-per-copy`, `load-pread` and `load-direct`.\n"
         );
     }
 }

@@ -322,10 +322,11 @@ fn plan_batch(c: &Case) -> String {
     }
 }
 
-/// streams / threads / batch get a column when they vary, so sweeps over them show.
+/// wait / cache / streams / threads / batch get a column when they vary, so sweeps over them show.
 fn varying_columns(s: &Scenario) -> Vec<Column> {
-    let candidates: [Column; 4] = [
+    let candidates: [Column; 5] = [
         ("wait", |c| c.wait.to_string()),
+        ("cache", |c| c.cache.to_string()),
         ("streams", |c| c.streams.to_string()),
         ("threads", |c| c.threads.to_string()),
         ("batch", plan_batch),

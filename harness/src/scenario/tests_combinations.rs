@@ -251,7 +251,7 @@ fn chunk_with_direct_mode_is_rejected() {
     assert_problems(&[(
         "[[case]]\nlabel = \"d\"\nchunk = \"16MiB\"\n",
         &[
-            "5:9: case `d`: `chunk` applies only to mode = \"staged\" or \"register-per-copy\": remove it or set mode",
+            "5:9: case `d`: `chunk` applies only to mode = \"staged\" or \"register-per-copy\" or \"load-pread\" or \"load-direct\": remove it or set mode",
         ],
     )]);
 }

@@ -6,6 +6,7 @@
 //! relative to the scenario file's folder; `--model` on the command line replaces `model`.
 
 use super::Scenario;
+use super::file_load::{DATA_FILE, LoadSource};
 use super::raw::{self, Kind, Pos};
 use crate::Error;
 use crate::error::Problem;
@@ -72,6 +73,10 @@ impl Scenario {
         if let Some(f) = self.files.file.clone() {
             let path = resolve(self, &f);
             crate::input::check_regular(&path, &DATA_FILE)?;
+            if self.has_load_cases() {
+                let source = std::sync::Arc::new(LoadSource::read(&path)?);
+                self.load_from(&source);
+            }
         }
         if let Some(m) = self.files.model.clone() {
             let path = resolve(self, &m);
@@ -83,13 +88,18 @@ impl Scenario {
     /// Reads the model at `path` and gives each case with `layers = N` the bytes of N of its
     /// layers as its size (rounded up to the 16 bytes every size is a multiple of).
     pub fn use_model(&mut self, path: &Path) -> Result<(), Error> {
-        if !self.cases.iter().any(|c| c.layers.is_some()) {
+        if !self.cases.iter().any(|c| c.layers.is_some()) && !self.has_load_cases() {
             return Err(Error::Usage(format!(
-                "{} has no case with `layers = N`: no case would move the model's layers (add `layers` to the cases that load them)",
+                "{} has no case with `layers = N` and no file-load mode: no case would move the model (add `layers` to the cases that load its layers, or use a `load-*` mode)",
                 self.path
             )));
         }
         let table = crate::modelfile::read(path)?;
+        if self.has_load_cases() {
+            let len = crate::input::check_regular(path, &DATA_FILE)?;
+            let source = std::sync::Arc::new(LoadSource::new(path, len, Some(&table)));
+            self.load_from(&source);
+        }
         for c in self.cases.iter_mut() {
             let Some(n) = c.layers else { continue };
             let bytes = table.offloaded_bytes(n);
@@ -111,6 +121,38 @@ impl Scenario {
             summary,
         });
         Ok(())
+    }
+
+    /// Whether a case loads the scenario's file (a `load-*` mode).
+    fn has_load_cases(&self) -> bool {
+        self.cases.iter().any(|c| c.mode.declaration().reads_file)
+    }
+
+    /// Gives every file-load case `source` to load, and its size as the case's.
+    fn load_from(&mut self, source: &std::sync::Arc<LoadSource>) {
+        for c in self.cases.iter_mut() {
+            if c.mode.declaration().reads_file {
+                c.size = source.file_bytes;
+                c.chunk = c.chunk.map(|k| k.min(source.file_bytes));
+                c.source = Some(source.clone());
+            }
+        }
+    }
+
+    /// Refuses a scenario whose file-load cases have no file to load: one sentence saying where
+    /// to name it. Checked once `--model` has been applied.
+    pub fn require_sources(&self) -> Result<(), Error> {
+        match self
+            .cases
+            .iter()
+            .find(|c| c.mode.declaration().reads_file && c.source.is_none())
+        {
+            Some(c) => Err(Error::Usage(format!(
+                "{}: case `{}` has mode = \"{}\", which loads a file, and the scenario names none: give --model FILE, or `file = \"path\"` or `model = \"path\"` in the scenario",
+                self.path, c.label, c.mode
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// What `plan` says about the model and the file: the file's tensor totals and each case's
@@ -163,10 +205,3 @@ impl Scenario {
         out
     }
 }
-
-/// A workload file is read whatever its size.
-const DATA_FILE: crate::input::InputKind = crate::input::InputKind {
-    what: "a data file",
-    max_bytes: u64::MAX,
-    max_line: None,
-};

@@ -210,6 +210,7 @@ impl Bidirectional {
             ],
             register_ms: None,
             unregister_ms: None,
+            load: None,
         })
     }
 }
@@ -254,6 +255,7 @@ impl Measurable for Bidirectional {
             event_ms: ev,
             register_ms: None,
             unregister_ms: None,
+            load: None,
         })
     }
 }

@@ -133,6 +133,7 @@ impl Measurable for Chase {
             event_ms: vec![(Lane::H2d, event_ms)],
             register_ms: None,
             unregister_ms: None,
+            load: None,
         })
     }
 }

@@ -190,6 +190,7 @@ impl Measurable for Churn {
             event_ms: vec![(lane, c.copy_ms)],
             register_ms: None,
             unregister_ms: None,
+            load: None,
         })
     }
 }

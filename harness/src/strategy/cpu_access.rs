@@ -79,6 +79,7 @@ impl Measurable for CpuAccess {
             event_ms: vec![],
             register_ms: None,
             unregister_ms: None,
+            load: None,
         })
     }
 }

@@ -15,7 +15,19 @@ mod copy_engine;
 mod cpu_access;
 mod device_local;
 mod empty;
+#[cfg(target_os = "linux")]
+mod file_load;
 mod latency;
+#[cfg(target_os = "linux")]
+mod load_mmap;
+#[cfg(target_os = "linux")]
+mod load_pinned;
+#[cfg(target_os = "linux")]
+mod load_read;
+#[cfg(target_os = "linux")]
+pub mod load_register;
+#[cfg(target_os = "linux")]
+mod load_ring;
 mod one_way;
 mod register_per_copy;
 mod staged;
@@ -24,7 +36,7 @@ mod zero_copy;
 use crate::cuda::{CudaError, DeviceBuffer, HostBuffer, Stream};
 use crate::measure::{Gpu, Measurable, Moves, SampleTimes};
 use crate::scenario::Lane;
-use crate::scenario::{Case, Direction, Engine, HostKind, Route};
+use crate::scenario::{Case, Direction, Engine, HostKind, Load, Route};
 pub(crate) use one_way::{Enqueue, OneWay, OneWayHost, Rig};
 
 /// Result of checking the moved data.
@@ -204,6 +216,7 @@ fn host_route(case: &Case, engine: HostEngine) -> Result<Box<dyn HostSide>, Cuda
             _,
             _,
         ) => Box::new(staged::Staged::allocate(case, chunk, ring, threads)?),
+        (Route::Load { how, cache }, _, _) => load_route(case, how, cache)?,
         (Route::Latency { call, wait }, _, _) => {
             Box::new(latency::Latency::allocate(case, call, wait)?)
         }
@@ -217,6 +230,54 @@ fn host_route(case: &Case, engine: HostEngine) -> Result<Box<dyn HostSide>, Cuda
         }
         (Route::Direct, HostEngine::Copy, _) => Box::new(copy_engine::CopyEngine::allocate(case)?),
     })
+}
+
+/// Allocates the host side of a file-load case: its way of loading and that way's buffers.
+#[cfg(target_os = "linux")]
+fn load_route(
+    case: &Case,
+    how: Load,
+    cache: crate::scenario::Cache,
+) -> Result<Box<dyn HostSide>, CudaError> {
+    use file_load::{FileLoad, LoadWay};
+    let source = case
+        .source
+        .clone()
+        .ok_or_else(|| CudaError::new("loading a file", "the case names no file to load"))?;
+    let (way, setup): (Box<dyn LoadWay>, SetupTimes) = match how {
+        Load::Mmap => (Box::new(load_mmap::LoadMmap), SetupTimes::default()),
+        Load::Read => (Box::new(load_read::LoadRead), SetupTimes::default()),
+        Load::Ring {
+            chunk,
+            ring,
+            direct,
+        } => {
+            let (r, t) = load_ring::LoadRing::allocate(chunk, ring, direct)?;
+            (Box::new(r), t)
+        }
+        Load::Register => (
+            Box::new(load_register::LoadRegister::new(case.measure.time_limit)),
+            SetupTimes::default(),
+        ),
+        Load::Pinned => {
+            let (p, t) = load_pinned::LoadPinned::allocate(&source)?;
+            (Box::new(p), t)
+        }
+    };
+    Ok(Box::new(FileLoad::new(case, cache, way, setup)?))
+}
+
+/// File loads read files the way Linux loaders do (`mmap`, `pread`, `O_DIRECT`).
+#[cfg(not(target_os = "linux"))]
+fn load_route(
+    _: &Case,
+    _: Load,
+    _: crate::scenario::Cache,
+) -> Result<Box<dyn HostSide>, CudaError> {
+    Err(CudaError::new(
+        "loading a file",
+        "the file-load modes run on Linux only",
+    ))
 }
 
 /// Allocates host memory of the case's kind (registered memory is registered here).

@@ -1,0 +1,129 @@
+//! A file mapped read-only into the address space (`mmap`, shared), as loaders map model files,
+//! and its page-locking for the GPU (`cuMemHostRegister` with `CU_MEMHOSTREGISTER_READ_ONLY`).
+//! Unmapped (and unregistered first) on drop. The mapping lives here because creating one is an
+//! `unsafe` call and pinscope keeps `unsafe` in its CUDA layer.
+
+use super::CudaError;
+use super::ffi::{check, ms_since, record_drop_error};
+use cudarc::driver::sys;
+use std::time::Instant;
+
+/// A read-only shared mapping of a whole file.
+pub struct MappedFile {
+    ptr: *mut std::ffi::c_void,
+    len: usize,
+    registered: bool,
+}
+
+// SAFETY: the mapping is read-only and owned by this value; reading it from any thread is sound.
+unsafe impl Send for MappedFile {}
+// SAFETY: as above, only shared `&[u8]` access is given out.
+unsafe impl Sync for MappedFile {}
+
+impl MappedFile {
+    /// Maps the first `len` bytes of `file` read-only (`len` > 0, at most the file's length).
+    pub fn map(file: &std::fs::File, len: usize) -> Result<MappedFile, CudaError> {
+        if len == 0 {
+            return Err(CudaError::new("mmap", "the file is empty"));
+        }
+        use rustix::mm::{MapFlags, ProtFlags, mmap};
+        // SAFETY: a fresh mapping at an address the kernel picks, read-only and shared, of a file
+        // this process opened; nothing else aliases it, and it is unmapped once, on drop.
+        let ptr = unsafe {
+            mmap(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ,
+                MapFlags::SHARED,
+                file,
+                0,
+            )
+        }
+        .map_err(|e| CudaError::new("mmap", e.to_string()))?;
+        Ok(MappedFile {
+            ptr,
+            len,
+            registered: false,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The mapped bytes. Reading them faults the file's pages in (from the page cache, or from
+    /// the disk when they are not cached).
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `ptr` maps `len` readable bytes for as long as `self` lives; the file is opened
+        // read-only by pinscope, so the bytes are not changed through this process.
+        unsafe { std::slice::from_raw_parts(self.ptr.cast::<u8>(), self.len) }
+    }
+
+    /// Page-locks the whole mapping for the GPU, read-only; returns how long the call took (ms).
+    /// On some machines this call does not return once the file's pages were evicted and read
+    /// back: callers run it in a process they can kill.
+    pub fn register_read_only(&mut self) -> Result<f64, CudaError> {
+        if self.registered {
+            return Ok(0.0);
+        }
+        let t = Instant::now();
+        // SAFETY: [ptr, ptr+len) is a live mapping owned by `self`; read-only registration never
+        // writes it; it is unregistered before it is unmapped (drop).
+        check("cuMemHostRegister", unsafe {
+            sys::cuMemHostRegister_v2(self.ptr, self.len, sys::CU_MEMHOSTREGISTER_READ_ONLY)
+        })?;
+        self.registered = true;
+        Ok(ms_since(t))
+    }
+
+    /// Unregisters the mapping; returns how long it took (ms), 0 when it was not registered.
+    pub fn unregister(&mut self) -> Result<f64, CudaError> {
+        if !self.registered {
+            return Ok(0.0);
+        }
+        let t = Instant::now();
+        self.registered = false;
+        // SAFETY: registered by `register_read_only`, unregistered once.
+        check("cuMemHostUnregister", unsafe {
+            sys::cuMemHostUnregister(self.ptr)
+        })?;
+        Ok(ms_since(t))
+    }
+}
+
+impl Drop for MappedFile {
+    fn drop(&mut self) {
+        record_drop_error(
+            "unregistering a file mapping",
+            self.unregister().map(|_| ()),
+        );
+        // SAFETY: mapped by `map` with this length; unmapped once.
+        if let Err(e) = unsafe { rustix::mm::munmap(self.ptr, self.len) } {
+            record_drop_error(
+                "unmapping a file",
+                Err(CudaError::new("munmap", e.to_string())),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mapping_reads_the_files_bytes() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("f.bin");
+        let bytes: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).expect("written");
+        let f = std::fs::File::open(&path).expect("opened");
+        let m = MappedFile::map(&f, bytes.len()).expect("mapped");
+        assert_eq!(m.as_slice(), &bytes[..]);
+        assert!(MappedFile::map(&f, 0).is_err());
+    }
+}

@@ -1,0 +1,34 @@
+//! `load-read`: the whole file `read` into fresh pageable memory, then one copy. `read_ms`
+//! includes the first touch of the fresh buffer, which `read` itself makes.
+
+use super::file_load::{LoadWay, file_len, io_error, open};
+use super::*;
+use crate::measure::{LoadStages, Stopwatch};
+use crate::scenario::LoadSource;
+use std::io::Read;
+
+/// A fresh buffer per load, as a loader that reads the file once has.
+pub(crate) struct LoadRead;
+
+impl LoadWay for LoadRead {
+    fn load(
+        &mut self,
+        file: &LoadSource,
+        dev: &DeviceBuffer,
+        _stream: &Stream,
+    ) -> Result<LoadStages, CudaError> {
+        let read = Stopwatch::start();
+        let mut buf = Vec::with_capacity(file_len(file)?);
+        open(file)?
+            .read_to_end(&mut buf)
+            .map_err(|e| io_error("read", &e))?;
+        let read_ms = read.ms();
+        let copy = Stopwatch::start();
+        dev.write(0, &buf)?;
+        Ok(LoadStages {
+            read_ms: Some(read_ms),
+            dma_ms: Some(copy.ms()),
+            ..LoadStages::default()
+        })
+    }
+}
