@@ -137,7 +137,6 @@ impl ScenarioArgs {
         if let Some(m) = &self.model {
             s.use_model(m)?;
         }
-        s.require_sources()?;
         Ok(s)
     }
 }

@@ -97,6 +97,7 @@ fn load_scenarios(args: &RunArgs) -> Result<Vec<Scenario>, Error> {
     let mut scenarios = Vec::new();
     for p in &args.input.scenarios {
         let s = args.input.load(p)?;
+        s.require_sources()?;
         super::note_shipped(p, &s);
         scenarios.push(s);
     }

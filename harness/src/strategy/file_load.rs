@@ -83,7 +83,8 @@ pub(crate) fn io_error(call: &'static str, e: &std::io::Error) -> CudaError {
     CudaError::new(call, e.to_string())
 }
 
-/// Reads `buf.len()` bytes at `offset` (`pread` until full); `false` at the end of the file.
+/// Reads up to `buf.len()` bytes at `offset` (`pread` until full or the end of the file); the
+/// bytes read.
 pub(crate) fn pread_full(
     file: &std::fs::File,
     buf: &mut [u8],
@@ -121,7 +122,8 @@ impl HostSide for FileLoad {
         let dev = DeviceBuffer::new(len)?;
         let stream = Stream::new()?;
         if len > 0 {
-            dev.memset(&stream, 0)?;
+            // Not zeros: a file of zeros must not pass the comparison by what was there before.
+            dev.memset(&stream, 0xA5)?;
             stream.synchronize()?;
         }
         self.device = Some((dev, stream));

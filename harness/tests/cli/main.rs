@@ -12,6 +12,7 @@ mod cli;
 mod cli_convention;
 mod file_safety;
 mod model;
+mod model_load;
 mod new_user;
 mod observe;
 mod plan;

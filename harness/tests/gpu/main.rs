@@ -13,6 +13,8 @@ mod check_node;
 mod common;
 #[cfg(feature = "fault-injection")]
 mod faults;
+#[cfg(target_os = "linux")]
+mod file_load;
 
 use common::{gpu_case as case, quiet_run, scenario_of};
 use pinscope::cuda::{self, DeviceBuffer, Gpu, HostBuffer, Kernels, Stream};

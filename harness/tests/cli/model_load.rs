@@ -1,0 +1,110 @@
+//! The file-load modes without a GPU: what `plan` shows of the file each `load-*` case loads,
+//! and the refusals, each one sentence with exit 2 — no file named, a directory, a malformed
+//! model file, a load in the wrong direction.
+
+use crate::common::model_files::{gguf, llama_like, safetensors};
+use crate::common::{Refused, Succeeds, fixture, pinscope};
+
+#[test]
+fn plan_model_load_with_a_model_loads_the_whole_file_cold_and_warm() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tiny.gguf");
+    std::fs::write(&path, gguf(3, None, &llama_like(2, true))).expect("write");
+    let len = std::fs::metadata(&path).expect("stat").len();
+    let out = pinscope()
+        .args(["plan", "model-load", "--model"])
+        .arg(&path)
+        .stdout_ok();
+    for part in [
+        "load-mmap",
+        "load-read",
+        "load-pread",
+        "load-direct",
+        "load-register",
+        "load-pinned",
+        "cache",
+        "cold",
+        "warm",
+        "14 cases",
+        "8 tensors",
+    ] {
+        assert!(out.contains(part), "no `{part}` in:\n{out}");
+    }
+    let sizes = out
+        .lines()
+        .filter(|l| l.contains("load-"))
+        .filter(|l| !l.contains(&format!("{len} B")) && !l.contains("KiB"))
+        .count();
+    assert_eq!(sizes, 0, "every case loads the file's {len} bytes:\n{out}");
+}
+
+#[test]
+fn a_scenario_file_key_names_a_data_file_to_load() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("data.bin"), vec![3u8; 1 << 20]).expect("write");
+    let scenario = dir.path().join("load.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"load\"\ndescription = \"d\"\nfile = \"data.bin\"\n[[case]]\nlabel = \"m\"\nmode = \"load-mmap\"\ncache = \"cold\"\n",
+    )
+    .expect("write");
+    let out = pinscope().arg("plan").arg(&scenario).stdout_ok();
+    assert!(out.contains("1 MiB"), "{out}");
+    assert!(out.contains("file: "), "{out}");
+}
+
+#[test]
+fn a_load_without_a_file_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    pinscope()
+        .args(["run", "model-load", "--out-dir"])
+        .arg(dir.path())
+        .refused(2, "give --model FILE");
+    assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0);
+}
+
+#[test]
+fn a_directory_or_a_malformed_model_is_refused_in_one_sentence() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    pinscope()
+        .args(["plan", "model-load", "--model"])
+        .arg(dir.path())
+        .refused(2, "");
+    pinscope()
+        .args(["plan", "model-load", "--model"])
+        .arg(fixture("models/malformed/tensor-count-huge.gguf"))
+        .refused(2, "tensor-count-huge.gguf");
+    let scenario = dir.path().join("load.toml");
+    std::fs::write(
+        dir.path().join("bad.safetensors"),
+        safetensors(&llama_like(1, false))[..20].to_vec(),
+    )
+    .expect("write");
+    std::fs::write(
+        &scenario,
+        "name = \"load\"\ndescription = \"d\"\nfile = \"bad.safetensors\"\n[[case]]\nlabel = \"m\"\nmode = \"load-read\"\n",
+    )
+    .expect("write");
+    pinscope()
+        .arg("plan")
+        .arg(&scenario)
+        .refused(2, "bad.safetensors");
+}
+
+#[test]
+fn a_load_must_go_host_to_device_and_a_ring_needs_its_chunk() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scenario = dir.path().join("load.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"load\"\ndescription = \"d\"\n[[case]]\nlabel = \"m\"\nmode = \"load-pread\"\ndirection = \"d2h\"\n",
+    )
+    .expect("write");
+    let out = pinscope().arg("plan").arg(&scenario).assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("loads a file into device memory: it needs direction = \"h2d\""),
+        "{err}"
+    );
+    assert!(err.contains("needs `chunk`"), "{err}");
+}
