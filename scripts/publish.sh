@@ -18,6 +18,10 @@
 #   scripts/publish.sh pages     [PINSCOPE]            anywhere: re-render every page in reports/,
 #                                                      the two compare pages and reports/index.html
 #   scripts/publish.sh index     [PINSCOPE]            anywhere: reports/index.html alone
+#   scripts/publish.sh models    [OUT]                 GPU machine: a 7B Q4_K_M-sized GGUF and a
+#                                                      safetensors file, each loaded by model-load
+#                                                      cold and warm, beside FILELOAD_CU's probe and
+#                                                      PyTorch's loaders (logs in OUT)
 #
 # Environment: PINSCOPE  the binary under test (default dist/pinscope, from `scripts/build-dist.sh`;
 #                        check also needs dist/gpu-tests and dist/gpu-fault-tests from it)
@@ -25,7 +29,11 @@
 #                        unset: the nvbandwidth steps are skipped and say so
 #              CUDA_HOME the CUDA toolkit for nvcc/ptxas (default /usr/local/cuda); no nvcc: the
 #                        probes are skipped and say so
-#              BUDGET    seconds after which reference/runs start no further step (default 600)
+#              BUDGET    seconds after which reference/runs/models start no further step (default 600)
+#              FILELOAD_CU  models: the C++ file-load probe to build with nvcc and run beside pinscope;
+#                        unset: those steps are skipped and say so
+#              SIZE      models: the files' size as a fraction of the 7B table (make-model-files.py
+#                        --scale; default 1, 4.08 GB each); MODEL_DIR where they go (default /tmp)
 # Never changes the GPU's clocks, modes or settings.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -314,8 +322,65 @@ open("reports/index.html", "w").write("\n".join(out) + "\n")
 PY
 }
 
+# ---- models: real-sized model files loaded the ways loaders do, beside the C++ probe and PyTorch --
+models() {
+  local out=${1:-/tmp/pinscope-models} dir=${MODEL_DIR:-/tmp}/pinscope-model-files f name
+  mkdir -p "$out"
+  log machine; machine | tee "$out/nvidia-smi.txt"; df -hT "${MODEL_DIR:-/tmp}" | tee "$out/disk.txt"
+  log "model files (scale ${SIZE:-1})"
+  python3 scripts/make-model-files.py "$dir" --scale "${SIZE:-1}" --force | tee "$out/files.txt" || return 1
+  local probe=""
+  if [[ -z ${FILELOAD_CU:-} ]]; then
+    echo "-- FILELOAD_CU is unset: the C++ file-load probe is skipped (set it to the path of fileload.cu)"
+  elif have_nvcc "file-load probe" && nvcc -O2 -std=c++17 -o "$out/fileload" "$FILELOAD_CU" >"$out/fileload-build.log" 2>&1; then
+    probe=$out/fileload
+  else
+    echo "-- the file-load probe did not build ($out/fileload-build.log)"
+  fi
+  for f in "$dir/llama-7b-q4_k_m.gguf" "$dir/llama-7b.safetensors"; do
+    name=$(basename "$f")
+    left "model-load on $name" || break
+    log "pinscope model-load on $name, every path cold and warm"
+    timeout 420 $P run model-load --model "$f" --out-dir "$out/pinscope-$name" >"$out/pinscope-$name.log" 2>&1
+    echo "exit $?"; grep -E "^ *(mmap|read|pread|direct|register|pinned)" "$out/pinscope-$name.log" | head -20
+    [[ -n $probe ]] || continue
+    left "file-load probe on $name" || break
+    log "file-load probe on $name: warm, then cold (it drops the page cache: root)"
+    timeout 180 "$probe" "$f" warm 2>&1 | tee "$out/fileload-$name-warm.txt"
+    timeout 180 "$probe" "$f" cold 2>&1 | tee "$out/fileload-$name-cold.txt"
+  done
+  if [[ -n $probe ]] && left "file-load probe REGISTER=1"; then
+    f=$dir/llama-7b-q4_k_m.gguf
+    log "file-load probe with REGISTER=1 on $(basename "$f") (cold; timeout 60 s: never returned on the H200 VM)"
+    REGISTER=1 timeout 60 "$probe" "$f" cold 2>&1 | tee "$out/fileload-register.txt"; echo "exit ${PIPESTATUS[0]} (124: did not return in 60 s)"
+  fi
+  left "PyTorch loaders" && torch_loads "$dir/llama-7b.safetensors" 2>&1 | tee "$out/pytorch.txt"
+}
+
+torch_loads() {  # PyTorch's safetensors loaders on FILE, warm: load_file to the GPU vs pin + async copy
+  python3 - "$1" <<'PY'
+import sys, time
+try:
+    import torch
+    from safetensors.torch import load_file
+except ImportError as e:
+    sys.exit(f"-- PyTorch or safetensors is not importable ({e}): skipped")
+path = sys.argv[1]
+def timed(what, load):
+    torch.cuda.synchronize(); t = time.perf_counter(); out = load(); torch.cuda.synchronize()
+    s = time.perf_counter() - t; n = sum(v.numel() * v.element_size() for v in out.values())
+    print(f"{what:55} {s:7.3f} s {n / s / 1e9:6.2f} GB/s"); return out
+def pinned():
+    return {k: v.pin_memory().cuda(non_blocking=True) for k, v in load_file(path).items()}
+for r in range(2):
+    timed("load_file(device=\"cuda\")", lambda: load_file(path, device="cuda"))
+    timed("load_file() then .pin_memory().cuda(non_blocking=True)", pinned)
+    timed("load_file() then .cuda()", lambda: {k: v.cuda() for k, v in load_file(path).items()})
+PY
+}
+
 case ${1:-} in
-  check | reference | runs | rerun | pages | index) cmd=$1; shift; "$cmd" "$@" ;;
+  check | reference | runs | rerun | pages | index | models) cmd=$1; shift; "$cmd" "$@" ;;
   multi-gpu) shift; multi_gpu "$@" ;;
-  *) sed -n '2,29p' "$0"; exit 2 ;;
+  *) sed -n '2,37p' "$0"; exit 2 ;;
 esac

@@ -25,7 +25,7 @@ fn plan_model_load_with_a_model_loads_the_whole_file_cold_and_warm() {
         "cache",
         "cold",
         "warm",
-        "14 cases",
+        "16 cases",
         "8 tensors",
     ] {
         assert!(out.contains(part), "no `{part}` in:\n{out}");
@@ -107,4 +107,59 @@ fn a_load_must_go_host_to_device_and_a_ring_needs_its_chunk() {
         "{err}"
     );
     assert!(err.contains("needs `chunk`"), "{err}");
+}
+
+/// `scripts/make-model-files.py` (small, `--scale`) writes files pinscope's own readers take: the
+/// 291 tensors of a 7B Q4_K_M table in both formats, the same bytes in tensors.
+#[test]
+fn the_model_file_script_writes_files_pinscope_reads_back() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = crate::common::repo().join("scripts/make-model-files.py");
+    let ran = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(dir.path())
+        .args(["--scale", "0.002"])
+        .output();
+    let Ok(ran) = ran else {
+        eprintln!("python3 is not installed: the script's files are not checked here");
+        return;
+    };
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let mut bytes = Vec::new();
+    for (name, format) in [
+        ("llama-7b-q4_k_m.gguf", "gguf"),
+        ("llama-7b.safetensors", "safetensors"),
+    ] {
+        let out = pinscope()
+            .arg("model")
+            .arg(dir.path().join(name))
+            .arg("--json")
+            .stdout_ok();
+        let j: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        assert_eq!(j["table"]["format"], format);
+        assert_eq!(j["summary"]["tensor_count"], 291, "{name}");
+        assert_eq!(j["summary"]["layer_count"], 32, "{name}");
+        bytes.push(j["summary"]["tensor_bytes"].as_u64().expect("bytes"));
+    }
+    assert_eq!(bytes[0], bytes[1], "the same tensors in both files");
+    // The GGUF's types are a Q4_K_M's: Q4_K, Q6_K and F32.
+    let out = pinscope()
+        .arg("model")
+        .arg(dir.path().join("llama-7b-q4_k_m.gguf"))
+        .stdout_ok();
+    for t in ["Q4_K", "Q6_K", "F32"] {
+        assert!(out.contains(t), "no {t} in:\n{out}");
+    }
+    // An existing file is refused without --force.
+    let again = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(dir.path())
+        .args(["--scale", "0.002"])
+        .output()
+        .expect("python3 runs");
+    assert_eq!(again.status.code(), Some(1));
 }
