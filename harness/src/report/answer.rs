@@ -182,6 +182,9 @@ fn findings(all_rows: &[&Row], samples: &Samples) -> Vec<Sentence> {
     for line in super::latency::sentences(rows, samples) {
         out.push(sentence("Latency", line));
     }
+    for line in super::file_load::sentences(rows) {
+        out.push(sentence("File load", line));
+    }
     out
 }
 

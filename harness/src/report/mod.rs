@@ -9,6 +9,7 @@ pub(crate) mod answer;
 mod chart;
 mod compare_page;
 pub mod device_memory;
+pub mod file_load;
 mod findings;
 mod fleet;
 pub mod html;

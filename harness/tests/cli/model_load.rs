@@ -77,7 +77,7 @@ fn a_directory_or_a_malformed_model_is_refused_in_one_sentence() {
     let scenario = dir.path().join("load.toml");
     std::fs::write(
         dir.path().join("bad.safetensors"),
-        safetensors(&llama_like(1, false))[..20].to_vec(),
+        &safetensors(&llama_like(1, false))[..20],
     )
     .expect("write");
     std::fs::write(

@@ -1,0 +1,194 @@
+//! What limits each file load (`mode = "load-*"` rows): the stage that took the most of it,
+//! found once ([`LoadLimit::of`]) and said in words by [`sentences`] — "limited by the disk read,
+//! 1.6 GB/s" — with what the copies alone need, taken from the row that copied from one pinned
+//! buffer.
+
+use crate::results::{Row, Status};
+use crate::scenario::{Cache, Mode};
+use crate::units::format_size;
+
+/// A stage of a file load, as the row's stage columns time it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// `read`/`pread` (`read_ms`): from the disk when the cache was cold, else from memory.
+    Read { cold: bool },
+    /// Copies out of a file mapping (`fault_ms`): page faults, staging and DMA in one call.
+    Mapping { cold: bool },
+    /// Registering the mapping (`pin_ms`).
+    Registration,
+    /// The copies to the device after the reads (`dma_ms`).
+    Copies,
+}
+
+impl Stage {
+    fn words(self) -> &'static str {
+        match self {
+            Stage::Read { cold: true } => "the disk read",
+            Stage::Read { cold: false } => "the read from the page cache",
+            Stage::Mapping { cold: true } => {
+                "the copies out of the mapping, which fault the file in from the disk"
+            }
+            Stage::Mapping { cold: false } => {
+                "the copies out of the mapping (page faults, the driver's staging and the DMA in one call)"
+            }
+            Stage::Registration => "registering the mapping",
+            Stage::Copies => "the copies to the device",
+        }
+    }
+}
+
+/// The stage that took the most of one load, and the load's whole time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadLimit {
+    pub stage: Stage,
+    pub stage_ms: f64,
+    pub total_ms: f64,
+    pub bytes: u64,
+}
+
+impl LoadLimit {
+    /// The limit of a finished file-load row; `None` for other rows and rows without stages.
+    pub fn of(r: &Row) -> Option<LoadLimit> {
+        let cold = r.cache? == Cache::Cold;
+        if r.status != Status::Ok {
+            return None;
+        }
+        let stages = [
+            (Stage::Read { cold }, r.read_ms),
+            (Stage::Mapping { cold }, r.fault_ms),
+            (Stage::Registration, r.pin_ms),
+            (Stage::Copies, r.dma_ms),
+        ];
+        let (stage, stage_ms) = stages
+            .into_iter()
+            .filter_map(|(s, ms)| ms.map(|m| (s, m)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        Some(LoadLimit {
+            stage,
+            stage_ms,
+            total_ms: r.wall_median_ms?,
+            bytes: r.size_bytes,
+        })
+    }
+
+    fn gbs(&self, ms: f64) -> f64 {
+        self.bytes as f64 / (ms * 1e-3) / 1e9
+    }
+}
+
+/// One sentence per file-load row (`mmap, cold cache: 4.08 GB in 2.61 s (1.56 GB/s), limited by
+/// the disk read (1.60 GB/s, 98% of the load)`), then what the copies alone need.
+pub fn sentences(rows: &[&Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rows {
+        let Some(l) = LoadLimit::of(r) else { continue };
+        let cache = r.cache.map(|c| c.to_string()).unwrap_or_default();
+        let resident = r
+            .resident_before_bytes
+            .map(|b| format!("; {} of it was cached before", format_size(b as u64)))
+            .unwrap_or_default();
+        out.push(format!(
+            "{}, {cache} cache: {} in {:.2} s ({:.2} GB/s), limited by {} ({:.2} GB/s, {:.0}% of the load){resident}; holds {} page-locked.",
+            r.case_label,
+            format_size(l.bytes),
+            l.total_ms / 1e3,
+            l.gbs(l.total_ms),
+            l.stage.words(),
+            l.gbs(l.stage_ms),
+            100.0 * l.stage_ms / l.total_ms.max(f64::MIN_POSITIVE),
+            format_size(r.pinned_bytes)
+        ));
+    }
+    let link = rows
+        .iter()
+        .filter(|r| r.mode == Mode::LoadPinned && r.status == Status::Ok)
+        .filter_map(|r| r.dma_ms.map(|ms| (ms, r.size_bytes)))
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((ms, bytes)) = link {
+        out.push(format!(
+            "the copies alone, from one pinned buffer, need {:.2} s for {} ({:.1} GB/s): what the link allows.",
+            ms / 1e3,
+            format_size(bytes),
+            bytes as f64 / (ms * 1e-3) / 1e9
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(label: &str, mode: Mode, cache: Cache, stages: [Option<f64>; 4], wall: f64) -> Row {
+        Row {
+            case_label: label.into(),
+            mode,
+            cache: Some(cache),
+            size_bytes: 4_000_000_000,
+            read_ms: stages[0],
+            fault_ms: stages[1],
+            pin_ms: stages[2],
+            dma_ms: stages[3],
+            wall_median_ms: Some(wall),
+            resident_before_bytes: Some(0.0),
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn the_longest_stage_limits_and_a_cold_read_is_the_disk() {
+        let r = row(
+            "pread-16m",
+            Mode::LoadPread,
+            Cache::Cold,
+            [Some(2400.0), None, None, Some(100.0)],
+            2500.0,
+        );
+        let l = LoadLimit::of(&r).expect("a limit");
+        assert_eq!(l.stage, Stage::Read { cold: true });
+        let s = sentences(&[&r]);
+        assert!(
+            s[0].contains("limited by the disk read (1.67 GB/s, 96% of the load)"),
+            "{s:?}"
+        );
+        assert!(s[0].starts_with("pread-16m, cold cache: "), "{s:?}");
+    }
+
+    #[test]
+    fn a_warm_mapping_and_the_link_from_the_pinned_row() {
+        let m = row(
+            "mmap",
+            Mode::LoadMmap,
+            Cache::Warm,
+            [None, Some(600.0), None, None],
+            610.0,
+        );
+        let p = row(
+            "pinned",
+            Mode::LoadPinned,
+            Cache::Warm,
+            [Some(900.0), None, None, Some(80.0)],
+            990.0,
+        );
+        let s = sentences(&[&m, &p]);
+        assert!(
+            s[0].contains("limited by the copies out of the mapping"),
+            "{s:?}"
+        );
+        assert!(
+            s[1].contains("limited by the read from the page cache"),
+            "{s:?}"
+        );
+        assert!(s[2].contains("need 0.08 s"), "{s:?}");
+    }
+
+    #[test]
+    fn other_rows_and_failed_loads_say_nothing() {
+        let mut r = row("register", Mode::LoadRegister, Cache::Cold, [None; 4], 1.0);
+        assert!(LoadLimit::of(&r).is_none(), "no stage timed");
+        r.pin_ms = Some(1.0);
+        r.status = Status::Skipped("x".into());
+        assert!(LoadLimit::of(&r).is_none());
+        assert!(LoadLimit::of(&Row::default()).is_none());
+    }
+}
