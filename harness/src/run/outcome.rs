@@ -208,7 +208,7 @@ fn case_row(outcome: &CaseOutcome, ctx: &RowContext, case: &Case) -> Row {
         chunk_bytes: case.route().chunk_bytes(),
         ring: case.ring,
         streams: case.streams,
-        threads: case.threads.resolve(),
+        threads: case.threads_used(),
         batch: outcome.measured.batch,
         axes: case.axes.clone(),
         status: outcome.status.clone(),

@@ -264,8 +264,14 @@ pub enum Load {
     Mmap,
     /// `read` into fresh pageable memory, one copy.
     Read,
-    /// `pread` into `ring` pinned buffers of `chunk` bytes, async copies; `direct`: `O_DIRECT`.
-    Ring { chunk: u64, ring: u32, direct: bool },
+    /// `pread` into `ring` pinned buffers of `chunk` bytes by `threads` threads (each reads a
+    /// part of every chunk), async copies; `direct`: `O_DIRECT`.
+    Ring {
+        chunk: u64,
+        ring: u32,
+        threads: u32,
+        direct: bool,
+    },
     /// `mmap` + read-only registration, one copy, in a child process.
     Register,
     /// `read` into one pinned buffer, one copy.
@@ -364,6 +370,11 @@ impl Case {
             Mode::LoadPread | Mode::LoadDirect => self.load(Load::Ring {
                 chunk: chunk.div_ceil(PAGE_BYTES).max(1) * PAGE_BYTES,
                 ring: self.ring.max(1),
+                // A loader reads with one thread unless told otherwise: `auto` is one here.
+                threads: match self.threads {
+                    super::Threads::Count(n) => n.max(1),
+                    super::Threads::Auto => 1,
+                },
                 direct: self.mode == Mode::LoadDirect,
             }),
             Mode::LoadRegister => self.load(Load::Register),
@@ -375,6 +386,23 @@ impl Case {
         Route::Load {
             how,
             cache: self.cache,
+        }
+    }
+
+    /// The host threads the case uses, as the results' `threads` column says it: a load ring's
+    /// readers, one for the other file loads, else `threads` resolved.
+    pub fn threads_used(&self) -> u32 {
+        match self.route() {
+            Route::Load {
+                how: Load::Ring { threads, .. },
+                ..
+            } => threads,
+            Route::Load { .. } => 1,
+            Route::Direct
+            | Route::Staged { .. }
+            | Route::RegisterPerCopy { .. }
+            | Route::Churn { .. }
+            | Route::Latency { .. } => self.threads.resolve(),
         }
     }
 
@@ -510,6 +538,55 @@ mod tests {
         assert_eq!(speed(Mode::Staged), Speed::Pageable);
         assert_eq!(speed(Mode::RegisterPerCopy), Speed::OfHostMemory);
         assert_eq!(speed(Mode::Churn), Speed::Pageable);
+    }
+
+    /// A load ring's chunk is whole 4 KiB pages (what `O_DIRECT` reads), within the size, and
+    /// `threads = "auto"` reads with one thread; a cold case's key says so.
+    #[test]
+    fn a_load_ring_reads_whole_pages_with_one_thread_unless_told() {
+        let case = Case {
+            mode: Mode::LoadDirect,
+            size: 1 << 20,
+            chunk: Some(10_000),
+            ring: 2,
+            cache: Cache::Cold,
+            ..Case::default()
+        };
+        let Route::Load {
+            how:
+                Load::Ring {
+                    chunk,
+                    threads,
+                    direct,
+                    ..
+                },
+            cache,
+        } = case.route()
+        else {
+            panic!("a load ring: {:?}", case.route());
+        };
+        assert_eq!(
+            (chunk, threads, direct, cache),
+            (12_288, 1, true, Cache::Cold)
+        );
+        assert_eq!(case.pinned_bytes(), 2 * 12_288);
+        assert_eq!(case.threads_used(), 1);
+        assert!(case.key().ends_with(",cache=cold"), "{}", case.key());
+        let eight = Case {
+            threads: super::super::Threads::Count(8),
+            ..case.clone()
+        };
+        assert_eq!(eight.threads_used(), 8);
+        let pinned = Case {
+            mode: Mode::LoadPinned,
+            chunk: None,
+            ..case
+        };
+        assert_eq!(
+            (pinned.pinned_bytes(), pinned.host_bytes()),
+            (1 << 20, 1 << 20)
+        );
+        assert_eq!(pinned.batch(), 1, "one load per sample");
     }
 
     /// `harness/scenarios/README.md`'s rules about the modes are the ones the declarations make.

@@ -16,6 +16,7 @@ pub(crate) struct LoadRing {
     ring: Vec<HostBuffer>,
     events: Vec<Event>,
     chunk: usize,
+    threads: usize,
     direct: bool,
 }
 
@@ -23,6 +24,7 @@ impl LoadRing {
     pub(crate) fn allocate(
         chunk: u64,
         slots: u32,
+        threads: u32,
         direct: bool,
     ) -> Result<(LoadRing, SetupTimes), CudaError> {
         let chunk = usize::try_from(chunk).map_err(|_| CudaError::new("chunk", "too large"))?;
@@ -39,6 +41,7 @@ impl LoadRing {
                 ring,
                 events,
                 chunk,
+                threads: threads.max(1) as usize,
                 direct,
             },
             setup,
@@ -61,6 +64,45 @@ impl LoadRing {
             io_error(call, &e)
         })
     }
+}
+
+/// Reads `buf` at `offset` in `threads` page-aligned parts at once (one thread: plainly); the
+/// bytes read before the end of the file.
+fn read_parts(
+    f: &std::fs::File,
+    buf: &mut [u8],
+    offset: u64,
+    threads: usize,
+) -> Result<usize, CudaError> {
+    if threads <= 1 {
+        return pread_full(f, buf, offset);
+    }
+    const PAGE: usize = 4096;
+    let part = buf.len().div_ceil(threads).div_ceil(PAGE).max(1) * PAGE;
+    let got: Vec<Result<usize, CudaError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = buf
+            .chunks_mut(part)
+            .enumerate()
+            .map(|(i, p)| s.spawn(move || pread_full(f, p, offset + (i * part) as u64)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(CudaError::new("pread", "a reading thread panicked")))
+            })
+            .collect()
+    });
+    // The parts are contiguous: the bytes read end at the first part that came back short.
+    let mut total = 0;
+    for (i, g) in got.into_iter().enumerate() {
+        let n = g?;
+        total = i * part + n;
+        if n < part {
+            break;
+        }
+    }
+    Ok(total)
 }
 
 impl LoadWay for LoadRing {
@@ -86,7 +128,7 @@ impl LoadWay for LoadRing {
             let read = Stopwatch::start();
             // O_DIRECT reads whole pages: the buffer is a whole number of them, and the last
             // read may return fewer bytes than it asked.
-            let got = pread_full(&f, self.ring[slot].as_mut_slice(), at as u64)?;
+            let got = read_parts(&f, self.ring[slot].as_mut_slice(), at as u64, self.threads)?;
             read_ms += read.ms();
             let len = got.min(total - at);
             if len == 0 {
@@ -113,5 +155,29 @@ impl LoadWay for LoadRing {
 
     fn into_buffers(self: Box<Self>) -> Vec<HostBuffer> {
         self.ring
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_read_by_several_threads_join_into_the_files_bytes() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("f.bin");
+        let bytes: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &bytes).expect("written");
+        let f = std::fs::File::open(&path).expect("opened");
+        for threads in [1, 3, 8] {
+            let mut buf = vec![0u8; 65_536];
+            assert_eq!(read_parts(&f, &mut buf, 0, threads).expect("read"), 65_536);
+            assert_eq!(buf, bytes[..65_536], "{threads} threads");
+            // The last chunk runs past the end: only the file's bytes count.
+            let mut tail = vec![0u8; 65_536];
+            let got = read_parts(&f, &mut tail, 65_536, threads).expect("read");
+            assert_eq!(got, 100_000 - 65_536, "{threads} threads");
+            assert_eq!(tail[..got], bytes[65_536..]);
+        }
     }
 }

@@ -250,9 +250,10 @@ fn load_route(
         Load::Ring {
             chunk,
             ring,
+            threads,
             direct,
         } => {
-            let (r, t) = load_ring::LoadRing::allocate(chunk, ring, direct)?;
+            let (r, t) = load_ring::LoadRing::allocate(chunk, ring, threads, direct)?;
             (Box::new(r), t)
         }
         Load::Register => (

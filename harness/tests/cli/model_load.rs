@@ -25,7 +25,7 @@ fn plan_model_load_with_a_model_loads_the_whole_file_cold_and_warm() {
         "cache",
         "cold",
         "warm",
-        "16 cases",
+        "18 cases",
         "8 tensors",
     ] {
         assert!(out.contains(part), "no `{part}` in:\n{out}");

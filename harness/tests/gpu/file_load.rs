@@ -81,7 +81,7 @@ fn accepted_failure(r: &Row) -> bool {
 }
 
 fn check(rows: &[Row], format: &str) {
-    assert_eq!(rows.len(), 16, "every path, cold and warm");
+    assert_eq!(rows.len(), 18, "every path, cold and warm");
     for r in rows {
         println!(
             "{format} {:<11} {:<5} {:>8.2} ms  resident {:?}  read {:?} fault {:?} pin {:?} dma {:?}  {}",
