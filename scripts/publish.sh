@@ -341,7 +341,9 @@ models() {
     name=$(basename "$f")
     left "model-load on $name" || break
     log "pinscope model-load on $name, every path cold and warm"
-    timeout 420 $P run model-load --model "$f" --out-dir "$out/pinscope-$name" >"$out/pinscope-$name.log" 2>&1
+    # libcufile for load-cufile lives in the toolkit's lib64.
+    LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}${CUDA_HOME:-/usr/local/cuda}/lib64 \
+      timeout 420 $P run model-load --model "$f" --out-dir "$out/pinscope-$name" >"$out/pinscope-$name.log" 2>&1
     echo "exit $?"; grep -E "^ *(mmap|read|pread|direct|register|pinned)" "$out/pinscope-$name.log" | head -20
     [[ -n $probe ]] || continue
     left "file-load probe on $name" || break

@@ -16,6 +16,8 @@ mod device_memory;
 pub mod fault;
 mod ffi;
 mod flags;
+#[cfg(target_os = "linux")]
+mod gds;
 mod host_memory;
 mod kernels;
 #[cfg(target_os = "linux")]
@@ -28,6 +30,8 @@ pub use device::*;
 pub use device_memory::*;
 pub use ffi::*;
 pub use flags::HostFlags;
+#[cfg(target_os = "linux")]
+pub use gds::{CuFile, cufile_direct, cufile_present};
 pub use host_memory::*;
 pub use kernels::*;
 #[cfg(target_os = "linux")]

@@ -44,6 +44,8 @@ pub struct LoadStages {
     /// The copies to the device that follow the reads (a ring's copies overlap its reads: the
     /// time the host waited for them).
     pub dma_ms: Option<f64>,
+    /// `load-cufile`: whether cuFile ran direct or in compatibility mode.
+    pub cufile_mode: Option<crate::scenario::CufileMode>,
 }
 
 impl SampleTimes {

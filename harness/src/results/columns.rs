@@ -244,6 +244,7 @@ pub(super) const TAIL: &[Column] = &[
     col!("fault_ms", "ms", Measured, fault_ms),
     col!("pin_ms", "ms", Measured, pin_ms),
     col!("dma_ms", "ms", Measured, dma_ms),
+    col!("cufile_mode", "", Cell, cufile_mode),
 ];
 
 /// The fixed leading columns of the results CSV, in order: `schema_version` and [`HEAD`].

@@ -12,7 +12,7 @@ pub use super::failure::{Cause, Failure, Phase};
 pub use crate::platform::MachineKey;
 pub use crate::scenario::Lane;
 use crate::scenario::{
-    Axes, Cache, CaseKey, Direction, Engine, FileKind, HostFlags, HostKind, Mode, Wait,
+    Axes, Cache, CaseKey, CufileMode, Direction, Engine, FileKind, HostFlags, HostKind, Mode, Wait,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -155,7 +155,7 @@ macro_rules! named_as_declared {
         })+
     };
 }
-named_as_declared!(Engine, Direction, Mode, Wait, Cache, FileKind);
+named_as_declared!(Engine, Direction, Mode, Wait, Cache, FileKind, CufileMode);
 
 impl fmt::Display for Verification {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -317,6 +317,9 @@ pub struct Row {
     pub fault_ms: Option<f64>,
     pub pin_ms: Option<f64>,
     pub dma_ms: Option<f64>,
+    /// `load-cufile` rows: `direct` (GPUDirect Storage) or `compatibility` (cuFile's POSIX
+    /// reads through bounce buffers).
+    pub cufile_mode: Option<CufileMode>,
 }
 
 impl Row {

@@ -263,6 +263,11 @@ fn load_columns(outcome: &CaseOutcome, case: &Case) -> Row {
         fault_ms: stage(|l| l.fault_ms),
         pin_ms: stage(|l| l.pin_ms),
         dma_ms: stage(|l| l.dma_ms),
+        cufile_mode: outcome
+            .measured
+            .samples
+            .iter()
+            .find_map(|s| s.load.as_ref().and_then(|l| l.cufile_mode)),
         ..Row::default()
     }
 }

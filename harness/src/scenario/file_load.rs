@@ -41,6 +41,18 @@ impl From<Format> for FileKind {
     }
 }
 
+setting_enum! {
+    /// How cuFile moved the file (`load-cufile`, the results' `cufile_mode`).
+    pub enum CufileMode {
+        /// Storage to GPU by DMA: the `nvidia-fs` driver is loaded.
+        #[default]
+        Direct,
+        /// POSIX reads through cuFile's own bounce buffers: no `nvidia-fs` driver.
+        Compatibility,
+    }
+    names Direct = "direct", Compatibility = "compatibility";
+}
+
 /// A byte range of the file that a per-tensor loader copies in one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Region {

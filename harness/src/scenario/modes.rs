@@ -54,11 +54,15 @@ setting_enum! {
         LoadRegister,
         /// The file read whole into one pinned buffer, then one copy.
         LoadPinned,
+        /// The file read straight into device memory by cuFile (GPUDirect Storage), direct or in
+        /// compatibility mode as this machine allows.
+        LoadCufile,
     }
     names Direct = "direct", Staged = "staged", RegisterPerCopy = "register-per-copy",
         Churn = "churn", Latency = "latency", LatencySync = "latency-sync", Enqueue = "enqueue",
         LoadMmap = "load-mmap", LoadRead = "load-read", LoadPread = "load-pread",
-        LoadDirect = "load-direct", LoadRegister = "load-register", LoadPinned = "load-pinned";
+        LoadDirect = "load-direct", LoadRegister = "load-register", LoadPinned = "load-pinned",
+        LoadCufile = "load-cufile";
 }
 
 /// What a mode asks of a case and how the plan and the report speak of it.
@@ -212,6 +216,9 @@ impl Mode {
             Self::LoadPinned => {
                 const { &LOAD.with_words("file read into one pinned buffer, one copy") }
             }
+            Self::LoadCufile => {
+                const { &LOAD.with_words("file read by cuFile (GPUDirect Storage)") }
+            }
             Self::Latency | Self::LatencySync | Self::Enqueue => &ModeDecl {
                 host: None,
                 engine: None,
@@ -276,6 +283,8 @@ pub enum Load {
     Register,
     /// `read` into one pinned buffer, one copy.
     Pinned,
+    /// cuFile reads into device memory.
+    Cufile,
 }
 
 /// Which call a latency case times.
@@ -326,7 +335,9 @@ impl Route {
             Route::Direct | Route::Churn { .. } | Route::Latency { .. } => "-".into(),
             Route::Load { how, .. } => match how {
                 Load::Ring { chunk, ring, .. } => format!("{}×{ring}", exact(chunk)),
-                Load::Mmap | Load::Read | Load::Register | Load::Pinned => "-".into(),
+                Load::Mmap | Load::Read | Load::Register | Load::Pinned | Load::Cufile => {
+                    "-".into()
+                }
             },
             Route::Staged { chunk, ring, .. } => format!("{}×{ring}", exact(chunk)),
             Route::RegisterPerCopy { slice } => exact(slice),
@@ -379,6 +390,7 @@ impl Case {
             }),
             Mode::LoadRegister => self.load(Load::Register),
             Mode::LoadPinned => self.load(Load::Pinned),
+            Mode::LoadCufile => self.load(Load::Cufile),
         }
     }
 
@@ -443,7 +455,7 @@ impl Case {
                 return match how {
                     Load::Read | Load::Pinned => self.size,
                     Load::Ring { chunk, ring, .. } => chunk * u64::from(ring.max(1)),
-                    Load::Mmap | Load::Register => 0,
+                    Load::Mmap | Load::Register | Load::Cufile => 0,
                 };
             }
             Route::Direct
@@ -627,6 +639,7 @@ mod tests {
              `load-direct` needs `engine = \"copy\"`, `direction = \"h2d\"` and `chunk`; \
              `load-register` needs `engine = \"copy\"` and `direction = \"h2d\"`; \
              `load-pinned` needs `engine = \"copy\"` and `direction = \"h2d\"`; \
+             `load-cufile` needs `engine = \"copy\"` and `direction = \"h2d\"`; \
              `chunk` is only for `staged`, `register-per-copy`, `load-pread` and `load-direct`.\n"
         );
     }

@@ -190,7 +190,7 @@ fn mode_names_include_churn() {
     assert_problems(&[(
         "[[case]]\nlabel = \"c\"\nmode = \"chrun\"\n",
         &[
-            "5:8: `mode` must be one of \"direct\", \"staged\", \"register-per-copy\", \"churn\", \"latency\", \"latency-sync\", \"enqueue\", \"load-mmap\", \"load-read\", \"load-pread\", \"load-direct\", \"load-register\", \"load-pinned\", not \"chrun\"; did you mean \"churn\"?",
+            "5:8: `mode` must be one of \"direct\", \"staged\", \"register-per-copy\", \"churn\", \"latency\", \"latency-sync\", \"enqueue\", \"load-mmap\", \"load-read\", \"load-pread\", \"load-direct\", \"load-register\", \"load-pinned\", \"load-cufile\", not \"chrun\"; did you mean \"churn\"?",
         ],
     )]);
 }

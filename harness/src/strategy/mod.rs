@@ -19,6 +19,8 @@ mod empty;
 mod file_load;
 mod latency;
 #[cfg(target_os = "linux")]
+mod load_cufile;
+#[cfg(target_os = "linux")]
 mod load_mmap;
 #[cfg(target_os = "linux")]
 mod load_pinned;
@@ -264,6 +266,7 @@ fn load_route(
             let (p, t) = load_pinned::LoadPinned::allocate(&source)?;
             (Box::new(p), t)
         }
+        Load::Cufile => (Box::new(load_cufile::LoadCufile), SetupTimes::default()),
     };
     Ok(Box::new(FileLoad::new(case, cache, way, setup)?))
 }

@@ -22,10 +22,11 @@ fn plan_model_load_with_a_model_loads_the_whole_file_cold_and_warm() {
         "load-direct",
         "load-register",
         "load-pinned",
+        "load-cufile",
         "cache",
         "cold",
         "warm",
-        "18 cases",
+        "20 cases",
         "8 tensors",
     ] {
         assert!(out.contains(part), "no `{part}` in:\n{out}");
