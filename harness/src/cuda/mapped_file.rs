@@ -70,11 +70,13 @@ impl MappedFile {
         if self.registered {
             return Ok(0.0);
         }
+        // The mapping covers whole pages: the last one's tail past the file reads as zeros.
+        let pages = self.len.div_ceil(super::ffi::PAGE) * super::ffi::PAGE;
         let t = Instant::now();
-        // SAFETY: [ptr, ptr+len) is a live mapping owned by `self`; read-only registration never
-        // writes it; it is unregistered before it is unmapped (drop).
+        // SAFETY: [ptr, ptr+pages) is a live mapping owned by `self` (mmap maps whole pages);
+        // read-only registration never writes it; it is unregistered before it is unmapped (drop).
         check("cuMemHostRegister", unsafe {
-            sys::cuMemHostRegister_v2(self.ptr, self.len, sys::CU_MEMHOSTREGISTER_READ_ONLY)
+            sys::cuMemHostRegister_v2(self.ptr, pages, sys::CU_MEMHOSTREGISTER_READ_ONLY)
         })?;
         self.registered = true;
         Ok(ms_since(t))

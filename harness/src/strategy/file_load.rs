@@ -83,16 +83,21 @@ pub(crate) fn io_error(call: &'static str, e: &std::io::Error) -> CudaError {
     CudaError::new(call, e.to_string())
 }
 
-/// Reads up to `buf.len()` bytes at `offset` (`pread` until full or the end of the file); the
-/// bytes read.
+/// Reads the file's bytes at `offset` into `buf` until it is full or the file (`file_len`
+/// bytes) ends, `pread` after `pread` (one returns at most about 2 GiB); the bytes read. Each call
+/// asks for the rest of `buf`, so an `O_DIRECT` read of the last part still asks for whole pages
+/// at a page-aligned offset, and returns what the file has.
 pub(crate) fn pread_full(
     file: &std::fs::File,
     buf: &mut [u8],
     offset: u64,
+    file_len: u64,
 ) -> Result<usize, CudaError> {
     use std::os::unix::fs::FileExt;
+    let left = usize::try_from(file_len.saturating_sub(offset)).unwrap_or(usize::MAX);
+    let target = buf.len().min(left);
     let mut got = 0;
-    while got < buf.len() {
+    while got < target {
         match file.read_at(&mut buf[got..], offset + got as u64) {
             Ok(0) => break,
             Ok(n) => got += n,
@@ -100,7 +105,7 @@ pub(crate) fn pread_full(
             Err(e) => return Err(io_error("pread", &e)),
         }
     }
-    Ok(got)
+    Ok(got.min(target))
 }
 
 impl HostSide for FileLoad {

@@ -27,7 +27,10 @@ impl LoadWay for LoadPinned {
         stream: &Stream,
     ) -> Result<LoadStages, CudaError> {
         let read = Stopwatch::start();
-        pread_full(&open(file)?, self.buf.as_mut_slice(), 0)?;
+        let got = pread_full(&open(file)?, self.buf.as_mut_slice(), 0, file.file_bytes)?;
+        if got < self.buf.len() {
+            return Err(CudaError::new("pread", "the file ended before its size"));
+        }
         let read_ms = read.ms();
         let copy = Stopwatch::start();
         stream.copy_h2d(dev, 0, &self.buf, 0, self.buf.len())?;
