@@ -38,3 +38,17 @@ pub fn load_child_command(_: &LoadChildArgs) -> Result<i32, crate::Error> {
     eprintln!("pinscope: the file-load modes run on Linux only");
     Ok(1)
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// The command a `load-register` case starts is the hidden one declared here.
+    #[test]
+    fn the_child_command_is_declared_and_hidden() {
+        use clap::CommandFactory;
+        let cmd = super::super::Cli::command();
+        let child = cmd
+            .find_subcommand(crate::strategy::load_register::CHILD_COMMAND)
+            .expect("declared");
+        assert!(child.is_hide_set());
+    }
+}

@@ -164,8 +164,49 @@ fn kill(mut child: std::process::Child, deadline: Duration) -> CudaError {
             child.id()
         )
     };
+    deadline_error(deadline, &after)
+}
+
+/// The case's error when the child passed its deadline (`after`: what became of the child).
+fn deadline_error(deadline: Duration, after: &str) -> CudaError {
     CudaError::new(
-        "cuMemHostRegister(READ_ONLY) of the file mapping",
-        format!("did not return in {} s; {after}", deadline.as_secs_f64()),
+        "cuMemHostRegister(READ_ONLY) of the file mapping, in a child process,",
+        format!(
+            "no return: it did not return in {} s and {after}",
+            deadline.as_secs_f64()
+        ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Failure, Phase, Status};
+
+    /// The deadline's expiry is the row's result: its sentence says so and reads back the same.
+    #[test]
+    fn a_deadline_is_a_failed_row_that_says_it_did_not_return() {
+        let e = deadline_error(Duration::from_secs(15), "the child was killed");
+        let status = Status::Failed(Failure::call(&e, Phase::Transfer));
+        let text = status.to_field();
+        assert!(
+            text.contains("did not return in 15 s and the child was killed"),
+            "{text}"
+        );
+        assert_eq!(Status::from_field(&text), Some(status));
+    }
+
+    #[test]
+    fn the_childs_report_reads_back() {
+        let r = ChildReport {
+            map_ms: 0.1,
+            register_ms: 30.0,
+            copy_ms: 75.0,
+            unregister_ms: 2.0,
+            bad_words: 0,
+            first_bad: None,
+        };
+        let line = serde_json::to_string(&r).expect("JSON");
+        assert_eq!(serde_json::from_str::<ChildReport>(&line).expect("read"), r);
+    }
 }
