@@ -33,6 +33,8 @@ pub struct SampleTimes {
 pub struct LoadStages {
     /// Bytes of the file in the page cache when the load started (`None`: not counted).
     pub resident_before: Option<u64>,
+    /// Bytes of the file in the page cache once the load was done: the page cache it holds.
+    pub resident_after: Option<u64>,
     /// Inside `read`/`pread`: the disk or the page cache, and the first touch of a fresh
     /// destination buffer.
     pub read_ms: Option<f64>,

@@ -83,10 +83,15 @@ pub fn sentences(rows: &[&Row]) -> Vec<String> {
     for r in rows {
         let Some(l) = LoadLimit::of(r) else { continue };
         let cache = r.cache.map(|c| c.to_string()).unwrap_or_default();
-        let resident = r
-            .resident_before_bytes
-            .map(|b| format!("; {} of it was cached before", format_size(b as u64)))
-            .unwrap_or_default();
+        let resident = match (r.resident_before_bytes, r.resident_after_bytes) {
+            (Some(b), Some(a)) => format!(
+                "; {} of it was cached before, {} after",
+                format_size(b as u64),
+                format_size(a as u64)
+            ),
+            (Some(b), None) => format!("; {} of it was cached before", format_size(b as u64)),
+            _ => String::new(),
+        };
         out.push(format!(
             "{}, {cache} cache: {} in {:.2} s ({:.2} GB/s), limited by {} ({:.2} GB/s, {:.0}% of the load){resident}; holds {} page-locked.",
             r.case_label,

@@ -240,6 +240,7 @@ pub(super) const TAIL: &[Column] = &[
         Measured,
         resident_before_bytes
     ),
+    col!("resident_after_bytes", "B", Measured, resident_after_bytes),
     col!("read_ms", "ms", Measured, read_ms),
     col!("fault_ms", "ms", Measured, fault_ms),
     col!("pin_ms", "ms", Measured, pin_ms),

@@ -310,6 +310,9 @@ pub struct Row {
     pub file_tensors: u32,
     /// File-load rows: bytes of the file in the page cache when a load started (median).
     pub resident_before_bytes: Option<f64>,
+    /// File-load rows: bytes of the file in the page cache once a load was done (median): the
+    /// page cache the way of loading leaves held.
+    pub resident_after_bytes: Option<f64>,
     /// File-load rows, the median time of each stage of one load (ms): inside `read`/`pread`;
     /// copies out of a mapping (page faults, staging and DMA together); registering a mapping;
     /// the copies to the device after the reads.

@@ -259,6 +259,7 @@ fn load_columns(outcome: &CaseOutcome, case: &Case) -> Row {
         file_format: Some(source.kind),
         file_tensors: source.tensors,
         resident_before_bytes: stage(|l| l.resident_before.map(|b| b as f64)),
+        resident_after_bytes: stage(|l| l.resident_after.map(|b| b as f64)),
         read_ms: stage(|l| l.read_ms),
         fault_ms: stage(|l| l.fault_ms),
         pin_ms: stage(|l| l.pin_ms),

@@ -142,6 +142,13 @@ impl LoadSource {
     }
 }
 
+impl LoadSource {
+    /// Bytes of the file in the page cache now (`None`: not counted here).
+    pub fn resident(&self) -> Option<u64> {
+        page_cache::resident(&self.path).ok()
+    }
+}
+
 /// The file cut into regions: each tensor, and the bytes before, between and after them.
 fn regions(t: &TensorTable, file_bytes: u64) -> Vec<Region> {
     let mut out = Vec::with_capacity(t.tensors.len() * 2 + 1);

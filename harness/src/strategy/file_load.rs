@@ -158,6 +158,7 @@ impl Measurable for FileLoad {
             stages = self.way.load(&self.source, dev, stream)?;
             total += clock.ms();
             stages.resident_before = state.resident_before;
+            stages.resident_after = self.source.resident();
         }
         let mut t = SampleTimes::host_timed(Lane::H2d, total, None);
         t.load = Some(stages);
