@@ -189,6 +189,12 @@ impl Scenario {
                 );
             }
         }
+        if self.model.is_none() && self.files.file.is_none() && self.has_load_cases() {
+            let _ = writeln!(
+                out,
+                "file: none — the load-* cases load a file: give --model FILE, or `file = \"path\"` or `model = \"path\"` in the scenario (run refuses them without one; the sizes above are as written)"
+            );
+        }
         if let Some(f) = &self.files.file {
             let path = resolve(self, f);
             let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);

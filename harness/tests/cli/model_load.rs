@@ -55,6 +55,15 @@ fn a_scenario_file_key_names_a_data_file_to_load() {
 }
 
 #[test]
+fn plan_without_a_file_says_the_loads_need_one() {
+    let out = pinscope().args(["plan", "model-load"]).stdout_ok();
+    assert!(
+        out.contains("file: none — the load-* cases load a file"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_load_without_a_file_is_refused_before_the_run() {
     let dir = tempfile::tempdir().expect("temp dir");
     pinscope()
