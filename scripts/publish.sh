@@ -325,8 +325,8 @@ PY
 # ---- models: real-sized model files loaded the ways loaders do, beside the C++ probe and PyTorch --
 models() {
   local out=${1:-/tmp/pinscope-models} dir=${MODEL_DIR:-/tmp}/pinscope-model-files f name
-  mkdir -p "$out"
-  log machine; machine | tee "$out/nvidia-smi.txt"; df -hT "${MODEL_DIR:-/tmp}" | tee "$out/disk.txt"
+  mkdir -p "$out" "$dir"
+  log machine; machine | tee "$out/nvidia-smi.txt"; df -hT "$dir" | tee "$out/disk.txt"
   log "model files (scale ${SIZE:-1})"
   python3 scripts/make-model-files.py "$dir" --scale "${SIZE:-1}" --force | tee "$out/files.txt" || return 1
   local probe=""
@@ -344,7 +344,7 @@ models() {
     # libcufile for load-cufile lives in the toolkit's lib64.
     LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}${CUDA_HOME:-/usr/local/cuda}/lib64 \
       timeout 420 $P run model-load --model "$f" --out-dir "$out/pinscope-$name" >"$out/pinscope-$name.log" 2>&1
-    echo "exit $?"; grep -E "^ *(mmap|read|pread|direct|register|pinned)" "$out/pinscope-$name.log" | head -20
+    echo "exit $?"; tail -45 "$out/pinscope-$name.log"
     [[ -n $probe ]] || continue
     left "file-load probe on $name" || break
     log "file-load probe on $name: warm, then cold (it drops the page cache: root)"
