@@ -11,6 +11,7 @@ mod failure;
 pub mod fixtures;
 mod node_folder;
 mod observed;
+pub mod call_code;
 mod observed_events;
 mod output;
 mod result_set;

@@ -3,6 +3,7 @@
 //! CSV (`<stem>.events.csv`) that holds them. The byte stream they arrive in is read by
 //! `observe::wire`.
 
+use super::call_code;
 use crate::Error;
 use std::io::Write;
 use std::path::Path;
@@ -52,21 +53,21 @@ impl CallKind {
         CallKind::AsyncFree,
     ];
 
-    /// The number the wire format carries (1-based; 0 is never a call).
+    /// The number the wire format carries (1-based; 0 is never a call): [`call_code`].
     pub fn code(self) -> u16 {
         match self {
-            CallKind::HostAlloc => 1,
-            CallKind::HostRegister => 2,
-            CallKind::HostUnregister => 3,
-            CallKind::FreeHost => 4,
-            CallKind::DeviceAlloc => 5,
-            CallKind::DeviceFree => 6,
-            CallKind::ManagedAlloc => 7,
-            CallKind::VmmCreate => 8,
-            CallKind::VmmMap => 9,
-            CallKind::VmmRelease => 10,
-            CallKind::AsyncAlloc => 11,
-            CallKind::AsyncFree => 12,
+            CallKind::HostAlloc => call_code::HOST_ALLOC,
+            CallKind::HostRegister => call_code::HOST_REGISTER,
+            CallKind::HostUnregister => call_code::HOST_UNREGISTER,
+            CallKind::FreeHost => call_code::FREE_HOST,
+            CallKind::DeviceAlloc => call_code::DEVICE_ALLOC,
+            CallKind::DeviceFree => call_code::DEVICE_FREE,
+            CallKind::ManagedAlloc => call_code::MANAGED_ALLOC,
+            CallKind::VmmCreate => call_code::VMM_CREATE,
+            CallKind::VmmMap => call_code::VMM_MAP,
+            CallKind::VmmRelease => call_code::VMM_RELEASE,
+            CallKind::AsyncAlloc => call_code::ASYNC_ALLOC,
+            CallKind::AsyncFree => call_code::ASYNC_FREE,
         }
     }
 

@@ -73,7 +73,7 @@ fn a_truncated_stream_keeps_what_came_before_and_says_how_short() {
 fn garbage_is_one_sentence_never_a_panic() {
     let cases: Vec<(Vec<u8>, Fault)> = vec![
         (b"GET / HTTP/1.1\r\n".to_vec(), Fault::NotAStream),
-        (b"PSEV\x02\x00\x00\x00".to_vec(), Fault::Version(2)),
+        (b"PSEV\x09\x00\x00\x00".to_vec(), Fault::Version(9)),
         (
             [&encode_header()[..], &u32::MAX.to_le_bytes()].concat(),
             Fault::FrameLength(u32::MAX),

@@ -64,6 +64,7 @@ fn sidecar() -> ObservedSidecar {
             missing: Some("CUPTI was not found".into()),
             searched: Vec::new(),
         },
+        events: Default::default(),
         notes: Vec::new(),
         timeline_file: "x.timeline.csv".into(),
         events_file: "x.events.csv".into(),
