@@ -71,7 +71,7 @@ fn a_broken_stream_is_one_sentence_and_the_events_before_it_stay() {
     let mut a = writer(r.path());
     a.write_all(&frame::event_frame(&fields(5, 1, CallKind::DeviceAlloc, 64, 0)))
         .expect("event");
-    a.write_all(&[9, 0, 0, 0, 77]).expect("garbage");
+    a.write_all(&[1, 0, 0, 0, 77]).expect("garbage");
     let got = r.finish();
     assert_eq!(got.events.len(), 1);
     assert_eq!(got.faults.len(), 1);
