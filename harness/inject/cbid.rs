@@ -5,25 +5,25 @@
 use super::call_code;
 use std::ffi::c_void;
 
-const MEM_FREE_HOST: u32 = 38;
-const MEM_HOST_ALLOC: u32 = 39;
-const MEM_ALLOC_V2: u32 = 243;
-const MEM_ALLOC_PITCH_V2: u32 = 244;
-const MEM_FREE_V2: u32 = 245;
-const MEM_ALLOC_HOST_V2: u32 = 294;
-const MEM_HOST_REGISTER: u32 = 301;
-const MEM_HOST_UNREGISTER: u32 = 302;
-const MEM_ALLOC_MANAGED: u32 = 371;
-const MEM_HOST_REGISTER_V2: u32 = 379;
-const MEM_CREATE: u32 = 549;
-const MEM_RELEASE: u32 = 550;
-const MEM_MAP: u32 = 551;
-const MEM_ALLOC_ASYNC: u32 = 598;
-const MEM_ALLOC_ASYNC_PTSZ: u32 = 599;
-const MEM_FREE_ASYNC: u32 = 600;
-const MEM_FREE_ASYNC_PTSZ: u32 = 601;
-const MEM_ALLOC_FROM_POOL_ASYNC: u32 = 611;
-const MEM_ALLOC_FROM_POOL_ASYNC_PTSZ: u32 = 612;
+pub const MEM_FREE_HOST: u32 = 38;
+pub const MEM_HOST_ALLOC: u32 = 39;
+pub const MEM_ALLOC_V2: u32 = 243;
+pub const MEM_ALLOC_PITCH_V2: u32 = 244;
+pub const MEM_FREE_V2: u32 = 245;
+pub const MEM_ALLOC_HOST_V2: u32 = 294;
+pub const MEM_HOST_REGISTER: u32 = 301;
+pub const MEM_HOST_UNREGISTER: u32 = 302;
+pub const MEM_ALLOC_MANAGED: u32 = 371;
+pub const MEM_HOST_REGISTER_V2: u32 = 379;
+pub const MEM_CREATE: u32 = 549;
+pub const MEM_RELEASE: u32 = 550;
+pub const MEM_MAP: u32 = 551;
+pub const MEM_ALLOC_ASYNC: u32 = 598;
+pub const MEM_ALLOC_ASYNC_PTSZ: u32 = 599;
+pub const MEM_FREE_ASYNC: u32 = 600;
+pub const MEM_FREE_ASYNC_PTSZ: u32 = 601;
+pub const MEM_ALLOC_FROM_POOL_ASYNC: u32 = 611;
+pub const MEM_ALLOC_FROM_POOL_ASYNC_PTSZ: u32 = 612;
 
 /// Every callback the library enables.
 pub const ENABLED: &[u32] = &[
@@ -51,66 +51,66 @@ pub const ENABLED: &[u32] = &[
 /// `cuMemHostAlloc_params`, `cuMemAllocManaged_params` (an out-pointer, a size, flags).
 #[repr(C)]
 #[allow(dead_code)] // fields of the layout that are not read
-struct OutSizeFlags {
-    out: *const u64,
-    bytesize: usize,
-    flags: u32,
+pub struct OutSizeFlags {
+    pub out: *const u64,
+    pub bytesize: usize,
+    pub flags: u32,
 }
 
 /// `cuMemAllocHost_v2_params`, `cuMemAlloc_v2_params`, and the first two fields of
 /// `cuMemAllocAsync_params` and `cuMemAllocFromPoolAsync_params`.
 #[repr(C)]
-struct OutSize {
-    out: *const u64,
-    bytesize: usize,
+pub struct OutSize {
+    pub out: *const u64,
+    pub bytesize: usize,
 }
 
 /// `cuMemHostRegister(_v2)_params`.
 #[repr(C)]
 #[allow(dead_code)] // fields of the layout that are not read
-struct PtrSizeFlags {
-    p: u64,
-    bytesize: usize,
-    flags: u32,
+pub struct PtrSizeFlags {
+    pub p: u64,
+    pub bytesize: usize,
+    pub flags: u32,
 }
 
 /// `cuMemFreeHost_params`, `cuMemHostUnregister_params`, `cuMemFree_v2_params`,
 /// `cuMemRelease_params` and the first field of `cuMemFreeAsync_params`: an address or handle.
 #[repr(C)]
-struct One {
-    value: u64,
+pub struct One {
+    pub value: u64,
 }
 
 /// `cuMemAllocPitch_v2_params`.
 #[repr(C)]
 #[allow(dead_code)] // fields of the layout that are not read
-struct AllocPitch {
-    out: *const u64,
-    pitch: *const usize,
-    width_in_bytes: usize,
-    height: usize,
-    element_size_bytes: u32,
+pub struct AllocPitch {
+    pub out: *const u64,
+    pub pitch: *const usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+    pub element_size_bytes: u32,
 }
 
 /// `cuMemCreate_params`.
 #[repr(C)]
 #[allow(dead_code)] // fields of the layout that are not read
-struct Create {
-    handle: *const u64,
-    size: usize,
-    prop: *const c_void,
-    flags: u64,
+pub struct Create {
+    pub handle: *const u64,
+    pub size: usize,
+    pub prop: *const c_void,
+    pub flags: u64,
 }
 
 /// `cuMemMap_params`.
 #[repr(C)]
 #[allow(dead_code)] // fields of the layout that are not read
-struct Map {
-    ptr: u64,
-    size: usize,
-    offset: usize,
-    handle: u64,
-    flags: u64,
+pub struct Map {
+    pub ptr: u64,
+    pub size: usize,
+    pub offset: usize,
+    pub handle: u64,
+    pub flags: u64,
 }
 
 /// An event's call-specific fields.

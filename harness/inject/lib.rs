@@ -85,30 +85,10 @@ const SYS_GETTID: i64 = 186;
 #[cfg(target_arch = "aarch64")]
 const SYS_GETTID: i64 = 178;
 
-// ---- CUPTI's callback API (cupti_callbacks.h), the parts used. ----
+#[path = "cupti_abi.rs"]
+mod cupti_abi;
 
-/// `CUPTI_CB_DOMAIN_DRIVER_API`.
-const DOMAIN_DRIVER_API: u32 = 1;
-/// `CUPTI_API_EXIT`.
-const API_EXIT: u32 = 1;
-
-/// `CUpti_CallbackData`.
-#[repr(C)]
-struct CallbackData {
-    callback_site: u32,
-    function_name: *const c_char,
-    function_params: *const c_void,
-    function_return_value: *const c_void,
-    symbol_name: *const c_char,
-    context: *mut c_void,
-    context_uid: u32,
-    correlation_data: *mut u64,
-    correlation_id: u32,
-}
-
-type Callback = unsafe extern "C" fn(*mut c_void, u32, u32, *const c_void);
-type Subscribe = unsafe extern "C" fn(*mut *mut c_void, Callback, *mut c_void) -> c_int;
-type EnableCallback = unsafe extern "C" fn(u32, *mut c_void, u32, u32) -> c_int;
+use cupti_abi::{API_EXIT, CallbackData, DOMAIN_DRIVER_API, EnableCallback, Subscribe};
 
 mod cbid;
 
