@@ -45,7 +45,15 @@ fn build_library(dest: &Path) {
     let target = std::env::var("TARGET").expect("cargo sets TARGET");
     let mut cmd = Command::new(rustc);
     cmd.args(["--crate-type", "cdylib", "--crate-name", "pinscope_inject"])
-        .args(["--edition", "2024", "-O", "-C", "panic=abort", "-C", "strip=debuginfo"])
+        .args([
+            "--edition",
+            "2024",
+            "-O",
+            "-C",
+            "panic=abort",
+            "-C",
+            "strip=debuginfo",
+        ])
         .args(["--target", &target, "--cap-lints", "warn", "-o"])
         .arg(dest)
         .arg(root.join("inject/lib.rs"));

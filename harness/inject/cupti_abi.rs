@@ -6,7 +6,6 @@ use std::ffi::{c_char, c_int, c_void};
 /// `CUPTI_CB_DOMAIN_DRIVER_API`.
 pub const DOMAIN_DRIVER_API: u32 = 1;
 /// `CUPTI_API_ENTER`.
-#[allow(dead_code)]
 pub const API_ENTER: u32 = 0;
 /// `CUPTI_API_EXIT`.
 pub const API_EXIT: u32 = 1;

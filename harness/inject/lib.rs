@@ -88,7 +88,7 @@ const SYS_GETTID: i64 = 178;
 #[path = "cupti_abi.rs"]
 mod cupti_abi;
 
-use cupti_abi::{API_EXIT, CallbackData, DOMAIN_DRIVER_API, EnableCallback, Subscribe};
+use cupti_abi::{API_ENTER, API_EXIT, CallbackData, DOMAIN_DRIVER_API, EnableCallback, Subscribe};
 
 mod cbid;
 
@@ -331,6 +331,11 @@ fn thread_id() -> u32 {
     unsafe { syscall(SYS_GETTID) as u32 }
 }
 
+thread_local! {
+    /// When this thread entered its current driver call.
+    static ENTERED_NS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// CUPTI's callback: at the return of an enabled driver call, its event.
 unsafe extern "C" fn on_call(_user: *mut c_void, domain: u32, id: u32, data: *const c_void) {
     if domain != DOMAIN_DRIVER_API || data.is_null() {
@@ -341,6 +346,10 @@ unsafe extern "C" fn on_call(_user: *mut c_void, domain: u32, id: u32, data: *co
     };
     // SAFETY: for the driver-API domain CUPTI passes a `CUpti_CallbackData`.
     let data = unsafe { &*data.cast::<CallbackData>() };
+    if data.callback_site == API_ENTER {
+        ENTERED_NS.with(|t| t.set(monotonic_ns()));
+        return;
+    }
     if data.callback_site != API_EXIT
         || data.function_params.is_null()
         || data.function_return_value.is_null()
@@ -353,8 +362,13 @@ unsafe extern "C" fn on_call(_user: *mut c_void, domain: u32, id: u32, data: *co
     let Some(call) = (unsafe { cbid::decode(id, data.function_params, result == 0) }) else {
         return;
     };
+    let now = monotonic_ns();
     let event = frame::EventFields {
-        time_ns: monotonic_ns(),
+        time_ns: now,
+        duration_ns: match ENTERED_NS.with(|t| t.get()) {
+            0 => 0,
+            entered => now.saturating_sub(entered),
+        },
         // SAFETY: getpid cannot fail.
         pid: unsafe { getpid() } as u32,
         tid: thread_id(),

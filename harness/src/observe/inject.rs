@@ -44,7 +44,9 @@ impl Injection {
             return Err("pinscope's CUPTI injection library is not built for this OS yet, so who allocated what is not recorded (only the memory observers are)".into());
         };
         let Some(cupti) = cupti.found.clone() else {
-            return Err("CUPTI was not found, so the injection library was not given to the command".into());
+            return Err(
+                "CUPTI was not found, so the injection library was not given to the command".into(),
+            );
         };
         if let Some(v) = std::env::var_os(INJECTION_ENV) {
             return Err(format!(
@@ -146,7 +148,10 @@ pub fn install_in(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathB
     if path.symlink_metadata().is_ok() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
-            format!("{} exists and is not this pinscope's library", path.display()),
+            format!(
+                "{} exists and is not this pinscope's library",
+                path.display()
+            ),
         ));
     }
     std::fs::create_dir_all(dir)?;

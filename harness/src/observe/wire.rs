@@ -5,7 +5,7 @@
 //!
 //! Stream: `PSEV`, version u16 (2), reserved u16 (0); then frames `len u32` (bytes after it),
 //! `tag u8`, body. Tag 1, a library: `id u32`, its path in UTF-8 (the rest). Tag 2, an event:
-//! `time_ns u64, pid u32, tid u32, call u16, flags u32, result u32, bytes u64, address u64,
+//! `time_ns u64, duration_ns u64, pid u32, tid u32, call u16, flags u32, result u32, bytes u64, address u64,
 //! library u32` (0: unknown; otherwise an id sent before on this stream). Tag 3: `count u64`
 //! events dropped because the connection was full. The layout and its encoders are declared
 //! once in [`frame`], which the library compiles too. A stream that breaks these rules ends with
@@ -209,7 +209,7 @@ fn frame_event(
 /// An event frame's body.
 fn event(libraries: &HashMap<u32, String>, body: &[u8]) -> Result<AllocEvent, Fault> {
     let mut r = Fields(body);
-    let (time_ns, pid, tid) = (r.u64(), r.u32(), r.u32());
+    let (time_ns, duration_ns, pid, tid) = (r.u64(), r.u64(), r.u32(), r.u32());
     let code = r.u16();
     let call = CallKind::from_code(code).ok_or(Fault::UnknownCall(code))?;
     let (flags, result, bytes, address) = (r.u32(), r.u32(), r.u64(), r.u64());
@@ -224,6 +224,7 @@ fn event(libraries: &HashMap<u32, String>, body: &[u8]) -> Result<AllocEvent, Fa
     };
     Ok(AllocEvent {
         time_ns,
+        duration_ns,
         pid,
         tid,
         call,
@@ -279,6 +280,7 @@ pub fn encode_library(id: u32, path: &str) -> Option<Vec<u8>> {
 pub fn encode_event(e: &AllocEvent, library: u32) -> [u8; frame::EVENT_FRAME] {
     frame::event_frame(&EventFields {
         time_ns: e.time_ns,
+        duration_ns: e.duration_ns,
         pid: e.pid,
         tid: e.tid,
         call: e.call.code(),

@@ -1,5 +1,6 @@
 //! Results files: schema, writers (flushed per case, sidecar written atomically) and readers.
 
+pub mod call_code;
 mod columns;
 mod csv_read;
 #[cfg(test)]
@@ -11,7 +12,6 @@ mod failure;
 pub mod fixtures;
 mod node_folder;
 mod observed;
-pub mod call_code;
 mod observed_events;
 mod output;
 mod result_set;

@@ -14,6 +14,7 @@ mod file_safety;
 mod model;
 mod new_user;
 mod observe;
+mod observe_inject;
 mod plan;
 mod report_json;
 mod robustness;

@@ -8,6 +8,7 @@ use std::io::Write;
 fn fields(time_ns: u64, pid: u32, call: CallKind, bytes: u64, library: u32) -> EventFields {
     EventFields {
         time_ns,
+        duration_ns: 10,
         pid,
         tid: pid + 1,
         call: call.code(),
@@ -40,10 +41,22 @@ fn two_processes_with_the_same_library_ids_keep_their_own_libraries() {
     let mut b = writer(r.path());
     library(&mut a, 1, "/opt/torch/lib/libtorch_cuda.so");
     library(&mut b, 1, "/usr/bin/python3.12");
-    a.write_all(&frame::event_frame(&fields(origin + 3_000, 10, CallKind::HostAlloc, 1 << 30, 1)))
-        .expect("a");
-    b.write_all(&frame::event_frame(&fields(origin + 2_000, 20, CallKind::HostAlloc, 8 << 20, 1)))
-        .expect("b");
+    a.write_all(&frame::event_frame(&fields(
+        origin + 3_000,
+        10,
+        CallKind::HostAlloc,
+        1 << 30,
+        1,
+    )))
+    .expect("a");
+    b.write_all(&frame::event_frame(&fields(
+        origin + 2_000,
+        20,
+        CallKind::HostAlloc,
+        8 << 20,
+        1,
+    )))
+    .expect("b");
     b.write_all(&frame::dropped_frame(3)).expect("dropped");
     drop(a);
     let got = r.finish();
@@ -69,13 +82,23 @@ fn two_processes_with_the_same_library_ids_keep_their_own_libraries() {
 fn a_broken_stream_is_one_sentence_and_the_events_before_it_stay() {
     let r = Receiver::start(0).expect("listen");
     let mut a = writer(r.path());
-    a.write_all(&frame::event_frame(&fields(5, 1, CallKind::DeviceAlloc, 64, 0)))
-        .expect("event");
+    a.write_all(&frame::event_frame(&fields(
+        5,
+        1,
+        CallKind::DeviceAlloc,
+        64,
+        0,
+    )))
+    .expect("event");
     a.write_all(&[1, 0, 0, 0, 77]).expect("garbage");
     let got = r.finish();
     assert_eq!(got.events.len(), 1);
     assert_eq!(got.faults.len(), 1);
-    assert!(got.faults[0].contains("unknown kind 77"), "{:?}", got.faults);
+    assert!(
+        got.faults[0].contains("unknown kind 77"),
+        "{:?}",
+        got.faults
+    );
 }
 
 #[test]
@@ -92,5 +115,8 @@ fn the_clock_is_the_one_instant_reads() {
     std::thread::sleep(Duration::from_millis(20));
     let (b, e) = (monotonic_ns(), i.elapsed());
     let diff = (b - a) as i128 - e.as_nanos() as i128;
-    assert!(diff.abs() < 5_000_000, "monotonic and Instant differ by {diff} ns");
+    assert!(
+        diff.abs() < 5_000_000,
+        "monotonic and Instant differ by {diff} ns"
+    );
 }

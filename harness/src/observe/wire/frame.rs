@@ -13,7 +13,7 @@ pub const TAG_LIBRARY: u8 = 1;
 pub const TAG_EVENT: u8 = 2;
 pub const TAG_DROPPED: u8 = 3;
 /// An event frame's body (after the tag).
-pub const EVENT_BODY: usize = 8 + 4 + 4 + 2 + 4 + 4 + 8 + 8 + 4;
+pub const EVENT_BODY: usize = 8 + 8 + 4 + 4 + 2 + 4 + 4 + 8 + 8 + 4;
 /// A whole event frame: length field, tag, body.
 pub const EVENT_FRAME: usize = 4 + 1 + EVENT_BODY;
 /// A dropped-events frame's body: the count, u64.
@@ -25,6 +25,8 @@ pub const DROPPED_FRAME: usize = 4 + 1 + DROPPED_BODY;
 pub struct EventFields {
     /// CLOCK_MONOTONIC nanoseconds at the call's return.
     pub time_ns: u64,
+    /// How long the call took, from its entry to its return.
+    pub duration_ns: u64,
     pub pid: u32,
     pub tid: u32,
     /// The call's number (`results::call_code`).
@@ -56,6 +58,7 @@ pub fn event_frame(e: &EventFields) -> [u8; EVENT_FRAME] {
     put(&mut f, &mut at, &((1 + EVENT_BODY) as u32).to_le_bytes());
     put(&mut f, &mut at, &[TAG_EVENT]);
     put(&mut f, &mut at, &e.time_ns.to_le_bytes());
+    put(&mut f, &mut at, &e.duration_ns.to_le_bytes());
     put(&mut f, &mut at, &e.pid.to_le_bytes());
     put(&mut f, &mut at, &e.tid.to_le_bytes());
     put(&mut f, &mut at, &e.call.to_le_bytes());

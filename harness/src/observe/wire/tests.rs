@@ -5,6 +5,7 @@ use super::*;
 fn event(call: CallKind, bytes: u64, library: Option<&str>) -> AllocEvent {
     AllocEvent {
         time_ns: 3_200_000_000,
+        duration_ns: 4_000,
         pid: 4242,
         tid: 4243,
         call,
@@ -106,7 +107,7 @@ fn garbage_is_one_sentence_never_a_panic() {
 #[test]
 fn unknown_call_and_library_are_faults_at_their_frame() {
     let mut bad_call = encode_event(&event(CallKind::HostAlloc, 1, None), 0);
-    bad_call[5 + 16..5 + 18].copy_from_slice(&99u16.to_le_bytes());
+    bad_call[5 + 24..5 + 26].copy_from_slice(&99u16.to_le_bytes());
     let s = [&encode_header()[..], &bad_call].concat();
     let mut d = Decoder::default();
     assert!(d.push(&s).is_empty());
