@@ -30,3 +30,64 @@ pub fn caller(frames: &[Option<(usize, &[u8])>], own_base: usize) -> Option<usiz
         None => false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OWN: usize = 0x1000;
+
+    fn frames<'a>(list: &[(usize, &'a str)]) -> Vec<Option<(usize, &'a [u8])>> {
+        list.iter()
+            .map(|&(base, path)| (base != 0).then_some((base, path.as_bytes())))
+            .collect()
+    }
+
+    #[test]
+    fn the_caller_is_the_first_frame_outside_cuda_and_this_library() {
+        // PyTorch's pinned allocation: callback, CUPTI, driver, runtime, then libtorch_cuda.so.
+        let torch = frames(&[
+            (OWN, "/home/u/.cache/pinscope/libpinscope_inject-0123.so"),
+            (
+                0x2000,
+                "/venv/lib/python3.12/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12",
+            ),
+            (0x3000, "/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+            (
+                0x4000,
+                "/venv/lib/python3.12/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12",
+            ),
+            (
+                0x5000,
+                "/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so",
+            ),
+            (
+                0x6000,
+                "/venv/lib/python3.12/site-packages/torch/lib/libtorch_python.so",
+            ),
+        ]);
+        assert_eq!(caller(&torch, OWN), Some(4));
+        // Generated code (no object) is skipped; a program linked with the static runtime is
+        // its own caller.
+        let program = frames(&[
+            (OWN, "inject.so"),
+            (0, "?"),
+            (0x3000, "libcuda.so.1"),
+            (0x7000, ""),
+        ]);
+        assert_eq!(caller(&program, OWN), Some(3));
+        assert_eq!(
+            caller(&frames(&[(OWN, "x"), (0x3000, "/lib/libcuda.so")]), OWN),
+            None
+        );
+    }
+
+    #[test]
+    fn only_cuda_s_own_file_names_are_skipped() {
+        assert!(is_cuda_own(b"/usr/lib64/libcuda.so.580.65.06"));
+        assert!(is_cuda_own(b"libcupti.so.2025.1.0"));
+        assert!(!is_cuda_own(b"/opt/libcudart_wrapper/libtorch_cuda.so"));
+        assert!(!is_cuda_own(b"/usr/lib/ollama/libggml-cuda.so"));
+        assert_eq!(file_name(b"/a/b/libc10_cuda.so"), b"libc10_cuda.so");
+    }
+}

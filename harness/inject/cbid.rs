@@ -159,8 +159,12 @@ pub unsafe fn decode(id: u32, params: *const c_void, ok: bool) -> Option<Call> {
                 };
                 call(code, p.bytesize, p.flags, out(p.out, ok))
             }
-            MEM_ALLOC_HOST_V2 | MEM_ALLOC_V2 | MEM_ALLOC_ASYNC | MEM_ALLOC_ASYNC_PTSZ
-            | MEM_ALLOC_FROM_POOL_ASYNC | MEM_ALLOC_FROM_POOL_ASYNC_PTSZ => {
+            MEM_ALLOC_HOST_V2
+            | MEM_ALLOC_V2
+            | MEM_ALLOC_ASYNC
+            | MEM_ALLOC_ASYNC_PTSZ
+            | MEM_ALLOC_FROM_POOL_ASYNC
+            | MEM_ALLOC_FROM_POOL_ASYNC_PTSZ => {
                 let p = &*params.cast::<OutSize>();
                 let code = match id {
                     MEM_ALLOC_HOST_V2 => call_code::HOST_ALLOC,
@@ -197,7 +201,12 @@ pub unsafe fn decode(id: u32, params: *const c_void, ok: bool) -> Option<Call> {
             }
             MEM_CREATE => {
                 let p = &*params.cast::<Create>();
-                call(call_code::VMM_CREATE, p.size, p.flags as u32, out(p.handle, ok))
+                call(
+                    call_code::VMM_CREATE,
+                    p.size,
+                    p.flags as u32,
+                    out(p.handle, ok),
+                )
             }
             MEM_MAP => {
                 let p = &*params.cast::<Map>();

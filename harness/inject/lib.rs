@@ -197,10 +197,7 @@ fn connect_here(conn: &mut Conn, setup: &Setup, pid: u32) {
     }
     // A forked child: the parent's socket stays the parent's.
     disconnect(conn);
-    *conn = Conn {
-        pid,
-        ..Conn::NONE
-    };
+    *conn = Conn { pid, ..Conn::NONE };
     // SAFETY: plain socket creation.
     let fd = unsafe { socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) };
     if fd < 0 {

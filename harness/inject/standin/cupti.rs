@@ -89,7 +89,14 @@ pub unsafe extern "C" fn standin_call(id: u32, params: *const c_void, result: u3
             correlation_id: 0,
         };
         // SAFETY: the subscriber's callback, with a `CUpti_CallbackData` for the driver domain.
-        unsafe { callback(user as *mut c_void, DOMAIN_DRIVER_API, id, (&raw const data).cast()) };
+        unsafe {
+            callback(
+                user as *mut c_void,
+                DOMAIN_DRIVER_API,
+                id,
+                (&raw const data).cast(),
+            )
+        };
     }
     1
 }

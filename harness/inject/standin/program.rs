@@ -89,5 +89,7 @@ fn main() {
     let mut status = 0;
     // SAFETY: waits for the child just forked.
     unsafe { waitpid(child, &mut status, 0) };
-    println!("standin: pinned 1 GiB and freed it, allocated 8 MiB on the device, a child pinned 2 MiB");
+    println!(
+        "standin: pinned 1 GiB and freed it, allocated 8 MiB on the device, a child pinned 2 MiB"
+    );
 }

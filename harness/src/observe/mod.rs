@@ -3,6 +3,10 @@
 //! allocation events its processes' CUPTI injection library sent ([`inject`]). The program's
 //! output, exit status and signals are its own (see [`signals`]).
 
+/// The injection library's attribution logic, compiled here for its tests.
+#[cfg(test)]
+#[path = "../../inject/attribution.rs"]
+mod attribution;
 pub mod cupti;
 #[cfg(target_os = "linux")]
 pub mod events;

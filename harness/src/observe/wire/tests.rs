@@ -153,3 +153,19 @@ fn random_bytes_never_panic() {
     }
     assert_eq!(encode_library(1, &"x".repeat(MAX_FRAME)), None);
 }
+
+#[test]
+fn dropped_counts_add_up_and_a_header_is_version_2() {
+    assert_eq!(&encode_header()[..6], b"PSEV\x02\x00");
+    let s = [
+        &encode_header()[..],
+        &frame::dropped_frame(3),
+        &encode_event(&event(CallKind::DeviceAlloc, 64, None), 0),
+        &frame::dropped_frame(4),
+    ]
+    .concat();
+    let mut d = Decoder::default();
+    assert_eq!(d.push(&s).len(), 1);
+    assert_eq!(d.dropped(), 7);
+    assert_eq!(d.finish(), None);
+}
