@@ -53,8 +53,18 @@ struct SockaddrUn {
     sun_path: [u8; 108],
 }
 
+/// The first fields of `struct dl_phdr_info`.
+#[repr(C)]
+struct PhdrInfo {
+    dlpi_addr: usize,
+    dlpi_name: *const c_char,
+}
+
+type PhdrCallback = unsafe extern "C" fn(*mut PhdrInfo, usize, *mut c_void) -> c_int;
+
 #[link(name = "dl")]
 unsafe extern "C" {
+    fn dl_iterate_phdr(callback: PhdrCallback, data: *mut c_void) -> c_int;
     fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
     fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
     fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
@@ -392,8 +402,35 @@ fn endpoint(path: &[u8]) -> Option<SockaddrUn> {
     Some(a)
 }
 
+/// `dl_iterate_phdr`'s callback: stops at the first loaded object named `libcupti.so*` and
+/// keeps its path in `*data` (an `Option<CString>`).
+unsafe extern "C" fn find_cupti(info: *mut PhdrInfo, _size: usize, data: *mut c_void) -> c_int {
+    // SAFETY: glibc passes a valid `dl_phdr_info`; `data` is the `Option<CString>` below.
+    let (info, found) = unsafe { (&*info, &mut *data.cast::<Option<CString>>()) };
+    if info.dlpi_name.is_null() {
+        return 0;
+    }
+    // SAFETY: `dlpi_name` is a NUL-terminated string of the loaded object.
+    let name = unsafe { CStr::from_ptr(info.dlpi_name) };
+    if attribution::file_name(name.to_bytes()).starts_with(b"libcupti.so") {
+        *found = Some(name.to_owned());
+        return 1;
+    }
+    0
+}
+
+/// The CUPTI this process loaded already (a program that links CUPTI, e.g. for its own
+/// profiler): two different CUPTIs in one process are not to be risked.
+fn loaded_cupti() -> Option<CString> {
+    let mut found: Option<CString> = None;
+    // SAFETY: `find_cupti` only writes `found`, which outlives the call.
+    unsafe { dl_iterate_phdr(find_cupti, (&raw mut found).cast()) };
+    found
+}
+
 /// Why CUPTI could not be used, for the one line on stderr.
-fn subscribe(cupti: &CStr) -> Result<(), String> {
+fn subscribe(given: &CStr) -> Result<(), String> {
+    let cupti = loaded_cupti().unwrap_or_else(|| given.to_owned());
     // SAFETY: a NUL-terminated path; dlopen runs CUPTI's initialisers, as linking would.
     let lib = unsafe { dlopen(cupti.as_ptr(), RTLD_NOW) };
     if lib.is_null() {

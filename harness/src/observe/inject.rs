@@ -95,12 +95,20 @@ impl Injection {
             (INJECTION_ENV, self.library.clone().into_os_string()),
             (CUPTI_ENV, self.cupti.clone().into_os_string()),
         ];
-        #[cfg(target_os = "linux")]
-        out.push((
-            super::wire::EVENTS_PIPE_ENV,
-            self.receiver.path().as_os_str().to_owned(),
-        ));
+        out.extend(self.endpoint());
         out
+    }
+
+    /// The socket's variable.
+    #[cfg(target_os = "linux")]
+    fn endpoint(&self) -> Option<(&'static str, OsString)> {
+        let path = self.receiver.path().as_os_str().to_owned();
+        Some((super::wire::EVENTS_PIPE_ENV, path))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn endpoint(&self) -> Option<(&'static str, OsString)> {
+        None
     }
 
     /// Collects the events (the command has exited).
