@@ -72,6 +72,10 @@ pub fn observe(opts: &Options) -> Result<Observed, Error> {
         Err(e) => {
             // The timeline was created for this run a moment ago and holds only its header.
             let _ = std::fs::remove_file(&files[0]);
+            if let Ok(i) = injection {
+                // Stops the thread that would read the events.
+                i.finish();
+            }
             return Err(not_started(program, e));
         }
     };
