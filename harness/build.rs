@@ -7,7 +7,7 @@
 //! Also builds the CUPTI injection library of `pinscope observe` (`inject/lib.rs`, std only)
 //! with the `rustc` and linker cargo uses for this target, and embeds it:
 //! `$OUT_DIR/inject_library.rs` is `Some((bytes, FNV-1a hash))`, or `None` where the library is
-//! not built (every OS but Linux, for now). So `cargo install` and the release archives carry it.
+//! not built (every target but 64-bit Linux, for now). So `cargo install` and the release archives carry it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,7 +24,9 @@ fn inject_library() {
     println!("cargo::rerun-if-changed=src/results/call_code.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    let expr = if target_os == "linux" {
+    let width = std::env::var("CARGO_CFG_TARGET_POINTER_WIDTH").unwrap_or_default();
+    // 64-bit Linux: the library's hand-written libc types (`timespec`) are the 64-bit ones.
+    let expr = if target_os == "linux" && width == "64" {
         let lib = out.join("libpinscope_inject.so");
         build_library(&lib);
         let bytes = std::fs::read(&lib).expect("the injection library just built is readable");

@@ -90,10 +90,13 @@ const SOCK_CLOEXEC: c_int = 0o2000000;
 const MSG_DONTWAIT: c_int = 0x40;
 const MSG_NOSIGNAL: c_int = 0x4000;
 const EAGAIN: i32 = 11;
+/// `SYS_gettid` (glibc 2.28, the oldest supported, has no `gettid` wrapper); 0 elsewhere.
 #[cfg(target_arch = "x86_64")]
 const SYS_GETTID: i64 = 186;
 #[cfg(target_arch = "aarch64")]
 const SYS_GETTID: i64 = 178;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const SYS_GETTID: i64 = -1;
 
 #[path = "cupti_abi.rs"]
 mod cupti_abi;
@@ -334,6 +337,9 @@ fn monotonic_ns() -> u64 {
 }
 
 fn thread_id() -> u32 {
+    if SYS_GETTID < 0 {
+        return 0;
+    }
     // SAFETY: gettid takes no argument and cannot fail.
     unsafe { syscall(SYS_GETTID) as u32 }
 }

@@ -41,7 +41,7 @@ impl Injection {
     /// says in one sentence why it is not given.
     pub fn prepare(cupti: &CuptiRecord, origin_ns: u64) -> Result<Injection, String> {
         let Some((bytes, hash)) = LIBRARY else {
-            return Err("pinscope's CUPTI injection library is not built for this OS yet, so who allocated what is not recorded (only the memory observers are)".into());
+            return Err("pinscope's CUPTI injection library is not built for this platform yet, so who allocated what is not recorded (only the memory observers are)".into());
         };
         let Some(cupti) = cupti.found.clone() else {
             return Err(

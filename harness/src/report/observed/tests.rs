@@ -208,9 +208,9 @@ fn without_events_the_page_says_why_in_one_sentence() {
     );
     s.events.library = None;
     s.events.not_injected =
-        Some("pinscope's CUPTI injection library is not built for this OS yet".into());
+        Some("pinscope's CUPTI injection library is not built for this platform yet".into());
     let all = observed_answer(&s, &series, &[]).join("\n");
-    assert!(all.contains("is not built for this OS yet."), "{all}");
+    assert!(all.contains("is not built for this platform yet."), "{all}");
 }
 
 #[test]
