@@ -146,7 +146,7 @@ pub unsafe fn decode(id: u32, params: *const c_void, ok: bool) -> Option<Call> {
         flags,
         address,
     };
-    // SAFETY (every read below): `params` is call `id`'s struct, of the layout named; its
+    // SAFETY: every read below is of call `id`'s struct `params`, of the layout named; its
     // out-pointers are the caller's and were written by a successful call.
     unsafe {
         Some(match id {

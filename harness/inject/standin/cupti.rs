@@ -20,8 +20,10 @@ struct Subscriber {
 
 static SUBSCRIBER: Mutex<Option<Subscriber>> = Mutex::new(None);
 
+/// # Safety
+/// `handle` is null or writable, as CUPTI's callers pass it.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuptiSubscribe(
+pub unsafe extern "C" fn cuptiSubscribe(
     handle: *mut *mut c_void,
     callback: Callback,
     user: *mut c_void,

@@ -32,10 +32,10 @@ fn symbol(path: &std::ffi::OsStr, name: &std::ffi::CStr) -> *mut c_void {
     let c = CString::new(path.as_encoded_bytes()).expect("a path without NUL");
     // SAFETY: a NUL-terminated path; RTLD_NOW.
     let lib = unsafe { dlopen(c.as_ptr(), 2) };
-    // SAFETY: `lib` is checked; the name is NUL-terminated.
     let sym = if lib.is_null() {
         std::ptr::null_mut()
     } else {
+        // SAFETY: `lib` is a loaded object; the name is NUL-terminated.
         unsafe { dlsym(lib, name.as_ptr()) }
     };
     if sym.is_null() {
