@@ -467,12 +467,20 @@ fn subscribe(given: &CStr) -> Result<(), String> {
             "cuptiSubscribe returned {r} (another profiler may hold CUPTI)"
         ));
     }
+    // A CUPTI older than a call (`cuMemAllocFromPoolAsync` came with CUDA 11.2) refuses its id:
+    // the others are still recorded.
+    let (mut enabled, mut refused) = (0, None);
     for &id in cbid::ENABLED {
         // SAFETY: `handle` is the subscriber just made; the ids are driver-API callback ids.
         let r = unsafe { enable(1, handle, DOMAIN_DRIVER_API, id) };
-        if r != 0 {
-            return Err(format!("cuptiEnableCallback({id}) returned {r}"));
+        if r == 0 {
+            enabled += 1;
+        } else {
+            refused.get_or_insert((id, r));
         }
+    }
+    if let (0, Some((id, r))) = (enabled, refused) {
+        return Err(format!("cuptiEnableCallback({id}) returned {r}"));
     }
     Ok(())
 }
