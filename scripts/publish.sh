@@ -15,6 +15,10 @@
 #                                                      nvbandwidth's all-GPU tests, multi-gpu
 #   scripts/publish.sh rerun     OUT [MACHINE] [SCENARIO...]  GPU machine: re-run published
 #                                                      scenarios, `pinscope compare` with reports/MACHINE/
+#   scripts/publish.sh observe   [OUT]                 GPU machine: what `pinscope observe` costs
+#                                                      the program it observes: the pinned cases of
+#                                                      latency and h200-headline, plain and under
+#                                                      observe, alternated in 3 rounds (~5 min)
 #   scripts/publish.sh pages     [PINSCOPE]            anywhere: re-render every page in reports/,
 #                                                      the two compare pages and reports/index.html
 #   scripts/publish.sh index     [PINSCOPE]            anywhere: reports/index.html alone
@@ -381,8 +385,34 @@ for r in range(2):
 PY
 }
 
+# ---- observe: what `pinscope observe` (its injection library's callbacks) costs a program -------
+observe_cost() {
+  local out=${1:-/tmp/pinscope-observe} r s
+  mkdir -p "$out"
+  log machine; machine | tee "$out/nvidia-smi.txt"
+  csv_of() { ls "$1"/*-"$2"-*.csv 2>/dev/null | grep -v samples.csv | head -1; }
+  for r in 1 2 3; do
+    for s in latency h200-headline; do
+      log "round $r: $s (pinned cases), plain"
+      timeout 150 $P run "$s" --only pinned --no-report -q --out-dir "$out/plain-$r" 2>&1 | tail -2
+      log "round $r: $s (pinned cases), under pinscope observe"
+      timeout 150 $P observe -q -o "$out/observe-$r" -- \
+        $P run "$s" --only pinned --no-report -q --out-dir "$out/observed-$r" 2>&1 | tail -2
+    done
+  done
+  for r in 1 2 3; do
+    for s in latency h200-headline; do
+      log "round $r: $s, plain (baseline) against under observe"
+      $P compare "$(csv_of "$out/plain-$r" "$s")" "$(csv_of "$out/observed-$r" "$s")" 2>&1 | tee "$out/compare-$s-$r.txt"
+    done
+  done
+  log "allocation events recorded under observe"
+  for f in "$out"/observe-*/*.events.csv; do echo "$f: $(($(wc -l <"$f") - 1)) events"; done
+}
+
 case ${1:-} in
   check | reference | runs | rerun | pages | index | models) cmd=$1; shift; "$cmd" "$@" ;;
+  observe) shift; observe_cost "$@" ;;
   multi-gpu) shift; multi_gpu "$@" ;;
-  *) sed -n '2,37p' "$0"; exit 2 ;;
+  *) sed -n '2,41p' "$0"; exit 2 ;;
 esac

@@ -4,8 +4,8 @@ use super::ReportArgs;
 use crate::Error;
 use crate::observe::{Options, observe};
 use crate::results::{
-    Inputs, OBSERVED_SUFFIX, ObservedSidecar, OutputPolicy, TIMELINE_SUFFIX, observed_stem,
-    read_timeline, with_suffix,
+    EVENTS_SUFFIX, Inputs, OBSERVED_SUFFIX, ObservedSidecar, OutputPolicy, TIMELINE_SUFFIX,
+    observed_stem, read_events, read_timeline, with_suffix,
 };
 use clap::Args;
 use std::ffi::OsString;
@@ -77,14 +77,21 @@ pub fn observe_command(args: &ObserveArgs, quiet: bool) -> Result<i32, Error> {
     if !quiet {
         if let Some(missing) = &s.cupti.missing {
             eprintln!("note: {missing}");
+        } else if let Some(why) = &s.events.not_injected {
+            eprintln!("note: {why}");
+        }
+        for n in &s.notes {
+            eprintln!("note: {n}");
         }
         for u in &s.unavailable {
             eprintln!("note: {} not observed: {}", u.observer.name(), u.reason);
         }
         eprintln!(
-            "observed {} samples, at most {} process(es) at once; wrote {}, {}, {}",
+            "observed {} samples, at most {} process(es) at once, {} allocation event(s) from {} process(es); wrote {}, {}, {}",
             s.samples,
             s.max_processes,
+            s.events.events,
+            s.events.processes,
             observed.files[0].display(),
             observed.files[1].display(),
             observed.files[2].display()
@@ -110,15 +117,22 @@ pub fn report_observed(args: &ReportArgs, quiet: bool) -> Result<Option<i32>, Er
     let mut read = Inputs::default();
     read.add(&timeline, "observer timeline");
     read.add(&json, "observed run's sidecar");
+    read.add(&with_suffix(stem, EVENTS_SUFFIX), "allocation events");
     let policy = OutputPolicy::new(read, args.force);
     super::check_output(&policy, &args.output)?;
     let sidecar = ObservedSidecar::read(&json)?;
     let points = read_timeline(&timeline)?;
+    let events_file = with_suffix(stem, EVENTS_SUFFIX);
+    let events = if events_file.exists() {
+        read_events(&events_file)?
+    } else {
+        Vec::new()
+    };
     let title = args
         .title
         .clone()
         .unwrap_or_else(|| format!("pinscope observe: {}", sidecar.command.join(" ")));
-    let page = crate::report::observed::observed_page(&sidecar, &points, &title);
+    let page = crate::report::observed::observed_page(&sidecar, &points, &events, &title);
     super::write_output(&policy, &args.output, page.as_bytes())?;
     if !quiet && args.output.as_os_str() != "-" {
         eprintln!("wrote {}", args.output.display());

@@ -1,9 +1,16 @@
 //! `pinscope observe -- CMD`: runs an unmodified program, follows its process tree and samples
 //! every memory observer until it exits; writes the observer timeline, the JSON sidecar and the
-//! (for now empty) allocation events of the CUPTI injection library. The program's output,
-//! exit status and signals are its own (see [`signals`]).
+//! allocation events its processes' CUPTI injection library sent ([`inject`]). The program's
+//! output, exit status and signals are its own (see [`signals`]).
 
+/// The injection library's attribution logic, compiled here for its tests.
+#[cfg(test)]
+#[path = "../../inject/attribution.rs"]
+mod attribution;
 pub mod cupti;
+#[cfg(target_os = "linux")]
+pub mod events;
+pub mod inject;
 mod sampler;
 pub mod signals;
 pub mod tree;
@@ -12,8 +19,8 @@ pub mod wire;
 use crate::Error;
 use crate::error::StartFailure;
 use crate::results::{
-    EVENTS_SUFFIX, Ending, OBSERVED_SUFFIX, ObservedSidecar, OutputPolicy, TIMELINE_SUFFIX,
-    TimelineWriter, with_suffix,
+    AllocEvent, EVENTS_SUFFIX, Ending, EventsRecord, OBSERVED_SUFFIX, ObservedSidecar,
+    OutputPolicy, TIMELINE_SUFFIX, TimelineWriter, with_suffix,
 };
 use sampler::Sampler;
 use std::ffi::OsString;
@@ -54,11 +61,21 @@ pub fn observe(opts: &Options) -> Result<Observed, Error> {
     let mut timeline = TimelineWriter::create(&policy, &files[0])?;
     let started_at = chrono::Local::now().to_rfc3339();
     let clock = Instant::now();
-    let mut child = match Command::new(program).args(&opts.command[1..]).spawn() {
+    let injection = inject::Injection::prepare(&cupti, clock_origin_ns());
+    let mut command = Command::new(program);
+    command.args(&opts.command[1..]);
+    if let Ok(i) = &injection {
+        command.envs(i.env());
+    }
+    let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
             // The timeline was created for this run a moment ago and holds only its header.
             let _ = std::fs::remove_file(&files[0]);
+            if let Ok(i) = injection {
+                // Stops the thread that would read the events.
+                i.finish();
+            }
             return Err(not_started(program, e));
         }
     };
@@ -78,6 +95,7 @@ pub fn observe(opts: &Options) -> Result<Observed, Error> {
         clock,
     )?;
     signals.command_ended();
+    let (events, events_record) = collect_events(injection, &mut sampler.notes);
     let sidecar = ObservedSidecar {
         schema_version: ObservedSidecar::SCHEMA_VERSION,
         pinscope_version: env!("CARGO_PKG_VERSION").into(),
@@ -97,16 +115,66 @@ pub fn observe(opts: &Options) -> Result<Observed, Error> {
         max_processes: sampler.max_processes,
         unavailable: sampler.unavailable,
         cupti,
+        events: events_record,
         notes: sampler.notes,
         timeline_file: file_name(&files[0]),
         events_file: file_name(&files[2]),
     };
     write_sidecar(&policy, &files[1], &sidecar)?;
-    crate::results::write_events(&policy, &files[2], &[])?;
+    crate::results::write_events(&policy, &files[2], &events)?;
     if let Some(e) = write_error {
         return Err(e);
     }
     Ok(Observed { sidecar, files })
+}
+
+/// The command's start on the clock the injection library stamps events with.
+fn clock_origin_ns() -> u64 {
+    #[cfg(target_os = "linux")]
+    return events::monotonic_ns();
+    #[cfg(not(target_os = "linux"))]
+    return 0;
+}
+
+/// The events the injection library sent, and the record of it; a stream's fault is a note.
+fn collect_events(
+    injection: Result<inject::Injection, String>,
+    notes: &mut Vec<String>,
+) -> (Vec<AllocEvent>, EventsRecord) {
+    let injection = match injection {
+        Ok(i) => i,
+        Err(why) => {
+            let record = EventsRecord {
+                not_injected: Some(why),
+                ..EventsRecord::default()
+            };
+            return (Vec::new(), record);
+        }
+    };
+    let library = injection.library.clone();
+    let outcome = injection.finish();
+    #[cfg(target_os = "linux")]
+    {
+        let r = outcome.received;
+        notes.extend(r.faults);
+        let record = EventsRecord {
+            library: Some(library),
+            not_injected: None,
+            processes: r.processes,
+            events: r.events.len() as u64,
+            dropped: r.dropped,
+        };
+        (r.events, record)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (outcome, notes);
+        let record = EventsRecord {
+            library: Some(library),
+            ..EventsRecord::default()
+        };
+        (Vec::new(), record)
+    }
 }
 
 /// Samples every `interval` until the child exits: its status, the number of samples, and the

@@ -1,33 +1,28 @@
-//! The byte stream the CUPTI injection library sends pinscope: fixed little-endian binary
-//! frames (docs/observe.md, "The event stream"). Binary, not line-JSON: the library encodes an
-//! event inside a CUDA callback without allocating or formatting, and every frame is at most
-//! [`MAX_FRAME`] bytes, so one `write` of a frame to a pipe is atomic (at most `PIPE_BUF`) and
-//! frames from several threads never interleave.
+//! The byte stream the CUPTI injection library sends pinscope, one stream per connection (each
+//! observed process opens its own): fixed little-endian binary frames (docs/observe.md, "The
+//! event stream"). Binary, not line-JSON: the library encodes an event inside a CUDA callback
+//! without allocating or formatting; each frame is at most [`MAX_FRAME`] bytes and sent whole.
 //!
-//! Stream: `PSEV`, version u16 (1), reserved u16 (0); then frames `len u32` (bytes after it),
+//! Stream: `PSEV`, version u16 (2), reserved u16 (0); then frames `len u32` (bytes after it),
 //! `tag u8`, body. Tag 1, a library: `id u32`, its path in UTF-8 (the rest). Tag 2, an event:
-//! `time_ns u64, pid u32, tid u32, call u16, flags u32, result u32, bytes u64, address u64,
-//! library u32` (0: unknown; otherwise an id sent before). A stream that breaks these rules
-//! ends with one sentence saying where and how; what came before it is kept.
+//! `time_ns u64, duration_ns u64, pid u32, tid u32, call u16, flags u32, result u32, bytes u64, address u64,
+//! library u32` (0: unknown; otherwise an id sent before on this stream). Tag 3: `count u64`
+//! events dropped because the connection was full. The layout and its encoders are declared
+//! once in [`frame`], which the library compiles too. A stream that breaks these rules ends with
+//! one sentence saying where and how; what came before it is kept.
+
+pub mod frame;
 
 use crate::results::{AllocEvent, CallKind};
+use frame::{
+    DROPPED_BODY, EVENT_BODY, EventFields, HEADER_LEN, TAG_DROPPED, TAG_EVENT, TAG_LIBRARY,
+};
+pub use frame::{MAGIC, MAX_FRAME, VERSION};
 use std::collections::HashMap;
 use std::fmt;
 
-/// The first bytes of a stream.
-pub const MAGIC: [u8; 4] = *b"PSEV";
-pub const VERSION: u16 = 1;
-/// The longest frame, length field included: one atomic pipe write (POSIX `PIPE_BUF` ≥ 512;
-/// Linux 4096).
-pub const MAX_FRAME: usize = 4096;
-const HEADER_LEN: usize = 8;
-const TAG_LIBRARY: u8 = 1;
-const TAG_EVENT: u8 = 2;
-/// An event frame's body (after the tag).
-const EVENT_BODY: usize = 8 + 4 + 4 + 2 + 4 + 4 + 8 + 8 + 4;
-
-/// The environment variable that will name the pipe (a file descriptor number on Unix, a named
-/// pipe's name on Windows) to the injection library.
+/// The environment variable that names the stream's endpoint to the injection library: a Unix
+/// socket's path.
 pub const EVENTS_PIPE_ENV: &str = "PINSCOPE_EVENTS_PIPE";
 
 /// What is wrong with a stream.
@@ -85,6 +80,8 @@ pub struct Decoder {
     offset: u64,
     header_seen: bool,
     libraries: HashMap<u32, String>,
+    /// Events the writer said it dropped.
+    dropped: u64,
     fault: Option<StreamError>,
 }
 
@@ -117,6 +114,11 @@ impl Decoder {
         self.buf.drain(..pos);
         self.offset += pos as u64;
         out
+    }
+
+    /// How many events the writer said it dropped (its connection was full).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// The fault that stopped decoding, if any.
@@ -173,14 +175,16 @@ impl Decoder {
         let Some(frame) = b.get(4..4 + len) else {
             return Ok(None);
         };
-        let event = frame_event(&mut self.libraries, frame)?;
+        let event = frame_event(&mut self.libraries, &mut self.dropped, frame)?;
         Ok(Some((4 + len, event)))
     }
 }
 
-/// The event a frame is (`None` for a library, which is remembered in `libraries`).
+/// The event a frame is (`None` for a library, which is remembered in `libraries`, and for a
+/// count of dropped events, added to `dropped`).
 fn frame_event(
     libraries: &mut HashMap<u32, String>,
+    dropped: &mut u64,
     frame: &[u8],
 ) -> Result<Option<AllocEvent>, Fault> {
     let (tag, body) = (frame[0], &frame[1..]);
@@ -193,7 +197,11 @@ fn frame_event(
             Ok(None)
         }
         TAG_EVENT if body.len() == EVENT_BODY => event(libraries, body).map(Some),
-        TAG_LIBRARY | TAG_EVENT => Err(Fault::FrameLength(frame.len() as u32)),
+        TAG_DROPPED if body.len() == DROPPED_BODY => {
+            *dropped = dropped.saturating_add(Fields(body).u64());
+            Ok(None)
+        }
+        TAG_LIBRARY | TAG_EVENT | TAG_DROPPED => Err(Fault::FrameLength(frame.len() as u32)),
         t => Err(Fault::UnknownTag(t)),
     }
 }
@@ -201,7 +209,7 @@ fn frame_event(
 /// An event frame's body.
 fn event(libraries: &HashMap<u32, String>, body: &[u8]) -> Result<AllocEvent, Fault> {
     let mut r = Fields(body);
-    let (time_ns, pid, tid) = (r.u64(), r.u32(), r.u32());
+    let (time_ns, duration_ns, pid, tid) = (r.u64(), r.u64(), r.u32(), r.u32());
     let code = r.u16();
     let call = CallKind::from_code(code).ok_or(Fault::UnknownCall(code))?;
     let (flags, result, bytes, address) = (r.u32(), r.u32(), r.u64(), r.u64());
@@ -216,6 +224,7 @@ fn event(libraries: &HashMap<u32, String>, body: &[u8]) -> Result<AllocEvent, Fa
     };
     Ok(AllocEvent {
         time_ns,
+        duration_ns,
         pid,
         tid,
         call,
@@ -257,46 +266,30 @@ impl Fields<'_> {
 
 /// The stream's header.
 pub fn encode_header() -> [u8; HEADER_LEN] {
-    let mut h = [0; HEADER_LEN];
-    h[..4].copy_from_slice(&MAGIC);
-    h[4..6].copy_from_slice(&VERSION.to_le_bytes());
-    h
+    frame::header()
 }
 
 /// A library frame (`None` when the path makes the frame longer than [`MAX_FRAME`]).
 pub fn encode_library(id: u32, path: &str) -> Option<Vec<u8>> {
-    let len = 1 + 4 + path.len();
-    if len + 4 > MAX_FRAME {
-        return None;
-    }
-    let mut f = Vec::with_capacity(len + 4);
-    f.extend_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
-    f.push(TAG_LIBRARY);
-    f.extend_from_slice(&id.to_le_bytes());
-    f.extend_from_slice(path.as_bytes());
-    Some(f)
+    let mut f = [0; MAX_FRAME];
+    let n = frame::library_frame(id, path.as_bytes(), &mut f)?;
+    Some(f[..n].to_vec())
 }
 
 /// An event frame; `library` is an id sent before in a library frame, or 0.
-pub fn encode_event(e: &AllocEvent, library: u32) -> [u8; 5 + EVENT_BODY] {
-    let mut f = [0; 5 + EVENT_BODY];
-    let mut at = 0;
-    let mut put = |bytes: &[u8]| {
-        f[at..at + bytes.len()].copy_from_slice(bytes);
-        at += bytes.len();
-    };
-    put(&((1 + EVENT_BODY) as u32).to_le_bytes());
-    put(&[TAG_EVENT]);
-    put(&e.time_ns.to_le_bytes());
-    put(&e.pid.to_le_bytes());
-    put(&e.tid.to_le_bytes());
-    put(&e.call.code().to_le_bytes());
-    put(&e.flags.to_le_bytes());
-    put(&e.result.to_le_bytes());
-    put(&e.bytes.to_le_bytes());
-    put(&e.address.to_le_bytes());
-    put(&library.to_le_bytes());
-    f
+pub fn encode_event(e: &AllocEvent, library: u32) -> [u8; frame::EVENT_FRAME] {
+    frame::event_frame(&EventFields {
+        time_ns: e.time_ns,
+        duration_ns: e.duration_ns,
+        pid: e.pid,
+        tid: e.tid,
+        call: e.call.code(),
+        flags: e.flags,
+        result: e.result,
+        bytes: e.bytes,
+        address: e.address,
+        library,
+    })
 }
 
 #[cfg(test)]

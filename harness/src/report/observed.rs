@@ -1,10 +1,14 @@
 //! The page of an observed run (`pinscope observe`): first, in plain words, what each observer
-//! saw over the process tree (its peak and when, its change from the start); then one timeline
-//! plot per observer; then what could not be observed and why.
+//! saw over the process tree (its peak and when, its change from the start) and who pinned what
+//! (from the injection library's events: [`who`]); then what each library held over time and
+//! one timeline plot per observer; then what could not be observed and why.
+
+mod holders;
+mod who;
 
 use super::chart::{self, Figure, Line, XAxis, downsample};
 use super::html::{escape, page};
-use crate::results::{Ending, ObservedSidecar, Scope, Source, TimelinePoint};
+use crate::results::{AllocEvent, Ending, ObservedSidecar, Scope, Source, TimelinePoint};
 use crate::units::format_size;
 use std::collections::BTreeMap;
 
@@ -150,8 +154,12 @@ fn processes_in_tree(n: u64) -> String {
     }
 }
 
-/// The page's opening answer, one sentence per series.
-pub fn observed_answer(sidecar: &ObservedSidecar, series: &[Series]) -> Vec<String> {
+/// The page's opening answer: one sentence per series, then who pinned what.
+pub fn observed_answer(
+    sidecar: &ObservedSidecar,
+    series: &[Series],
+    events: &[AllocEvent],
+) -> Vec<String> {
     let mut out = vec![format!(
         "`{}` {} after {} samples every {} ms; {} in its tree.",
         shell_words(&sidecar.command),
@@ -170,9 +178,8 @@ pub fn observed_answer(sidecar: &ObservedSidecar, series: &[Series]) -> Vec<Stri
         .partition(|s| s.points.iter().any(|p| p.1 != s.points[0].1));
     out.extend(moved.into_iter().filter_map(Series::sentence));
     out.extend(unmoved_sentences(&unmoved));
-    out.push(
-        "Who pinned what (each allocation by library and kind) needs pinscope's CUPTI injection library, which is not shipped yet: this run shows what the memory observers saw.".into(),
-    );
+    let holders = holders::Holders::of(events);
+    out.extend(who::sentences(sidecar, events, &holders, series));
     out
 }
 
@@ -217,13 +224,21 @@ fn source_title(s: Source) -> &'static str {
 }
 
 /// The whole page.
-pub fn observed_page(sidecar: &ObservedSidecar, points: &[TimelinePoint], title: &str) -> String {
+pub fn observed_page(
+    sidecar: &ObservedSidecar,
+    points: &[TimelinePoint],
+    events: &[AllocEvent],
+    title: &str,
+) -> String {
     let series = series_of(points);
     let mut body = format!("<h1>{}</h1>\n<section class=\"answer\">\n", escape(title));
-    for line in observed_answer(sidecar, &series) {
+    for line in observed_answer(sidecar, &series, events) {
         body.push_str(&format!("<p>{}</p>\n", escape(&line)));
     }
     body.push_str("</section>\n<h2>Timelines</h2>\n");
+    if let Some(f) = who::figure(&holders::Holders::of(events)) {
+        body.push_str(&f.to_html());
+    }
     for f in plots(&series) {
         body.push_str(&f.to_html());
     }
@@ -236,16 +251,22 @@ pub fn observed_page(sidecar: &ObservedSidecar, points: &[TimelinePoint], title:
         ));
     }
     let cupti = match (&sidecar.cupti.found, &sidecar.cupti.missing) {
-        (Some(p), _) => format!(
-            "CUPTI was found at {} (the injection library that will use it is not shipped yet).",
-            p.display()
-        ),
-        (None, Some(m)) => m.clone(),
+        (Some(p), _) => format!("CUPTI was found at {}.", p.display()),
+        (None, Some(m)) => format!("{m}."),
         (None, None) => "CUPTI was not looked for.".into(),
     };
+    let injected = match (&sidecar.events.library, &sidecar.events.not_injected) {
+        (Some(_), _) => format!(
+            " The injection library was given to the command: {} events from {} process(es). Injection is verified on Linux with a GPU only; under WDDM and WSL2 it is not verified yet.",
+            sidecar.events.events, sidecar.events.processes
+        ),
+        (None, Some(why)) => format!(" {why}."),
+        (None, None) => String::new(),
+    };
     body.push_str(&format!(
-        "<li>allocation events: {}</li>\n</ul>\n",
-        escape(&cupti)
+        "<li>allocation events: {}{}</li>\n</ul>\n",
+        escape(&cupti),
+        escape(&injected)
     ));
     body.push_str(&format!(
         "<p class=\"note\">Machine: {} ({}), observed from {} to {}.</p>\n",

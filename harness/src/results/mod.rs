@@ -1,5 +1,6 @@
 //! Results files: schema, writers (flushed per case, sidecar written atomically) and readers.
 
+pub mod call_code;
 mod columns;
 mod csv_read;
 #[cfg(test)]

@@ -218,6 +218,22 @@ pub struct CuptiRecord {
     pub searched: Vec<PathBuf>,
 }
 
+/// The CUPTI injection library of an observed run: whether it was given to the command, and
+/// what it sent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EventsRecord {
+    /// The library named in the command's `CUDA_INJECTION64_PATH`, when pinscope named it.
+    pub library: Option<PathBuf>,
+    /// Why it was not given to the command (one sentence), when it was not.
+    pub not_injected: Option<String>,
+    /// Processes whose library connected to pinscope.
+    pub processes: u64,
+    /// Events received (all written to the events CSV).
+    pub events: u64,
+    /// Events the library dropped because its connection to pinscope was full.
+    pub dropped: u64,
+}
+
 /// Everything about an observed run that is not a timeline value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ObservedSidecar {
@@ -240,6 +256,9 @@ pub struct ObservedSidecar {
     pub max_processes: u64,
     pub unavailable: Vec<Unavailable>,
     pub cupti: CuptiRecord,
+    /// The injection library and what it sent (absent in sidecars older than it: nothing sent).
+    #[serde(default)]
+    pub events: EventsRecord,
     /// Notes of reads that failed part-way (a process gone mid-read is not one).
     pub notes: Vec<String>,
     /// The files of this run, by name (in the same folder).

@@ -3,6 +3,7 @@
 //! CSV (`<stem>.events.csv`) that holds them. The byte stream they arrive in is read by
 //! `observe::wire`.
 
+use super::call_code;
 use crate::Error;
 use std::io::Write;
 use std::path::Path;
@@ -52,22 +53,26 @@ impl CallKind {
         CallKind::AsyncFree,
     ];
 
-    /// The number the wire format carries (1-based; 0 is never a call).
+    /// The number the wire format carries (1-based; 0 is never a call): [`call_code`].
     pub fn code(self) -> u16 {
         match self {
-            CallKind::HostAlloc => 1,
-            CallKind::HostRegister => 2,
-            CallKind::HostUnregister => 3,
-            CallKind::FreeHost => 4,
-            CallKind::DeviceAlloc => 5,
-            CallKind::DeviceFree => 6,
-            CallKind::ManagedAlloc => 7,
-            CallKind::VmmCreate => 8,
-            CallKind::VmmMap => 9,
-            CallKind::VmmRelease => 10,
-            CallKind::AsyncAlloc => 11,
-            CallKind::AsyncFree => 12,
+            CallKind::HostAlloc => call_code::HOST_ALLOC,
+            CallKind::HostRegister => call_code::HOST_REGISTER,
+            CallKind::HostUnregister => call_code::HOST_UNREGISTER,
+            CallKind::FreeHost => call_code::FREE_HOST,
+            CallKind::DeviceAlloc => call_code::DEVICE_ALLOC,
+            CallKind::DeviceFree => call_code::DEVICE_FREE,
+            CallKind::ManagedAlloc => call_code::MANAGED_ALLOC,
+            CallKind::VmmCreate => call_code::VMM_CREATE,
+            CallKind::VmmMap => call_code::VMM_MAP,
+            CallKind::VmmRelease => call_code::VMM_RELEASE,
+            CallKind::AsyncAlloc => call_code::ASYNC_ALLOC,
+            CallKind::AsyncFree => call_code::ASYNC_FREE,
         }
+    }
+
+    pub fn from_name(name: &str) -> Option<CallKind> {
+        CallKind::ALL.into_iter().find(|c| c.name() == name)
     }
 
     pub fn from_code(code: u16) -> Option<CallKind> {
@@ -98,6 +103,8 @@ impl CallKind {
 pub struct AllocEvent {
     /// Nanoseconds since the command was started, on pinscope's monotonic clock.
     pub time_ns: u64,
+    /// How long the call took, from its entry to its return (`time_ns`).
+    pub duration_ns: u64,
     pub pid: u32,
     pub tid: u32,
     pub call: CallKind,
@@ -114,8 +121,17 @@ pub struct AllocEvent {
 }
 
 /// The events CSV's columns, in order (see docs/observe.md).
-pub const EVENTS_HEADER: [&str; 9] = [
-    "t_s", "pid", "tid", "call", "bytes", "flags", "result", "address", "library",
+pub const EVENTS_HEADER: [&str; 10] = [
+    "t_s",
+    "duration_s",
+    "pid",
+    "tid",
+    "call",
+    "bytes",
+    "flags",
+    "result",
+    "address",
+    "library",
 ];
 
 /// Creates `path` (never replacing a file) with the header and `events`.
@@ -131,6 +147,7 @@ pub fn write_events(
     for e in events {
         w.write_record([
             format!("{:.6}", e.time_ns as f64 / 1e9),
+            format!("{:.6}", e.duration_ns as f64 / 1e9),
             e.pid.to_string(),
             e.tid.to_string(),
             e.call.name().to_string(),
@@ -146,6 +163,59 @@ pub fn write_events(
         .into_inner()
         .map_err(|e| Error::Output(format!("writing {}: {e}", path.display())))?;
     inner.flush().map_err(|e| Error::io(path, e))
+}
+
+/// Reads an events CSV written by [`write_events`].
+pub fn read_events(path: &Path) -> Result<Vec<AllocEvent>, Error> {
+    let bytes = crate::input::read_input(path, &crate::input::SAMPLES_CSV)?;
+    let bad = |reason: String| Error::BadResults {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut r = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
+    let header = r.headers().map_err(|e| bad(e.to_string()))?;
+    if header.iter().ne(EVENTS_HEADER) {
+        return Err(bad(format!(
+            "its header is not an events CSV's ({})",
+            EVENTS_HEADER.join(",")
+        )));
+    }
+    let mut out = Vec::new();
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec.map_err(|e| bad(e.to_string()))?;
+        let line = i + 2;
+        out.push(event(&rec).ok_or_else(|| bad(format!("line {line} is not an event row")))?);
+    }
+    Ok(out)
+}
+
+fn hex_u64(cell: &str) -> Option<u64> {
+    u64::from_str_radix(cell.strip_prefix("0x")?, 16).ok()
+}
+
+/// Seconds as written (`{:.6}`, at least 0) to nanoseconds.
+fn seconds_ns(cell: &str) -> Option<u64> {
+    let t: f64 = cell
+        .parse()
+        .ok()
+        .filter(|t: &f64| t.is_finite() && *t >= 0.0)?;
+    Some((t * 1e9).round() as u64)
+}
+
+fn event(rec: &csv::StringRecord) -> Option<AllocEvent> {
+    let library = rec.get(9)?;
+    Some(AllocEvent {
+        time_ns: seconds_ns(rec.get(0)?)?,
+        duration_ns: seconds_ns(rec.get(1)?)?,
+        pid: rec.get(2)?.parse().ok()?,
+        tid: rec.get(3)?.parse().ok()?,
+        call: CallKind::from_name(rec.get(4)?)?,
+        bytes: rec.get(5)?.parse().ok()?,
+        flags: u32::try_from(hex_u64(rec.get(6)?)?).ok()?,
+        result: rec.get(7)?.parse().ok()?,
+        address: hex_u64(rec.get(8)?)?,
+        library: (!library.is_empty()).then(|| library.to_string()),
+    })
 }
 
 #[cfg(test)]
@@ -175,6 +245,7 @@ mod tests {
         let path = d.path().join("y.events.csv");
         let e = AllocEvent {
             time_ns: 3_200_000_000,
+            duration_ns: 250_000_000,
             pid: 7,
             tid: 8,
             call: CallKind::HostAlloc,
@@ -184,11 +255,12 @@ mod tests {
             address: 0x7f00_0000_0000,
             library: Some("libtorch_cuda.so".into()),
         };
-        write_events(&policy, &path, &[e]).expect("one");
+        write_events(&policy, &path, std::slice::from_ref(&e)).expect("one");
+        assert_eq!(read_events(&path).expect("read back"), [e]);
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(
             text.contains(
-                "3.200000,7,8,host_alloc,1073741824,0x0,0,0x7f0000000000,libtorch_cuda.so"
+                "3.200000,0.250000,7,8,host_alloc,1073741824,0x0,0,0x7f0000000000,libtorch_cuda.so"
             ),
             "{text}"
         );

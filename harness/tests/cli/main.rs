@@ -15,6 +15,7 @@ mod model;
 mod model_load;
 mod new_user;
 mod observe;
+mod observe_inject;
 mod plan;
 mod report_json;
 mod robustness;

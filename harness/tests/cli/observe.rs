@@ -91,7 +91,7 @@ mod linux {
         let events = std::fs::read_to_string(file_ending(d.path(), ".events.csv")).expect("events");
         assert_eq!(
             events,
-            "t_s,pid,tid,call,bytes,flags,result,address,library\n"
+            "t_s,duration_s,pid,tid,call,bytes,flags,result,address,library\n"
         );
     }
 
@@ -251,7 +251,7 @@ mod linux {
                 "exited with status 0",
                 "VmRSS peaked at",
                 "from its first reading",
-                "CUPTI injection library",
+                "allocation events: ",
                 "data-plot=\"observed-timeline\"",
             ],
         );

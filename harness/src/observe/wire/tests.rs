@@ -5,6 +5,7 @@ use super::*;
 fn event(call: CallKind, bytes: u64, library: Option<&str>) -> AllocEvent {
     AllocEvent {
         time_ns: 3_200_000_000,
+        duration_ns: 4_000,
         pid: 4242,
         tid: 4243,
         call,
@@ -73,7 +74,7 @@ fn a_truncated_stream_keeps_what_came_before_and_says_how_short() {
 fn garbage_is_one_sentence_never_a_panic() {
     let cases: Vec<(Vec<u8>, Fault)> = vec![
         (b"GET / HTTP/1.1\r\n".to_vec(), Fault::NotAStream),
-        (b"PSEV\x02\x00\x00\x00".to_vec(), Fault::Version(2)),
+        (b"PSEV\x09\x00\x00\x00".to_vec(), Fault::Version(9)),
         (
             [&encode_header()[..], &u32::MAX.to_le_bytes()].concat(),
             Fault::FrameLength(u32::MAX),
@@ -106,7 +107,7 @@ fn garbage_is_one_sentence_never_a_panic() {
 #[test]
 fn unknown_call_and_library_are_faults_at_their_frame() {
     let mut bad_call = encode_event(&event(CallKind::HostAlloc, 1, None), 0);
-    bad_call[5 + 16..5 + 18].copy_from_slice(&99u16.to_le_bytes());
+    bad_call[5 + 24..5 + 26].copy_from_slice(&99u16.to_le_bytes());
     let s = [&encode_header()[..], &bad_call].concat();
     let mut d = Decoder::default();
     assert!(d.push(&s).is_empty());
@@ -151,4 +152,20 @@ fn random_bytes_never_panic() {
         let _ = d.finish();
     }
     assert_eq!(encode_library(1, &"x".repeat(MAX_FRAME)), None);
+}
+
+#[test]
+fn dropped_counts_add_up_and_a_header_is_version_2() {
+    assert_eq!(&encode_header()[..6], b"PSEV\x02\x00");
+    let s = [
+        &encode_header()[..],
+        &frame::dropped_frame(3),
+        &encode_event(&event(CallKind::DeviceAlloc, 64, None), 0),
+        &frame::dropped_frame(4),
+    ]
+    .concat();
+    let mut d = Decoder::default();
+    assert_eq!(d.push(&s).len(), 1);
+    assert_eq!(d.dropped(), 7);
+    assert_eq!(d.finish(), None);
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::results::Unit;
-use crate::results::{CuptiRecord, Unavailable};
+use crate::results::{AllocEvent, CallKind, CuptiRecord, Unavailable};
 
 fn point(t: f64, scope: Scope, source: Source, reading: &str, value: f64) -> TimelinePoint {
     TimelinePoint {
@@ -64,6 +64,7 @@ fn sidecar() -> ObservedSidecar {
             missing: Some("CUPTI was not found".into()),
             searched: Vec::new(),
         },
+        events: Default::default(),
         notes: Vec::new(),
         timeline_file: "x.timeline.csv".into(),
         events_file: "x.events.csv".into(),
@@ -73,7 +74,7 @@ fn sidecar() -> ObservedSidecar {
 #[test]
 fn the_answer_names_each_peak_when_and_the_change() {
     let series = series_of(&timeline());
-    let lines = observed_answer(&sidecar(), &series);
+    let lines = observed_answer(&sidecar(), &series, &[]);
     assert!(lines[0].contains("exited with status 0"), "{lines:?}");
     assert!(lines[0].contains("up to 2 processes"), "{lines:?}");
     let all = lines.join("\n");
@@ -86,7 +87,7 @@ fn the_answer_names_each_peak_when_and_the_change() {
         all.contains("MemAvailable fell to 7 GiB at 3.2 s (−1 GiB"),
         "{all}"
     );
-    assert!(all.contains("CUPTI injection library"), "{all}");
+    assert!(all.contains("CUPTI was not found."), "{all}");
     assert!(all.contains("VmPin stayed at 0 B."), "{all}");
     assert!(
         lines[0].starts_with("`python3 pin.py 'a b'` exited"),
@@ -98,7 +99,7 @@ fn the_answer_names_each_peak_when_and_the_change() {
 
 #[test]
 fn the_page_answers_first_then_plots_then_what_was_not_observed() {
-    let html = observed_page(&sidecar(), &timeline(), "observed");
+    let html = observed_page(&sidecar(), &timeline(), &[], "observed");
     let answer = html.find("VmLck peaked at 1 GiB").expect("answer");
     let plot = html.find("<svg").expect("a plot");
     let missing = html
@@ -109,5 +110,116 @@ fn the_page_answers_first_then_plots_then_what_was_not_observed() {
         html.matches("data-plot=\"observed-timeline\"").count(),
         3,
         "one per observer"
+    );
+}
+
+/// A SYNTHETIC event stream over the fixture timeline: libtorch_cuda.so pins 1 GiB from 2.5 s to
+/// 3.0 s and frees it at 4.9 s; two 8 MiB batch buffers, one freed; libc10_cuda.so allocates
+/// 64 MiB of device memory and never frees it; one 64 GiB pin fails.
+fn events() -> Vec<AllocEvent> {
+    let ev = |t_ms: u64, call: CallKind, bytes: u64, address: u64, lib: &str| AllocEvent {
+        time_ns: t_ms * 1_000_000,
+        duration_ns: if bytes >= 1 << 30 {
+            500_000_000
+        } else {
+            1_000_000
+        },
+        pid: 9,
+        tid: 9,
+        call,
+        bytes,
+        flags: 0,
+        result: 0,
+        address,
+        library: Some(format!(
+            "/venv/lib/python3.12/site-packages/torch/lib/{lib}"
+        )),
+    };
+    let mut failed = ev(5_500, CallKind::HostAlloc, 64 << 30, 0, "libtorch_cuda.so");
+    failed.result = 2;
+    vec![
+        ev(
+            1_000,
+            CallKind::DeviceAlloc,
+            64 << 20,
+            0xd0,
+            "libc10_cuda.so",
+        ),
+        ev(
+            3_000,
+            CallKind::HostAlloc,
+            1 << 30,
+            0xa0,
+            "libtorch_cuda.so",
+        ),
+        ev(
+            3_500,
+            CallKind::HostAlloc,
+            8 << 20,
+            0xb0,
+            "libtorch_cuda.so",
+        ),
+        ev(
+            3_600,
+            CallKind::HostAlloc,
+            8 << 20,
+            0xc0,
+            "libtorch_cuda.so",
+        ),
+        ev(4_000, CallKind::FreeHost, 0, 0xb0, "libtorch_cuda.so"),
+        ev(4_900, CallKind::FreeHost, 0, 0xa0, "libtorch_cuda.so"),
+        failed,
+    ]
+}
+
+fn injected_sidecar() -> ObservedSidecar {
+    let mut s = sidecar();
+    s.cupti.found = Some("/usr/local/cuda/lib64/libcupti.so.13".into());
+    s.cupti.missing = None;
+    s.events.library = Some("/home/u/.cache/pinscope/libpinscope_inject-0.so".into());
+    s.events.processes = 1;
+    s.events.events = 7;
+    s
+}
+
+#[test]
+fn who_pinned_what_names_the_library_the_peak_the_leftovers_and_the_largest_pin() {
+    let series = series_of(&timeline());
+    let all = observed_answer(&injected_sidecar(), &series, &events()).join("\n");
+    for want in [
+        "Page-locked host memory (pinned and registered) held through CUDA peaked at 1.02 GiB at 3.6 s.",
+        "Held at its peak, by calling library and kind: libtorch_cuda.so pinned 1.02 GiB (at 3.6 s); libc10_cuda.so device 64 MiB (at 1.0 s).",
+        "Never freed before the command exited (the OS took it back at exit): libc10_cuda.so device 64 MiB (1 allocation) and libtorch_cuda.so pinned 8 MiB (1 allocation).",
+        "The largest pin: 1 GiB by libtorch_cuda.so in process 9 at 3.0 s (the call took 500 ms, flags 0x0); from the sample before it to the one after: RssShmem +1 GiB, VmLck +1 GiB, VmPin +0 B, MemAvailable −1 GiB.",
+        "1 call(s) failed; the largest, host_alloc of 64 GiB by libtorch_cuda.so at 5.5 s, returned CUresult 2.",
+    ] {
+        assert!(all.contains(want), "missing {want:?} in:\n{all}");
+    }
+}
+
+#[test]
+fn without_events_the_page_says_why_in_one_sentence() {
+    let series = series_of(&timeline());
+    let mut s = injected_sidecar();
+    let all = observed_answer(&s, &series, &[]).join("\n");
+    assert!(
+        all.contains("no process of it sent an allocation event"),
+        "{all}"
+    );
+    s.events.library = None;
+    s.events.not_injected =
+        Some("pinscope's CUPTI injection library is not built for this platform yet".into());
+    let all = observed_answer(&s, &series, &[]).join("\n");
+    assert!(all.contains("is not built for this platform yet."), "{all}");
+}
+
+#[test]
+fn the_page_plots_what_each_library_held() {
+    let html = observed_page(&injected_sidecar(), &timeline(), &events(), "observed");
+    assert_eq!(html.matches("data-plot=\"observed-holders\"").count(), 1);
+    assert!(html.contains("libtorch_cuda.so pinned"), "legend");
+    assert!(
+        html.contains("7 events from 1 process(es)"),
+        "what was received"
     );
 }
