@@ -12,6 +12,7 @@ use crate::health::{
 };
 use crate::platform::{Platform, Recorded, Settings};
 use crate::probe::PinBudget;
+use crate::run::pinnable::{BudgetRecord, SCHEMA_VERSION as BUDGET_SCHEMA, Safe};
 use crate::run::{CheckPlan, measure_check_with, open_runner};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -50,6 +51,10 @@ pub struct CheckArgs {
         allow_negative_numbers = true
     )]
     pub min_link_share: f64,
+    /// A record of `pinscope budget --json`: the pin_budget check judges its measured total
+    /// (safe bytes pinned together) instead of the live predictor's.
+    #[arg(long, value_name = "FILE")]
+    pub budget: Option<PathBuf>,
 }
 
 /// A GPU as the verdict names it.
@@ -89,6 +94,43 @@ struct CheckReport {
     measured: Option<Measured>,
     settings: Option<Settings>,
     pin_budget: PinBudget,
+    /// The safe amounts of the record `--budget` named, when one was given.
+    measured_pin_budget: Option<MeasuredBudget>,
+}
+
+/// The measured budget `check --budget FILE` judged.
+#[derive(Debug, serde::Serialize)]
+struct MeasuredBudget {
+    file: PathBuf,
+    /// When it was measured, as the record says.
+    time: String,
+    safe: Safe,
+}
+
+/// Reads the record `--budget` names; a file that is not one is a usage error.
+fn measured_budget(path: &Path) -> Result<MeasuredBudget, Error> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::Usage(format!(
+            "--budget {shown} could not be read ({e}): give a file written by `pinscope budget --json -o FILE`"
+        ))
+    })?;
+    let record: BudgetRecord = serde_json::from_str(&text).map_err(|e| {
+        Error::Usage(format!(
+            "--budget {shown} is not a budget record ({e}): give a file written by `pinscope budget --json -o FILE`"
+        ))
+    })?;
+    if record.schema_version != BUDGET_SCHEMA {
+        return Err(Error::Usage(format!(
+            "--budget {shown} has schema_version {}, this pinscope reads {BUDGET_SCHEMA}: measure again with this pinscope's `budget --json -o FILE`",
+            record.schema_version
+        )));
+    }
+    Ok(MeasuredBudget {
+        file: path.to_path_buf(),
+        time: record.time,
+        safe: record.safe,
+    })
 }
 
 /// The checks as `{name, severity, value, unit, threshold, advice}`.
@@ -123,6 +165,7 @@ pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
     if let Some(path) = &args.prom {
         prom_path(path)?;
     }
+    let measured_pin_budget = args.budget.as_deref().map(measured_budget).transpose()?;
     let started = Instant::now();
     let time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let machine = crate::platform::this_machine(false);
@@ -143,13 +186,10 @@ pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
         measured: None,
         settings: None,
         pin_budget: crate::probe::pin_budget(platform, None),
+        measured_pin_budget,
     };
     let could_not_run = measure(&mut report, args, device);
-    let budget = &report.pin_budget;
-    let safe = budget
-        .host_alloc_bytes
-        .ok_or(budget.unavailable.as_deref().unwrap_or("no reading"));
-    report.checks.push(health::pin_budget(safe));
+    report.checks.push(pin_budget_check(&report));
     report.severity = health::node_severity(&report.checks, could_not_run.is_none());
     report.reason = health::reason(report.severity, &report.checks, could_not_run.as_deref());
     report.envelope.exit_code = report.severity.exit_code();
@@ -159,6 +199,26 @@ pub fn check_command(args: &CheckArgs) -> Result<i32, Error> {
     }
     print(&report, args)?;
     Ok(report.envelope.exit_code)
+}
+
+/// The pin_budget check: of the measured total when `--budget` gave one, else of the predictor.
+fn pin_budget_check(report: &CheckReport) -> CheckResult {
+    let Some(m) = &report.measured_pin_budget else {
+        let budget = &report.pin_budget;
+        let safe = budget
+            .host_alloc_bytes
+            .ok_or(budget.unavailable.as_deref().unwrap_or("no reading"));
+        return health::pin_budget(safe);
+    };
+    let safe = m.safe.total_bytes.map(|a| a.value).ok_or(
+        "the budget record has no measured total: measure again with `pinscope budget --json -o FILE`",
+    );
+    let mut c = health::pin_budget(safe);
+    if !c.threshold.is_empty() {
+        c.threshold
+            .push_str(&format!("; measured by `pinscope budget` at {}", m.time));
+    }
+    c
 }
 
 /// Opens the GPU and measures into `report`; `Some(why)` when no GPU could be used.
@@ -302,6 +362,23 @@ fn text_of(r: &CheckReport) -> String {
         );
     }
     super::info::write_budget(&mut out, &r.pin_budget);
+    if let Some(m) = &r.measured_pin_budget {
+        let bytes = |a: Option<crate::run::pinnable::SafeAmount>| {
+            a.map_or("not measured".into(), |a| {
+                let at_least = if a.at_least { "≥ " } else { "" };
+                format!("{at_least}{}", crate::units::format_size(a.value))
+            })
+        };
+        let _ = writeln!(
+            out,
+            "measured pin budget ({}, {}): total {}, single cuMemHostAlloc {}, single cuMemHostRegister {}",
+            m.file.display(),
+            m.time,
+            bytes(m.safe.total_bytes),
+            bytes(m.safe.host_alloc_bytes),
+            bytes(m.safe.host_register_bytes)
+        );
+    }
     let _ = writeln!(out, "reason: {}", r.reason);
     let _ = writeln!(
         out,

@@ -1,6 +1,7 @@
 //! Command-line interface (clap derive). `main_with_args` is the whole program: parse, dispatch,
 //! print an error as one sentence, return the exit code.
 
+pub mod budget;
 pub mod check;
 pub mod compare;
 pub mod info;
@@ -72,6 +73,12 @@ pub enum Command {
     Report(ReportArgs),
     /// A health verdict for one GPU in seconds: link, bandwidth, data, NUMA, clocks (exit 1 on a failed check).
     Check(check::CheckArgs),
+    /// The measured pin budget: the largest single pin, the total, the registrations, with device
+    /// memory held, and whether a refused pin leaves the process usable (in a child, under a deadline).
+    Budget(budget::BudgetArgs),
+    /// The probe child of `budget` (run by it, not by hand).
+    #[command(name = "budget-child", hide = true)]
+    BudgetChild(budget::BudgetChildArgs),
     /// List the scenarios shipped inside pinscope with the question each answers.
     Scenarios(ScenariosArgs),
     /// Print a shell completion script (e.g. `pinscope completions bash > pinscope.bash`).
@@ -442,6 +449,8 @@ fn dispatch(cli: &Cli) -> Result<i32, crate::Error> {
         Command::Plan(a) => plan_command(a, cli.quiet || a.quiet),
         Command::Info(a) => info_command(a),
         Command::Check(a) => check::check_command(a),
+        Command::Budget(a) => budget::budget_command(a),
+        Command::BudgetChild(a) => budget::budget_child_command(a),
         Command::Compare(a) => compare_command(a, cli.quiet || a.quiet),
         Command::Report(a) => report_command(a, cli.quiet || a.quiet),
         Command::Scenarios(a) => scenarios_command(a),

@@ -83,6 +83,20 @@ impl fmt::Display for ErrorCode {
     }
 }
 
+/// Written as its text (the driver's name, or the words), read back with [`ErrorCode::parse`].
+impl serde::Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(ErrorCode::parse(&text))
+    }
+}
+
 /// Every code of the driver API this crate is built against (cudarc's `cuda-12080` bindings), for
 /// reading names back.
 const DRIVER_CODES: &[CUresult] = &[
@@ -200,6 +214,9 @@ mod tests {
         let oom = ErrorCode::parse("CUDA_ERROR_OUT_OF_MEMORY");
         assert!(oom.is_out_of_memory());
         assert_eq!(oom.to_string(), "CUDA_ERROR_OUT_OF_MEMORY");
+        let json = serde_json::to_string(&oom).expect("serializes");
+        assert_eq!(json, "\"CUDA_ERROR_OUT_OF_MEMORY\"");
+        assert_eq!(serde_json::from_str::<ErrorCode>(&json).ok(), Some(oom));
     }
 
     #[test]

@@ -112,7 +112,7 @@ impl Check {
             Check::ClocksUnderLoad => "clocks while copying",
             Check::Wsl2PinnedCeiling => "WSL2 pinned ceiling",
             Check::CopyLatency => "4-byte copy latency",
-            Check::PinBudget => "pin budget (live predictor)",
+            Check::PinBudget => "pin budget",
         }
     }
 }

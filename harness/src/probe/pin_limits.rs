@@ -16,7 +16,7 @@
 
 use crate::platform::{Bytes, Platform, Setting, Source};
 use crate::units::MIB;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Share of the headroom the budget keeps back: the headroom moves while a program pins.
@@ -31,7 +31,7 @@ const LINUX_ONLY: &str = "Linux and WSL2 only";
 const PROC_LIMIT: u64 = 16 * MIB;
 
 /// A limit that may be absent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cap {
     Bytes(u64),
@@ -48,7 +48,7 @@ impl crate::platform::SettingValue for Cap {
 }
 
 /// Every limit the predictor reads, each with its source or why it could not be read.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PinLimits {
     pub mem_available: Setting<Bytes>,
     /// `Max locked memory` soft limit (`ulimit -l`): recorded, not in the rule (module doc).
@@ -131,8 +131,33 @@ impl Serialize for Predictor {
     }
 }
 
+impl<'de> Deserialize<'de> for Predictor {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        [
+            Predictor::LinuxMemory,
+            Predictor::Wsl2ReportedWall,
+            Predictor::WindowsDxgiNonLocal,
+            Predictor::None,
+        ]
+        .into_iter()
+        .find(|p| p.name() == name)
+        .ok_or_else(|| {
+            serde::de::Error::unknown_variant(
+                &name,
+                &[
+                    "linux_memory",
+                    "wsl2_reported_wall",
+                    "windows_dxgi_non_local",
+                    "none",
+                ],
+            )
+        })
+    }
+}
+
 /// What a program may pin here now, and the rule and readings it comes from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PinBudget {
     pub predictor: Predictor,
     /// The rule in words.

@@ -10,6 +10,7 @@ pub mod check;
 pub mod device_memory;
 pub mod fleet;
 pub mod outcome;
+pub mod pinnable;
 pub mod probes;
 pub mod runner;
 pub mod scenario;

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod budget;
 mod check;
 mod check_prom;
 mod cli;

@@ -8,6 +8,7 @@
 //! cargo test --release --features fault-injection --test gpu faults:: -- --ignored --test-threads=1
 //! ```
 
+mod budget;
 mod check_node;
 #[path = "../common/mod.rs"]
 mod common;
