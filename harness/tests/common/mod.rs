@@ -22,13 +22,30 @@ use std::time::Duration;
 pub fn pinscope() -> Command {
     // Started directly, not through cargo's runner: under Wine the runner is a Linux script that
     // a Windows process cannot start.
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pinscope"));
+    let mut c = Command::new(binary());
     c.env("RUST_BACKTRACE", "1");
-    c.current_dir(repo());
+    let root = repo();
+    if root.is_dir() {
+        c.current_dir(root);
+    }
     c
 }
 
-/// The repository root.
+/// The pinscope binary: `PINSCOPE_BIN`, else the one cargo built, else `dist/pinscope` in the
+/// current folder (where the test binaries built by `scripts/build-dist.sh` run on a GPU machine
+/// without the build tree).
+pub fn binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("PINSCOPE_BIN") {
+        return p.into();
+    }
+    let built = Path::new(env!("CARGO_BIN_EXE_pinscope"));
+    if built.exists() {
+        return built.into();
+    }
+    Path::new("dist").join("pinscope")
+}
+
+/// The repository root (absent where the tests run from `dist/` on another machine).
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }

@@ -5,23 +5,11 @@
 //! `load-direct` row whose file system refused `O_DIRECT`, or a `load-cufile` row where
 //! `libcufile` does not load: those are results, and say so.
 
+use crate::common::binary;
 use crate::common::model_files::{gguf, llama_like, safetensors};
 use pinscope::results::{Row, Status, Verification, read_rows};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The pinscope binary: `PINSCOPE_BIN`, else `dist/pinscope` in the current folder (where
-/// `scripts/publish.sh` runs the GPU tests), else the one cargo built.
-fn binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("PINSCOPE_BIN") {
-        return p.into();
-    }
-    let dist = Path::new("dist/pinscope");
-    if dist.exists() {
-        return dist.into();
-    }
-    env!("CARGO_BIN_EXE_pinscope").into()
-}
 
 /// `bytes` with every byte after the header replaced by a pattern.
 fn patterned(mut bytes: Vec<u8>, from: usize) -> Vec<u8> {
