@@ -29,6 +29,23 @@ fn failed(call: &'static str, e: result::CufileError) -> CudaError {
     CudaError::new(call, e.to_string())
 }
 
+/// A refused registration, with where cuFile says why: it identifies the file's volume (udev
+/// properties of the block device, the file system) even in compatibility mode, and a disk
+/// without udev data (many VMs and containers) is refused.
+fn refused_file(e: result::CufileError) -> CudaError {
+    let mode = if cufile_direct() {
+        "with nvidia-fs loaded"
+    } else {
+        "in compatibility mode (nvidia-fs is not loaded)"
+    };
+    CudaError::new(
+        "cuFileHandleRegister",
+        format!(
+            "{e}: cuFile refused the file {mode}; cufile.log in the working folder says why (a disk without udev properties, as in many VMs and containers, is refused)"
+        ),
+    )
+}
+
 /// A file registered with cuFile.
 pub struct CuFile {
     handle: sys::CUfileHandle_t,
@@ -53,8 +70,7 @@ impl CuFile {
             },
             fs_ops: std::ptr::null(),
         };
-        let handle =
-            result::handle_register(&descr).map_err(|e| failed("cuFileHandleRegister", e))?;
+        let handle = result::handle_register(&descr).map_err(refused_file)?;
         Ok(CuFile {
             handle,
             _file: file,

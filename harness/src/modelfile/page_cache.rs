@@ -2,10 +2,10 @@
 //!
 //! Counting: the kernel's `mincore` over a read-only mapping of the file, through util-linux's
 //! `fincore` (which does exactly that, or the newer `cachestat`): pinscope allows `unsafe` only
-//! in its CUDA and Windows layers, and no well-kept crate wraps `mincore` safely. Where `fincore`
-//! is not installed (Debian and Ubuntu ship it in `util-linux-extra`), the file is read with
-//! `preadv2(RWF_NOWAIT)`, which the kernel answers only from the page cache and which starts no
-//! disk I/O (no readahead either): the bytes it returns are the resident ones. Dropping:
+//! in its CUDA and Windows layers, and no well-kept crate wraps `mincore` safely. Reading the
+//! file with `preadv2(RWF_NOWAIT)` is no substitute: measured on Linux 6.18 (ext4), a pass of
+//! such reads over a cold 381 MiB file returned 7 MiB and left all of it cached, so the count
+//! itself warms the file. Dropping:
 //! `fdatasync` (dirty pages cannot be dropped), then `posix_fadvise(POSIX_FADV_DONTNEED)` on the
 //! whole file, then counting again. `/proc/sys/vm/drop_caches` is not used: it needs root and
 //! drops every file's cache on the machine. Some file systems (tmpfs) keep their pages whatever
@@ -32,7 +32,7 @@ impl Unavailable {
                 "unavailable on this OS: pinscope counts and drops a file's cached pages with Linux's mincore and posix_fadvise"
             }
             Unavailable::NoFincore => {
-                "not counted: util-linux's `fincore` is not installed (util-linux-extra on Debian and Ubuntu) and the file system refuses reads with RWF_NOWAIT"
+                "not counted: util-linux's `fincore` is not installed (util-linux-extra on Debian and Ubuntu, util-linux elsewhere)"
             }
             Unavailable::FincoreFailed => "not counted: `fincore` failed on this file",
         }
@@ -92,19 +92,11 @@ pub fn resident_field<S: serde::Serializer>(r: &Resident, s: S) -> Result<S::Ok,
 }
 
 pub const DROP_METHOD: &str = "posix_fadvise(POSIX_FADV_DONTNEED) after fdatasync";
-pub const COUNTED_WITH: &str =
-    "mincore (util-linux fincore), else reads with preadv2(RWF_NOWAIT) that only the page cache answers";
+pub const COUNTED_WITH: &str = "mincore (util-linux fincore)";
 
 /// Bytes of `path` in the page cache now.
 pub fn resident(path: &Path) -> Resident {
     imp::resident(path)
-}
-
-/// Bytes of `path` in the page cache counted by `RWF_NOWAIT` reads, the way used where `fincore`
-/// is not installed.
-#[cfg(target_os = "linux")]
-pub fn resident_without_fincore(path: &Path) -> Resident {
-    imp::resident_by_nowait_reads(path)
 }
 
 /// Asks the kernel to drop `path`'s cached pages, counting before and after. An error is a file
@@ -136,14 +128,8 @@ mod imp {
             .args(["--bytes", "--noheadings", "--raw", "--output", "RES", "--"])
             .arg(path)
             .stdin(std::process::Stdio::null())
-            .output();
-        let out = match out {
-            Ok(out) => out,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return resident_by_nowait_reads(path);
-            }
-            Err(_) => return Err(Unavailable::NoFincore),
-        };
+            .output()
+            .map_err(|_| Unavailable::NoFincore)?;
         if !out.status.success() {
             return Err(Unavailable::FincoreFailed);
         }
@@ -151,40 +137,6 @@ mod imp {
             .ok()
             .and_then(|s| s.trim().parse().ok())
             .ok_or(Unavailable::FincoreFailed)
-    }
-
-    /// Resident bytes counted by reading the whole file with `RWF_NOWAIT`: a read returns what
-    /// the page cache holds from its offset on and stops (short, or `EAGAIN`) at the first page
-    /// it does not, which is then skipped. Where the kernel or file system does not take the
-    /// flag, the bytes are not counted.
-    pub fn resident_by_nowait_reads(path: &Path) -> Resident {
-        use rustix::io::{Errno, ReadWriteFlags, preadv2};
-        const PAGE: u64 = 4096;
-        let file = std::fs::File::open(path).map_err(|_| Unavailable::FincoreFailed)?;
-        let len = file.metadata().map_err(|_| Unavailable::FincoreFailed)?.len();
-        let mut buf = vec![0u8; 1 << 20];
-        let (mut at, mut resident) = (0u64, 0u64);
-        while at < len {
-            let got = preadv2(
-                &file,
-                &mut [std::io::IoSliceMut::new(&mut buf)],
-                at,
-                ReadWriteFlags::NOWAIT,
-            );
-            match got {
-                Ok(n) if n > 0 => {
-                    resident += n as u64;
-                    at += n as u64;
-                }
-                Ok(_) | Err(Errno::AGAIN) => {
-                    // Not cached: skip to the next page.
-                    let next = (at / PAGE + 1) * PAGE;
-                    at = next;
-                }
-                Err(_) => return Err(Unavailable::NoFincore),
-            }
-        }
-        Ok(resident.min(len))
     }
 
     pub fn advise_dont_need(path: &Path) -> Result<(), crate::Error> {

@@ -348,30 +348,6 @@ fn dropping_a_file_from_the_page_cache_is_recorded_consistently() {
     assert_eq!(before.is_ok(), r.resident_before.is_ok());
 }
 
-/// The count without `fincore` (`RWF_NOWAIT` reads) agrees with `fincore`'s where both answer,
-/// after a write (resident) and after the pages were dropped (what the file system kept).
-#[cfg(target_os = "linux")]
-#[test]
-fn counting_without_fincore_agrees_with_fincore() {
-    use page_cache::{drop_cached, resident, resident_without_fincore};
-    let dir = tempfile::tempdir_in(std::env::temp_dir()).expect("temp dir");
-    let path = dir.path().join("weights.bin");
-    let size = 6 * crate::units::MIB + 123;
-    std::fs::write(&path, vec![3u8; size as usize]).expect("write");
-    let written = resident_without_fincore(&path).expect("RWF_NOWAIT reads");
-    assert!(written <= size, "{written} of {size}");
-    if let Ok(by_fincore) = resident(&path) {
-        // fincore counts whole pages; the reads stop at the end of the file.
-        assert!(by_fincore.abs_diff(written) < 4096, "{by_fincore} vs {written}");
-    }
-    drop_cached(&path).expect("advised");
-    let dropped = resident_without_fincore(&path).expect("RWF_NOWAIT reads");
-    assert!(dropped <= written, "{dropped} after the drop, {written} before");
-    if let Ok(by_fincore) = resident(&path) {
-        assert!(by_fincore.abs_diff(dropped) < 4096, "{by_fincore} vs {dropped}");
-    }
-}
-
 #[cfg(not(target_os = "linux"))]
 #[test]
 fn page_cache_state_is_unavailable_off_linux() {

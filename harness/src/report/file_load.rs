@@ -18,6 +18,9 @@ pub enum Stage {
     Registration,
     /// The copies to the device after the reads (`dma_ms`).
     Copies,
+    /// The rest of the load's time, outside the timed stages: for `load-register`, starting the
+    /// child process and its CUDA context.
+    Untimed { child: bool },
 }
 
 impl Stage {
@@ -33,6 +36,10 @@ impl Stage {
             }
             Stage::Registration => "registering the mapping",
             Stage::Copies => "the copies to the device",
+            Stage::Untimed { child: true } => {
+                "starting the child process and its CUDA context (the time outside the timed stages)"
+            }
+            Stage::Untimed { child: false } => "work outside the timed stages",
         }
     }
 }
@@ -59,20 +66,42 @@ impl LoadLimit {
             (Stage::Registration, r.pin_ms),
             (Stage::Copies, r.dma_ms),
         ];
-        let (stage, stage_ms) = stages
+        let total_ms = r.wall_median_ms?;
+        let timed: Vec<(Stage, f64)> = stages
             .into_iter()
             .filter_map(|(s, ms)| ms.map(|m| (s, m)))
+            .collect();
+        if timed.is_empty() {
+            return None;
+        }
+        let untimed = total_ms - timed.iter().map(|(_, ms)| ms).sum::<f64>();
+        let child = r.mode == Mode::LoadRegister;
+        let (stage, stage_ms) = timed
+            .into_iter()
+            .chain((untimed > 0.0).then_some((Stage::Untimed { child }, untimed)))
             .max_by(|a, b| a.1.total_cmp(&b.1))?;
         Some(LoadLimit {
             stage,
             stage_ms,
-            total_ms: r.wall_median_ms?,
+            total_ms,
             bytes: r.size_bytes,
         })
     }
 
     fn gbs(&self, ms: f64) -> f64 {
         self.bytes as f64 / (ms * 1e-3) / 1e9
+    }
+}
+
+/// What the way holds page-locked: a registering load pins the whole file, in its child.
+fn held(r: &Row) -> String {
+    if r.mode == Mode::LoadRegister {
+        format!(
+            "page-locks {} (the file's mapping) in its child process while it loads",
+            format_size(r.size_bytes)
+        )
+    } else {
+        format!("holds {} page-locked", format_size(r.pinned_bytes))
     }
 }
 
@@ -93,7 +122,7 @@ pub fn sentences(rows: &[&Row]) -> Vec<String> {
             _ => String::new(),
         };
         out.push(format!(
-            "{}, {cache} cache: {} in {:.2} s ({:.2} GB/s), limited by {} ({:.2} GB/s, {:.0}% of the load){resident}; holds {} page-locked.",
+            "{}, {cache} cache: {} in {:.2} s ({:.2} GB/s), limited by {} ({:.2} GB/s, {:.0}% of the load){resident}; {}.",
             r.case_label,
             format_size(l.bytes),
             l.total_ms / 1e3,
@@ -101,7 +130,7 @@ pub fn sentences(rows: &[&Row]) -> Vec<String> {
             l.stage.words(),
             l.gbs(l.stage_ms),
             100.0 * l.stage_ms / l.total_ms.max(f64::MIN_POSITIVE),
-            format_size(r.pinned_bytes)
+            held(r)
         ));
     }
     let link = rows
@@ -185,6 +214,29 @@ mod tests {
             "{s:?}"
         );
         assert!(s[2].contains("need 0.08 s"), "{s:?}");
+    }
+
+    #[test]
+    fn a_registering_load_dominated_by_its_child_says_so() {
+        let r = row(
+            "register",
+            Mode::LoadRegister,
+            Cache::Cold,
+            [None, Some(50.0), Some(380.0), Some(80.0)],
+            2660.0,
+        );
+        let l = LoadLimit::of(&r).expect("a limit");
+        assert_eq!(l.stage, Stage::Untimed { child: true });
+        let s = sentences(&[&r]);
+        assert!(
+            s[0].contains("limited by starting the child process and its CUDA context"),
+            "{s:?}"
+        );
+        assert!(s[0].contains("81% of the load"), "{s:?}");
+        assert!(
+            s[0].contains("page-locks 3.73 GiB (the file's mapping) in its child process"),
+            "{s:?}"
+        );
     }
 
     #[test]
