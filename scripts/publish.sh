@@ -254,6 +254,11 @@ pages() {
     [[ -f $ref && ($scen == h200-headline || $scen == quick) ]] && extra=(--nvbandwidth "$ref")
     "$bin" -q report "$csv" "${extra[@]}" -o "${csv%.csv}.html" --title "$scen on $(basename "$(dirname "$csv")")"
   done
+  # Observed programs: one page per timeline, beside its events and sidecar.
+  for csv in reports/*/observed/*.timeline.csv; do
+    [[ -f $csv ]] || continue
+    "$bin" -q report "$csv" -o "${csv%.timeline.csv}.html" --title "observed on $(basename "$(dirname "$(dirname "$csv")")")"
+  done
   for scen in quick h200-headline; do
     local a b
     a=$(ls reports/h200/*-"$scen"-*.csv | grep -v samples | head -1)
@@ -282,6 +287,9 @@ def headline(csv):
     out = subprocess.run([os.environ["PINSCOPE_BIN"], "report", "-q", "--format", "json", csv],
                          check=True, capture_output=True, text=True).stdout
     s = json.loads(out)["runs"][0]["scenarios"][0]
+    loads = [x["text"] for x in s["sentences"] if x["topic"] == "File load" and "fastest here" in x["text"]]
+    if loads:
+        return "<br>".join(html.escape(t) for t in loads)
     h = s["host_to_gpu"]
     if h is None:
         lat = next((x["text"] for x in s["sentences"] if x["topic"] == "Latency"), None)
@@ -322,6 +330,28 @@ for mach in sorted({r[0] for r in rows}, key=lambda m: (len(m), m)):
             continue
         out.append(f'<tr><td class="nw"><a href="{html.escape(href)}">{html.escape(name)}</a></td><td>{head}</td><td>{html.escape(desc)}</td><td class="nw">{t}</td></tr>')
     out.append('</table>')
+    observed = sorted(glob.glob(f"reports/{mach}/observed/*.observed.json"))
+    if observed:
+        out.append('<p>Programs observed (<code>pinscope observe</code>):</p><ul>')
+        for j in observed:
+            d = json.load(open(j))
+            page = os.path.relpath(j[:-len(".observed.json")] + ".html", "reports")
+            e = d["ending"]
+            ended = f'exit {e["code"]}' if "code" in e else html.escape(", ".join(f"{k} {v}" for k, v in e.items()))
+            cmd = " ".join(d["command_line"][d["command_line"].index("--") + 1:] if "--" in d["command_line"] else d["command_line"])
+            out.append(f'<li><a href="{html.escape(page)}"><code>{html.escape(cmd)}</code></a>, '
+                       f'{d["started_at"][:16].replace("T", " ")} UTC, {ended}</li>')
+        out.append('</ul>')
+    budget = f"reports/{mach}/budget/budget.json"
+    if os.path.exists(budget):
+        b = json.load(open(budget))
+        def amount(k, v):
+            n = size(v["value"]) if k.endswith("_bytes") else f'{v["value"]:,}'
+            return f'{k.removesuffix("_bytes").replace("_", " ")} {"at least " if v["at_least"] else ""}{n}'
+        safe = "; ".join(amount(k, v) for k, v in (b.get("safe") or {}).items() if isinstance(v, dict))
+        out.append(f'<p>Pin budget (<code>pinscope budget</code>, <a href="{mach}/budget/budget.json">JSON</a>; '
+                   f'<code>pinscope check</code>: <a href="{mach}/budget/check.json">JSON</a>, '
+                   f'<a href="{mach}/budget/check.prom">Prometheus</a>): safe {html.escape(safe)}.</p>')
 open("reports/index.html", "w").write("\n".join(out) + "\n")
 PY
 }

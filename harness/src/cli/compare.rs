@@ -20,6 +20,9 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
             args.noise
         )));
     }
+    if let Some(status) = super::observe::compare_observed(args, quiet)? {
+        return Ok(status);
+    }
     let mut read = Inputs::default();
     for p in &args.results {
         read.add_results(p);

@@ -1,11 +1,12 @@
-//! `pinscope observe -- CMD [ARGS…]`, and `pinscope report` of an observed run.
+//! `pinscope observe -- CMD [ARGS…]`, and `pinscope report` and `pinscope compare` of observed runs.
 
-use super::ReportArgs;
+use super::{CompareArgs, CompareOutput, ReportArgs};
 use crate::Error;
 use crate::observe::{Options, observe};
+use crate::report::observed::compare::{ObservedComparison, ObservedRun};
 use crate::results::{
-    EVENTS_SUFFIX, Inputs, OBSERVED_SUFFIX, ObservedSidecar, OutputPolicy, TIMELINE_SUFFIX,
-    observed_stem, read_events, read_timeline, with_suffix,
+    AllocEvent, EVENTS_SUFFIX, Inputs, OBSERVED_SUFFIX, ObservedSidecar, OutputPolicy,
+    TIMELINE_SUFFIX, TimelinePoint, observed_stem, read_events, read_timeline, with_suffix,
 };
 use clap::Args;
 use std::ffi::OsString;
@@ -112,22 +113,11 @@ pub fn report_observed(args: &ReportArgs, quiet: bool) -> Result<Option<i32>, Er
             "report one observed run at a time (its .timeline.csv or .observed.json), without results CSVs beside it".into(),
         ));
     };
-    let timeline = with_suffix(stem, TIMELINE_SUFFIX);
-    let json = with_suffix(stem, OBSERVED_SUFFIX);
     let mut read = Inputs::default();
-    read.add(&timeline, "observer timeline");
-    read.add(&json, "observed run's sidecar");
-    read.add(&with_suffix(stem, EVENTS_SUFFIX), "allocation events");
+    read_observed_files(&mut read, stem);
     let policy = OutputPolicy::new(read, args.force);
     super::check_output(&policy, &args.output)?;
-    let sidecar = ObservedSidecar::read(&json)?;
-    let points = read_timeline(&timeline)?;
-    let events_file = with_suffix(stem, EVENTS_SUFFIX);
-    let events = if events_file.exists() {
-        read_events(&events_file)?
-    } else {
-        Vec::new()
-    };
+    let (sidecar, points, events) = load_observed(stem)?;
     let title = args
         .title
         .clone()
@@ -138,4 +128,87 @@ pub fn report_observed(args: &ReportArgs, quiet: bool) -> Result<Option<i32>, Er
         eprintln!("wrote {}", args.output.display());
     }
     Ok(Some(0))
+}
+
+/// `pinscope compare` on observed runs (each given by its `.timeline.csv` or `.observed.json`):
+/// `None` when no input is one, so the results comparison goes on.
+pub fn compare_observed(args: &CompareArgs, quiet: bool) -> Result<Option<i32>, Error> {
+    let stems: Vec<Option<PathBuf>> = args.results.iter().map(|p| observed_stem(p)).collect();
+    if stems.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let Some(stems) = stems.into_iter().collect::<Option<Vec<PathBuf>>>() else {
+        return Err(Error::Usage(
+            "compare observed runs with observed runs only (each its .timeline.csv or .observed.json), not with results CSVs".into(),
+        ));
+    };
+    if args.fail_on.is_some() {
+        return Err(Error::Usage(
+            "--fail-on judges results CSVs; observed runs have no verdicts: leave it out".into(),
+        ));
+    }
+    let mut read = Inputs::default();
+    for stem in &stems {
+        read_observed_files(&mut read, stem);
+    }
+    let policy = OutputPolicy::new(read, args.force);
+    for path in std::iter::once(&args.output).chain(&args.html) {
+        super::check_output(&policy, path)?;
+    }
+    let mut loaded = Vec::new();
+    for stem in &stems {
+        loaded.push(load_observed(stem)?);
+    }
+    let runs: Vec<ObservedRun> = stems
+        .iter()
+        .zip(&loaded)
+        .map(|(stem, (sidecar, points, events))| ObservedRun {
+            name: stem
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            sidecar,
+            points,
+            events,
+        })
+        .collect();
+    let cmp = ObservedComparison::of(&runs);
+    let text = match args.format {
+        CompareOutput::Table | CompareOutput::Markdown => cmp.markdown(),
+        CompareOutput::Csv => cmp.csv(),
+        CompareOutput::Json => serde_json::to_string_pretty(&cmp).unwrap_or_default() + "\n",
+        CompareOutput::Html => cmp.html(),
+    };
+    super::write_output(&policy, &args.output, text.as_bytes())?;
+    if let Some(path) = &args.html {
+        super::write_output(&policy, path, cmp.html().as_bytes())?;
+    }
+    if !quiet && args.output.as_os_str() != "-" {
+        eprintln!("wrote {}", args.output.display());
+    }
+    Ok(Some(0))
+}
+
+/// An observed run's three files, as inputs no output may replace.
+fn read_observed_files(read: &mut Inputs, stem: &std::path::Path) {
+    read.add(&with_suffix(stem, TIMELINE_SUFFIX), "observer timeline");
+    read.add(
+        &with_suffix(stem, OBSERVED_SUFFIX),
+        "observed run's sidecar",
+    );
+    read.add(&with_suffix(stem, EVENTS_SUFFIX), "allocation events");
+}
+
+/// An observed run's sidecar, timeline and events (none when its events file is absent).
+fn load_observed(
+    stem: &std::path::Path,
+) -> Result<(ObservedSidecar, Vec<TimelinePoint>, Vec<AllocEvent>), Error> {
+    let sidecar = ObservedSidecar::read(&with_suffix(stem, OBSERVED_SUFFIX))?;
+    let points = read_timeline(&with_suffix(stem, TIMELINE_SUFFIX))?;
+    let events_file = with_suffix(stem, EVENTS_SUFFIX);
+    let events = if events_file.exists() {
+        read_events(&events_file)?
+    } else {
+        Vec::new()
+    };
+    Ok((sidecar, points, events))
 }

@@ -219,6 +219,12 @@ fn nvml_points(
         .map(|&(pid, b)| point(Scope::Process(pid), b))
         .collect();
     out.push(point(Scope::Tree, mine.iter().map(|(_, b)| b).sum()));
+    if let Some(free) = mem.device_free {
+        out.push(TimelinePoint {
+            reading: "device_free".into(),
+            ..point(Scope::Machine, free)
+        });
+    }
     out
 }
 

@@ -1,5 +1,5 @@
 //! NVML's device memory per process, for processes other than pinscope (`observe`): every GPU's
-//! compute and graphics processes with the bytes each holds. Under WDDM and in WSL2 NVML lists
+//! compute and graphics processes with the bytes each holds, and the GPUs' free memory. Under WDDM and in WSL2 NVML lists
 //! the processes without their bytes; NVML does not count managed memory (pynvml#63).
 
 use nvml_wrapper::Nvml;
@@ -16,6 +16,9 @@ pub struct NvmlProcesses {
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct ProcessMemory {
     pub bytes: BTreeMap<u32, u64>,
+    /// Free device memory summed over the GPUs (`nvmlDeviceGetMemoryInfo`): what `cudaMemGetInfo`
+    /// reports as free, read without a CUDA context; `None` when no GPU answered.
+    pub device_free: Option<u64>,
     /// Processes NVML listed without their bytes (WDDM, WSL2), and failed queries, as sentences.
     pub notes: Vec<String>,
 }
@@ -44,6 +47,12 @@ impl NvmlProcesses {
                     continue;
                 }
             };
+            match dev.memory_info() {
+                Ok(m) => *out.device_free.get_or_insert(0) += m.free,
+                Err(e) => out
+                    .notes
+                    .push(format!("GPU {index}: free memory unavailable: {e}")),
+            }
             let lists = [
                 dev.running_compute_processes(),
                 dev.running_graphics_processes(),

@@ -3,6 +3,7 @@
 //! (from the injection library's events: [`who`]); then what each library held over time and
 //! one timeline plot per observer; then what could not be observed and why.
 
+pub mod compare;
 mod holders;
 mod who;
 
@@ -38,6 +39,9 @@ impl Series {
             (Source::Cgroup, "peak") => "cgroup memory.peak",
             (Source::Cgroup, "max") => "cgroup memory.max",
             (Source::Nvml, "process_used") => "NVML device memory",
+            (Source::Nvml, "device_free") => {
+                "free GPU memory (NVML; what cudaMemGetInfo calls free)"
+            }
             (Source::Tree, "processes") => "processes in the tree",
             _ => "",
         };
@@ -46,6 +50,12 @@ impl Series {
         } else {
             known.to_string()
         }
+    }
+
+    /// A reading of what is left (MemAvailable, free GPU memory): its extreme is its lowest point.
+    pub fn falls(&self) -> bool {
+        self.source == Source::Meminfo
+            || (self.source == Source::Nvml && self.reading == "device_free")
     }
 
     fn value_text(&self, v: f64) -> String {
@@ -59,7 +69,7 @@ impl Series {
     /// `MemAvailable`, which falls as memory is taken, the lowest point).
     pub fn sentence(&self) -> Option<String> {
         let &(_, first) = self.points.first()?;
-        let falls = self.source == Source::Meminfo;
+        let falls = self.falls();
         let pick = |a: &&(f64, f64), b: &&(f64, f64)| a.1.total_cmp(&b.1);
         let &(t, v) = if falls {
             self.points.iter().min_by(pick)?
@@ -185,13 +195,14 @@ pub fn observed_answer(
 
 /// One plot per observer: its series over the run.
 fn plots(series: &[Series]) -> Vec<Figure> {
-    let mut by_source: BTreeMap<Source, Vec<&Series>> = BTreeMap::new();
+    // What is left (free GPU memory) is drawn apart from what is held: its scale is the card's.
+    let mut by_source: BTreeMap<(Source, bool), Vec<&Series>> = BTreeMap::new();
     for s in series {
-        by_source.entry(s.source).or_default().push(s);
+        by_source.entry((s.source, s.falls())).or_default().push(s);
     }
     by_source
         .into_iter()
-        .map(|(source, list)| {
+        .map(|((source, falls), list)| {
             let bytes = list.iter().all(|s| s.unit == crate::results::Unit::Bytes);
             let scale = if bytes { (1u64 << 20) as f64 } else { 1.0 };
             let lines: Vec<Line> = list
@@ -204,7 +215,11 @@ fn plots(series: &[Series]) -> Vec<Figure> {
                         .collect(),
                 })
                 .collect();
-            let title = format!("{} over the run", source_title(source));
+            let title = if falls && source == Source::Nvml {
+                "Free GPU memory (NVML) over the run".to_string()
+            } else {
+                format!("{} over the run", source_title(source))
+            };
             let y = if bytes { "MiB" } else { "count" };
             let svg = chart::lines(&title, "s since the command started", y, &lines, &[], XAxis::Linear);
             let caption = "Each line is one reading of this observer, summed over the command's process tree (or the machine's, for MemAvailable and the cgroup), at every sample.".to_string();

@@ -223,3 +223,61 @@ fn the_page_plots_what_each_library_held() {
         "what was received"
     );
 }
+
+/// Two SYNTHETIC observed runs of one program: the 1 GiB pin gone in the second.
+#[test]
+fn compare_shows_a_pin_that_went_away_as_its_change() {
+    use super::compare::{ObservedComparison, ObservedRun};
+    let pin = |t_ns: u64, bytes: u64, address: u64| AllocEvent {
+        time_ns: t_ns,
+        duration_ns: 1000,
+        pid: 7,
+        tid: 7,
+        call: CallKind::HostAlloc,
+        bytes,
+        flags: 0,
+        result: 0,
+        address,
+        library: Some("/opt/lib/libtorch_cuda.so".into()),
+    };
+    let rss = |t: f64, v: f64| point(t, Scope::Tree, Source::Status, "vm_rss", v);
+    let side = sidecar();
+    let before = [pin(1, 1 << 30, 0x1000), pin(2, 8 << 20, 0x9000)];
+    let after = [pin(2, 8 << 20, 0x9000)];
+    let (pa, pb) = (
+        [rss(0.0, 1e9), rss(1.0, 3e9)],
+        [rss(0.0, 1e9), rss(1.0, 2e9)],
+    );
+    let run = |name: &str, points, events| ObservedRun {
+        name: name.into(),
+        sidecar: &side,
+        points,
+        events,
+    };
+    let c = ObservedComparison::of(&[run("before", &pa, &before), run("after", &pb, &after)]);
+    assert_eq!(
+        c.lines[0].values,
+        vec![
+            Some(((1u64 << 30) + (8 << 20)) as f64),
+            Some((8u64 << 20) as f64)
+        ]
+    );
+    let md = c.markdown();
+    assert!(
+        md.contains("| libtorch_cuda.so pinned at its peak | 1.01 GiB | 8 MiB | −1 GiB |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| VmRSS at its peak | 2.79 GiB | 1.86 GiB | −953.67 MiB |"),
+        "{md}"
+    );
+    assert!(md.contains("| how it ended | exit 0 | exit 0 |  |"), "{md}");
+    let json = serde_json::to_value(&c).expect("serializes");
+    assert_eq!(json["runs"][1]["name"], "after");
+    assert!(
+        c.csv().starts_with("finding,unit,before,after\n"),
+        "{}",
+        c.csv()
+    );
+    assert!(c.html().contains("<th>B − A</th>"));
+}
