@@ -251,7 +251,8 @@ pub fn observed_page(
         body.push_str(&format!("<p>{}</p>\n", escape(&line)));
     }
     body.push_str("</section>\n<h2>Timelines</h2>\n");
-    if let Some(f) = who::figure(&holders::Holders::of(events)) {
+    let end_s = points.iter().map(|p| p.t_s).fold(0.0, f64::max);
+    if let Some(f) = who::figure(&holders::Holders::of(events), end_s) {
         body.push_str(&f.to_html());
     }
     for f in plots(&series) {

@@ -192,6 +192,7 @@ fn who_pinned_what_names_the_library_the_peak_the_leftovers_and_the_largest_pin(
         "Never freed before the command exited (the OS took it back at exit): libc10_cuda.so device 64 MiB (1 allocation) and libtorch_cuda.so pinned 8 MiB (1 allocation).",
         "The largest pin: 1 GiB by libtorch_cuda.so in process 9 at 3.0 s (the call took 500 ms, flags 0x0); from the sample before it to the one after: RssShmem +1 GiB, VmLck +1 GiB, VmPin +0 B, MemAvailable −1 GiB.",
         "1 call(s) failed; the largest, host_alloc of 64 GiB by libtorch_cuda.so at 5.5 s, returned CUresult 2.",
+        "Pins and registrations by calling library, size and thread: libtorch_cuda.so 1 × 1 GiB (process 9, its main thread); libtorch_cuda.so 2 × 8 MiB (process 9, its main thread).",
     ] {
         assert!(all.contains(want), "missing {want:?} in:\n{all}");
     }

@@ -75,6 +75,7 @@ pub fn sentences(
             items.join("; ")
         ));
     }
+    out.extend(pins_by_size(events));
     out.push(never_freed(holders));
     if let Some(pin) = &holders.largest_pin {
         out.push(largest_pin(pin, series));
@@ -97,6 +98,54 @@ pub fn sentences(
         ));
     }
     out
+}
+
+/// Most (library, process, thread, size) groups the pins sentence names.
+const PIN_GROUPS: usize = 8;
+
+/// Every successful pin and registration, grouped by calling library, process, thread and size,
+/// largest first: "libtorch_cuda.so 1 × 1 GiB (process 523, its main thread), 2 × 8 MiB
+/// (process 523, thread 554)" — a DataLoader's pinned batches come from another thread.
+fn pins_by_size(events: &[AllocEvent]) -> Option<String> {
+    let mut groups: std::collections::BTreeMap<(String, u32, u32, u64), u64> = Default::default();
+    for e in events
+        .iter()
+        .filter(|e| e.result == 0 && matches!(e.call, CallKind::HostAlloc | CallKind::HostRegister))
+    {
+        *groups
+            .entry((library_name(e), e.pid, e.tid, e.bytes))
+            .or_default() += 1;
+    }
+    let mut list: Vec<_> = groups.into_iter().collect();
+    list.sort_by(|a, b| b.0.3.cmp(&a.0.3).then(a.0.cmp(&b.0)));
+    let more = list.len().saturating_sub(PIN_GROUPS);
+    let items: Vec<String> = list
+        .iter()
+        .take(PIN_GROUPS)
+        .map(|((lib, pid, tid, bytes), n)| {
+            let thread = if pid == tid {
+                "its main thread".to_string()
+            } else {
+                format!("thread {tid}")
+            };
+            format!(
+                "{lib} {n} × {} (process {pid}, {thread})",
+                format_size(*bytes)
+            )
+        })
+        .collect();
+    if items.is_empty() {
+        return None;
+    }
+    let tail = if more > 0 {
+        format!("; and {more} more groups")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "Pins and registrations by calling library, size and thread: {}{tail}.",
+        items.join("; ")
+    ))
 }
 
 fn never_freed(holders: &Holders) -> String {
@@ -167,7 +216,9 @@ fn largest_pin(pin: &AllocEvent, series: &[Series]) -> String {
 }
 
 /// The plot of what each (library, kind) held over the run; `None` without events.
-pub fn figure(holders: &Holders) -> Option<Figure> {
+/// The lines start at 0 s and run to `end_s` (the run's last sample), so this plot's time axis is
+/// the observers' plots' axis.
+pub fn figure(holders: &Holders, end_s: f64) -> Option<Figure> {
     if holders.steps.is_empty() {
         return None;
     }
@@ -177,7 +228,8 @@ pub fn figure(holders: &Holders) -> Option<Figure> {
         .iter()
         .map(|(h, steps)| {
             // A step line: each value holds until the next event.
-            let mut points = Vec::with_capacity(steps.len() * 2);
+            let mut points = Vec::with_capacity(steps.len() * 2 + 2);
+            points.push((0.0, 0.0));
             let mut last = 0.0;
             for &(t, bytes) in steps {
                 let y = bytes as f64 / mib;
@@ -185,6 +237,8 @@ pub fn figure(holders: &Holders) -> Option<Figure> {
                 points.push((t, y));
                 last = y;
             }
+            let t_last = points.last().map_or(0.0, |p| p.0);
+            points.push((end_s.max(t_last), last));
             Line {
                 name: holder_text(h),
                 points: downsample(&points, MAX_POINTS)
