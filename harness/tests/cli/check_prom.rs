@@ -17,7 +17,36 @@ fn read_back(path: &Path) -> Scrape {
             "{line:?}"
         );
     }
+    promtool_accepts(path);
     Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).expect("parses")
+}
+
+/// Prometheus's own linter, `promtool check metrics` (Debian's `prometheus` package), reads the
+/// file from standard input and must accept it. Skipped where promtool is not installed, unless
+/// `PINSCOPE_REQUIRE_PROMTOOL` is set (CI sets it and installs the package).
+fn promtool_accepts(path: &Path) {
+    let file = std::fs::File::open(path).expect("the .prom file");
+    let out = match std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(file)
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            assert!(
+                std::env::var_os("PINSCOPE_REQUIRE_PROMTOOL").is_none(),
+                "promtool is required here but could not run: {e}"
+            );
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "promtool check metrics refused {}: {}{}",
+        path.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn gauge(s: &Scrape, name: &str) -> Option<f64> {
