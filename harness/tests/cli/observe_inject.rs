@@ -1,14 +1,16 @@
 //! `observe` with its CUPTI injection library, on a machine without CUDA: a stand-in CUPTI and a
-//! stand-in program (`harness/inject/standin/`, built here with rustc) play the calls the CUDA
-//! driver would report, so the library's loading, callbacks, attribution, per-process streams
-//! and the events CSV and page are checked end to end.
-#![cfg(target_os = "linux")]
+//! stand-in program (`harness/inject/standin/`) play the calls the CUDA driver would report, so
+//! the library's loading, callbacks, attribution, per-process streams and the events CSV and
+//! page are checked end to end. On Linux the stand-ins are built here with rustc, over a Unix
+//! socket; on Windows (run under Wine) pinscope's build script built them beside the DLL, and
+//! the events come through a named pipe.
+#![cfg(any(target_os = "linux", windows))]
 
 use crate::common::*;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Builds the stand-ins into `dir`: (CUPTI, program).
+#[cfg(target_os = "linux")]
 fn standins(dir: &Path) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("inject/standin");
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
@@ -18,7 +20,7 @@ fn standins(dir: &Path) -> (PathBuf, PathBuf) {
         ("cdylib", &cupti, "cupti.rs"),
         ("bin", &program, "program.rs"),
     ] {
-        let ok = Command::new(&rustc)
+        let ok = std::process::Command::new(&rustc)
             .args(["--edition", "2024", "--crate-type", kind, "-o"])
             .arg(out)
             .arg(src.join(file))
@@ -28,6 +30,28 @@ fn standins(dir: &Path) -> (PathBuf, PathBuf) {
     }
     (cupti, program)
 }
+
+/// Copies the stand-ins the build script built into `dir`: (CUPTI, program).
+#[cfg(windows)]
+fn standins(dir: &Path) -> (PathBuf, PathBuf) {
+    let built = Path::new(env!("OUT_DIR")).join("windows");
+    let cupti = dir.join("cupti64_standin.dll");
+    let program = dir.join("standin-program.exe");
+    for (out, file) in [
+        (&cupti, "cupti64_standin.dll"),
+        (&program, "standin-program.exe"),
+    ] {
+        std::fs::copy(built.join(file), out).expect("the build script built the stand-ins");
+    }
+    (cupti, program)
+}
+
+/// The variable naming the folder the library's cache file goes in.
+const CACHE_ENV: &str = if cfg!(windows) {
+    "LOCALAPPDATA"
+} else {
+    "XDG_CACHE_HOME"
+};
 
 fn file_ending(dir: &Path, suffix: &str) -> PathBuf {
     let names = files::entry_names(dir);
@@ -45,7 +69,7 @@ fn the_library_reports_each_call_with_its_caller_and_process() {
     let out = d.path().join("obs");
     let cache = d.path().join("cache");
     pinscope()
-        .env("XDG_CACHE_HOME", &cache)
+        .env(CACHE_ENV, &cache)
         .env_remove("CUDA_INJECTION64_PATH")
         .args(["observe", "-q", "--interval", "20ms", "--cupti"])
         .arg(&cupti)
