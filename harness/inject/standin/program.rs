@@ -4,7 +4,9 @@
 //! stand-in (`cupti.rs`): a 1 GiB pinned allocation and its free, a device allocation never
 //! freed, and, in a child process, a 2 MiB pinned allocation (forked on Linux; on Windows this
 //! program started again with `child`, which initialises the library itself, as the driver
-//! would in a new process). Prints what it did; exits 0.
+//! would in a new process). Prints what it did; exits 0. With `many N` it plays N pinned
+//! allocations instead, prints `played N`, and after a line on its standard input plays one
+//! more (for testing a reader that falls behind).
 
 #[allow(dead_code)]
 #[path = "../../src/results/call_code.rs"]
@@ -130,13 +132,30 @@ fn initialise() -> Option<Play> {
     Some(unsafe { std::mem::transmute::<*mut c_void, Play>(symbol(&cupti, c"standin_call")) })
 }
 
+/// `many N`: N pinned allocations of 4 KiB, then `played N`; after a line on standard input,
+/// one more.
+fn many(play: Play) {
+    let n: u64 = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1000);
+    for i in 0..n {
+        host_alloc(play, 4096, 0x7f20_0000_0000 + i * 4096);
+    }
+    println!("played {n}");
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+    host_alloc(play, 4096, 0x7f30_0000_0000);
+}
+
 fn main() {
     let Some(play) = initialise() else {
         return;
     };
-    if std::env::args().nth(1).as_deref() == Some("child") {
-        host_alloc(play, 2 << 20, 0x7f10_0000_0000);
-        return;
+    match std::env::args().nth(1).as_deref() {
+        Some("child") => return host_alloc(play, 2 << 20, 0x7f10_0000_0000),
+        Some("many") => return many(play),
+        _ => {}
     }
     host_alloc(play, 1 << 30, 0x7f00_0000_0000);
     let free = cbid::One {
