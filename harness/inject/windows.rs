@@ -15,7 +15,6 @@ use std::ffi::{OsStr, c_char, c_void};
 use std::os::windows::ffi::OsStrExt;
 use std::os::windows::io::AsRawHandle;
 use std::sync::Mutex;
-use std::time::Duration;
 
 type Handle = *mut c_void;
 type Module = *mut c_void;
@@ -85,10 +84,9 @@ impl Channel {
                 Ok(f) => break f,
                 Err(e) if e.raw_os_error() == Some(ERROR_PIPE_BUSY) && tries < BUSY_TRIES => {
                     tries += 1;
-                    // SAFETY: `wide` is the pipe's NUL-terminated UTF-16 name.
-                    if unsafe { WaitNamedPipeW(wide.as_ptr(), BUSY_WAIT_MS) } == 0 {
-                        std::thread::sleep(Duration::from_millis(u64::from(BUSY_WAIT_MS)));
-                    }
+                    // SAFETY: `wide` is the pipe's NUL-terminated UTF-16 name. Returns when an
+                    // instance is free or after the timeout; either way the open is tried again.
+                    unsafe { WaitNamedPipeW(wide.as_ptr(), BUSY_WAIT_MS) };
                 }
                 Err(_) => return None,
             }
