@@ -4,6 +4,7 @@
 //! is taken. Every handle is in `PIPE_NOWAIT` mode, so connecting and reading are polled and
 //! never wait: one thread serves every client, as the Unix socket's reader does on Linux.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use windows::Win32::Foundation::{CloseHandle, ERROR_NO_DATA, ERROR_PIPE_CONNECTED, HANDLE};
 use windows::Win32::Storage::FileSystem::{
     FILE_FLAG_FIRST_PIPE_INSTANCE, PIPE_ACCESS_INBOUND, ReadFile,
@@ -32,10 +33,11 @@ impl Drop for OwnedPipe {
 // SAFETY: a pipe handle may be used and closed from any thread.
 unsafe impl Send for OwnedPipe {}
 
-/// The pipe's name and its instance waiting for a client.
+/// The pipe's name and its instance waiting for a client (none for a moment when a new one
+/// could not be made: it is tried again at the next [`PipeServer::accept`]).
 pub struct PipeServer {
     name: String,
-    waiting: OwnedPipe,
+    waiting: Option<OwnedPipe>,
 }
 
 /// What a poll of a client's pipe found.
@@ -52,13 +54,20 @@ pub enum PipeRead {
 pub struct PipeClient(OwnedPipe);
 
 impl PipeServer {
-    /// Creates `\\.\pipe\pinscope-<pid>-<n>` for the first `n` no other pipe has taken.
+    /// Creates `\\.\pipe\pinscope-<pid>-<n>`, `n` counting the pipes this process made, for the
+    /// first `n` no other pipe has taken (Wine lets a first instance join an existing pipe: the
+    /// count keeps this process's pipes apart there).
     pub fn create() -> std::io::Result<PipeServer> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
         let mut last = None;
-        for n in 0..64 {
+        for _ in 0..64 {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let name = format!(r"\\.\pipe\pinscope-{}-{n}", std::process::id());
             match ffi_create_instance(&name, true) {
-                Ok(waiting) => return Ok(PipeServer { name, waiting }),
+                Ok(waiting) => {
+                    let waiting = Some(waiting);
+                    return Ok(PipeServer { name, waiting });
+                }
                 Err(e) => last = Some(e),
             }
         }
@@ -71,14 +80,17 @@ impl PipeServer {
     }
 
     /// The waiting instance when a client has opened it (a new instance then waits for the
-    /// next client); `None` while none has, or when no new instance could be made (the client
-    /// taken stays, later clients are refused).
+    /// next client); `None` while none has.
     pub fn accept(&mut self) -> Option<PipeClient> {
-        if !ffi_has_client(&self.waiting) {
+        if self.waiting.is_none() {
+            self.waiting = ffi_create_instance(&self.name, false).ok();
+        }
+        if !ffi_has_client(self.waiting.as_ref()?) {
             return None;
         }
-        let next = ffi_create_instance(&self.name, false).ok()?;
-        Some(PipeClient(std::mem::replace(&mut self.waiting, next)))
+        let taken = self.waiting.take()?;
+        self.waiting = ffi_create_instance(&self.name, false).ok();
+        Some(PipeClient(taken))
     }
 }
 
@@ -155,5 +167,56 @@ fn ffi_read(pipe: &OwnedPipe, buf: &mut [u8]) -> PipeRead {
         Err(e) if e.code() == ERROR_NO_DATA.to_hresult() => PipeRead::Empty,
         // ERROR_BROKEN_PIPE: the client closed its end and all it sent was read.
         Err(_) => PipeRead::Closed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Polls `f` until it gives something (at most 5 s).
+    fn soon<T>(mut f: impl FnMut() -> Option<T>) -> T {
+        for _ in 0..500 {
+            if let Some(v) = f() {
+                return v;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("nothing came");
+    }
+
+    fn read_all(client: &mut PipeClient) -> Vec<u8> {
+        let (mut got, mut buf) = (Vec::new(), [0u8; 64]);
+        soon(|| match client.read(&mut buf) {
+            PipeRead::Data(n) => {
+                got.extend_from_slice(&buf[..n]);
+                None
+            }
+            PipeRead::Empty => None,
+            PipeRead::Closed => Some(()),
+        });
+        got
+    }
+
+    #[test]
+    fn each_client_gets_its_own_instance_and_its_end_is_seen() {
+        let mut server = PipeServer::create().expect("pipe");
+        assert!(server.name().starts_with(r"\\.\pipe\pinscope-"));
+        assert!(server.accept().is_none(), "no client yet");
+        let name = server.name().to_string();
+        let open = || std::fs::OpenOptions::new().write(true).open(&name);
+        let mut a = open().expect("first client");
+        let mut first = soon(|| server.accept());
+        let mut b = open().expect("second client, on the new instance");
+        let mut second = soon(|| server.accept());
+        a.write_all(b"from a").expect("a");
+        b.write_all(b"from b").expect("b");
+        drop((a, b));
+        assert_eq!(read_all(&mut first), b"from a");
+        assert_eq!(read_all(&mut second), b"from b");
+        // A second pinscope's pipe never joins this one.
+        let other = PipeServer::create().expect("another pipe");
+        assert_ne!(other.name(), name);
     }
 }
