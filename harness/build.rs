@@ -183,6 +183,8 @@ fn cargo_build_std(dir: &Path, target: &str) -> PathBuf {
     cmd.args([
         "build",
         "--release",
+        // std's own dependencies are those this build of pinscope fetched for its std.
+        "--offline",
         "-Zbuild-std=std,panic_abort",
         "--target",
         target,
