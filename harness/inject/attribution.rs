@@ -1,15 +1,24 @@
 //! Which stack frame is "the calling library" of a CUDA allocation: the first frame whose loaded
 //! object is neither CUDA's own (the driver, the runtime, CUPTI) nor the injection library
 //! itself. Pure logic over (object base, object path) pairs, so pinscope's tests run it on
-//! fixture stacks; the library feeds it what `backtrace` and `dladdr` say.
+//! fixture stacks; the library feeds it what `backtrace` and `dladdr` say (Linux), or
+//! `RtlCaptureStackBackTrace` and `GetModuleFileNameW` (Windows).
 
-/// File-name prefixes of CUDA's own libraries: a frame in one of them is inside the call, not
-/// its caller (`libcudart.so` is the runtime a program like PyTorch calls `cudaHostAlloc` in).
-pub const CUDA_OWN: [&str; 3] = ["libcuda.so", "libcudart.so", "libcupti.so"];
+/// File-name prefixes of CUDA's own libraries, compared without case: a frame in one of them is
+/// inside the call, not its caller (`libcudart.so` and `cudart64_*.dll` are the runtime a
+/// program like PyTorch calls `cudaHostAlloc` in; `nvcuda*.dll` is the Windows driver).
+pub const CUDA_OWN: [&str; 6] = [
+    "libcuda.so",
+    "libcudart.so",
+    "libcupti.so",
+    "nvcuda",
+    "cudart64_",
+    "cupti64_",
+];
 
-/// The file name of a path (after its last `/`).
+/// The file name of a path (after its last `/`, or `\` as Windows writes paths).
 pub fn file_name(path: &[u8]) -> &[u8] {
-    match path.iter().rposition(|&b| b == b'/') {
+    match path.iter().rposition(|&b| b == b'/' || b == b'\\') {
         Some(i) => &path[i + 1..],
         None => path,
     }
@@ -18,7 +27,9 @@ pub fn file_name(path: &[u8]) -> &[u8] {
 /// Whether a loaded object, by its path, is one of CUDA's own libraries.
 pub fn is_cuda_own(path: &[u8]) -> bool {
     let name = file_name(path);
-    CUDA_OWN.iter().any(|p| name.starts_with(p.as_bytes()))
+    CUDA_OWN
+        .iter()
+        .any(|p| name.len() >= p.len() && name[..p.len()].eq_ignore_ascii_case(p.as_bytes()))
 }
 
 /// The index of the calling frame in `frames` (innermost first): each frame's object as (base
@@ -89,5 +100,19 @@ mod tests {
         assert!(!is_cuda_own(b"/opt/libcudart_wrapper/libtorch_cuda.so"));
         assert!(!is_cuda_own(b"/usr/lib/ollama/libggml-cuda.so"));
         assert_eq!(file_name(b"/a/b/libc10_cuda.so"), b"libc10_cuda.so");
+    }
+
+    #[test]
+    fn windows_modules_of_cuda_are_skipped_by_file_name_without_case() {
+        assert!(is_cuda_own(br"C:\Windows\System32\nvcuda.dll"));
+        assert!(is_cuda_own(br"C:\Windows\System32\NVCUDA64.DLL"));
+        assert!(is_cuda_own(
+            br"C:\venv\Lib\site-packages\nvidia\cuda_runtime\bin\cudart64_12.dll"
+        ));
+        assert!(is_cuda_own(br"Z:\tmp\cupti64_2025.1.0.dll"));
+        assert!(!is_cuda_own(
+            br"C:\venv\Lib\site-packages\torch\lib\torch_cuda.dll"
+        ));
+        assert_eq!(file_name(br"C:\a\b\c10_cuda.dll"), b"c10_cuda.dll");
     }
 }

@@ -1,18 +1,20 @@
-//! pinscope's CUPTI injection library (Linux). `pinscope observe` writes it to a cache file and
-//! names it in `CUDA_INJECTION64_PATH`; the CUDA driver loads it at `cuInit` in every process of
-//! the observed program that initialises CUDA and calls [`InitializeInjection`]. That loads
-//! CUPTI from the path in `PINSCOPE_CUPTI_LIBRARY` (pinscope found it), subscribes to the
-//! driver-API callbacks of the allocation and free calls, and at each call's return sends one
-//! event frame (format: `../src/observe/wire/frame.rs`, compiled here too) to the Unix socket
-//! named in `PINSCOPE_EVENTS_PIPE`.
+//! pinscope's CUPTI injection library (Linux and Windows). `pinscope observe` writes it to a
+//! cache file and names it in `CUDA_INJECTION64_PATH`; the CUDA driver loads it at `cuInit` in
+//! every process of the observed program that initialises CUDA and calls
+//! [`InitializeInjection`]. That loads CUPTI from the path in `PINSCOPE_CUPTI_LIBRARY` (pinscope
+//! found it), subscribes to the driver-API callbacks of the allocation and free calls, and at
+//! each call's return sends one event frame (format: `../src/observe/wire/frame.rs`, compiled
+//! here too) to the endpoint named in `PINSCOPE_EVENTS_PIPE`: a Unix socket on Linux
+//! (`unix.rs`), a named pipe on Windows (`windows.rs`).
 //!
-//! Built by pinscope's build script with the `rustc` cargo uses (`--crate-type cdylib`), with no
-//! dependency but std, and no CUDA or CUPTI at build time: CUPTI is opened with `dlopen`.
+//! Built by pinscope's build script as a `cdylib` for the build's target, with no dependency but
+//! std, and no CUDA or CUPTI at build time: CUPTI is opened at run time.
 //!
-//! The program stays its own: the socket is non-blocking and sent to with `MSG_NOSIGNAL`, so a
-//! full connection drops the event (counted, and the count sent with the next frame that gets
-//! through) and a vanished pinscope raises no SIGPIPE; nothing is printed unless CUPTI cannot be
-//! used (one line on stderr) or `PINSCOPE_INJECT_DEBUG` is set (each event's stack objects).
+//! The program stays its own: writes never wait (a non-blocking socket sent to with
+//! `MSG_NOSIGNAL` on Linux, a `PIPE_NOWAIT` pipe on Windows), so a full connection drops the
+//! event (counted, and the count sent with the next frame that gets through) and a vanished
+//! pinscope raises no SIGPIPE; nothing is printed unless CUPTI cannot be used (one line on
+//! stderr) or `PINSCOPE_INJECT_DEBUG` is set (each event's stack objects).
 
 #![allow(clippy::missing_safety_doc)]
 
@@ -27,99 +29,50 @@ mod call_code;
 #[path = "attribution.rs"]
 mod attribution;
 
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{OsStr, c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-// ---- libc (glibc), declared by hand: the library has no dependency. ----
+#[cfg(unix)]
+#[path = "unix.rs"]
+mod sys;
 
-#[repr(C)]
-struct DlInfo {
-    dli_fname: *const c_char,
-    dli_fbase: *mut c_void,
-    dli_sname: *const c_char,
-    dli_saddr: *mut c_void,
-}
-
-#[repr(C)]
-struct Timespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-
-#[repr(C)]
-struct SockaddrUn {
-    sun_family: u16,
-    sun_path: [u8; 108],
-}
-
-/// The first fields of `struct dl_phdr_info`.
-#[repr(C)]
-struct PhdrInfo {
-    dlpi_addr: usize,
-    dlpi_name: *const c_char,
-}
-
-type PhdrCallback = unsafe extern "C" fn(*mut PhdrInfo, usize, *mut c_void) -> c_int;
-
-#[link(name = "dl")]
-unsafe extern "C" {
-    fn dl_iterate_phdr(callback: PhdrCallback, data: *mut c_void) -> c_int;
-    fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
-    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
-    fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
-}
-
-unsafe extern "C" {
-    fn backtrace(buffer: *mut *mut c_void, size: c_int) -> c_int;
-    fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
-    fn getpid() -> c_int;
-    fn syscall(number: i64, ...) -> i64;
-    fn socket(domain: c_int, kind: c_int, protocol: c_int) -> c_int;
-    fn connect(fd: c_int, addr: *const SockaddrUn, len: u32) -> c_int;
-    fn send(fd: c_int, buf: *const c_void, len: usize, flags: c_int) -> isize;
-    fn close(fd: c_int) -> c_int;
-}
-
-const RTLD_NOW: c_int = 2;
-const CLOCK_MONOTONIC: c_int = 1;
-const AF_UNIX: c_int = 1;
-const SOCK_STREAM: c_int = 1;
-const SOCK_NONBLOCK: c_int = 0o4000;
-const SOCK_CLOEXEC: c_int = 0o2000000;
-const MSG_DONTWAIT: c_int = 0x40;
-const MSG_NOSIGNAL: c_int = 0x4000;
-const EAGAIN: i32 = 11;
-/// `SYS_gettid` (glibc 2.28, the oldest supported, has no `gettid` wrapper); 0 elsewhere.
-#[cfg(target_arch = "x86_64")]
-const SYS_GETTID: i64 = 186;
-#[cfg(target_arch = "aarch64")]
-const SYS_GETTID: i64 = 178;
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const SYS_GETTID: i64 = -1;
+#[cfg(windows)]
+#[path = "windows.rs"]
+mod sys;
 
 #[path = "cupti_abi.rs"]
 mod cupti_abi;
 
-use cupti_abi::{API_ENTER, API_EXIT, CallbackData, DOMAIN_DRIVER_API, EnableCallback, Subscribe};
+use cupti_abi::{API_ENTER, API_EXIT, CallbackData, DOMAIN_DRIVER_API};
 
 mod cbid;
+
+/// How many stack frames are looked at for the calling library.
+const DEPTH: usize = 48;
+
+/// One stack frame's object: (base address, path), or `None` where no object holds it.
+type Frame = Option<(usize, &'static [u8])>;
+
+/// What one non-blocking write came to.
+enum Io {
+    /// Some bytes (not always all) went out.
+    Wrote(usize),
+    /// The connection was full: nothing went out.
+    Full,
+    /// The connection failed (pinscope is gone).
+    Failed,
+}
 
 // ---- What the library keeps. ----
 
 /// Read once at initialisation.
 struct Setup {
-    /// The socket's address.
-    endpoint: SockaddrUn,
+    endpoint: sys::Endpoint,
     /// Where this library is loaded: its frames are not the caller.
     own_base: usize,
     debug: bool,
 }
-
-// SAFETY: `SockaddrUn` is plain bytes; the setup is written once and then only read.
-unsafe impl Sync for Setup {}
-// SAFETY: as above.
-unsafe impl Send for Setup {}
 
 static SETUP: OnceLock<Setup> = OnceLock::new();
 static STARTED: AtomicBool = AtomicBool::new(false);
@@ -129,7 +82,7 @@ static CONN: Mutex<Conn> = Mutex::new(Conn::NONE);
 /// its own (its library ids start again), so no two processes share a stream.
 struct Conn {
     pid: u32,
-    fd: c_int,
+    channel: Option<sys::Channel>,
     /// Objects (by base address) already sent as library frames, with their ids.
     sent: Vec<(usize, u32)>,
     /// Events dropped since the last dropped-frame got through.
@@ -139,7 +92,7 @@ struct Conn {
 impl Conn {
     const NONE: Conn = Conn {
         pid: 0,
-        fd: -1,
+        channel: None,
         sent: Vec::new(),
         dropped: 0,
     };
@@ -154,52 +107,34 @@ enum Sent {
     Lost,
 }
 
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
 /// Sends one whole frame, or none of it.
 fn send_frame(conn: &mut Conn, bytes: &[u8]) -> Sent {
-    if conn.fd < 0 {
+    let Some(channel) = conn.channel.as_mut() else {
         return Sent::Lost;
-    }
+    };
     let mut at = 0;
     let mut tries = 0;
     while at < bytes.len() {
-        // SAFETY: `bytes[at..]` is a live slice; the fd is this connection's socket.
-        let n = unsafe {
-            send(
-                conn.fd,
-                bytes[at..].as_ptr().cast(),
-                bytes.len() - at,
-                MSG_DONTWAIT | MSG_NOSIGNAL,
-            )
+        let full = match channel.send(&bytes[at..]) {
+            Io::Wrote(n) => {
+                at += n;
+                continue;
+            }
+            Io::Full => true,
+            Io::Failed => false,
         };
-        if n > 0 {
-            at += n as usize;
-            continue;
-        }
-        let full = n < 0 && errno() == EAGAIN;
         if full && at == 0 {
             return Sent::Full;
         }
-        // Part of a frame is out: finish it (a brief wait) or the stream would be corrupt.
+        // Part of a frame is out: finish it (at most 0.1 s) or the stream would be corrupt.
         tries += 1;
         if !full || tries > 1000 {
-            disconnect(conn);
+            conn.channel = None;
             return Sent::Lost;
         }
         std::thread::sleep(std::time::Duration::from_micros(100));
     }
     Sent::Whole
-}
-
-fn disconnect(conn: &mut Conn) {
-    if conn.fd >= 0 {
-        // SAFETY: the fd is this connection's and is not used after.
-        unsafe { close(conn.fd) };
-    }
-    conn.fd = -1;
 }
 
 /// Opens this process's connection when it has none (or holds its parent's) and sends the
@@ -208,51 +143,18 @@ fn connect_here(conn: &mut Conn, setup: &Setup, pid: u32) {
     if conn.pid == pid {
         return;
     }
-    // A forked child: the parent's socket stays the parent's.
-    disconnect(conn);
+    // A forked child: the parent's socket stays the parent's (closed here, in the child).
     *conn = Conn { pid, ..Conn::NONE };
-    // SAFETY: plain socket creation.
-    let fd = unsafe { socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return;
-    }
-    let len = std::mem::size_of::<SockaddrUn>() as u32;
-    // SAFETY: `endpoint` is a valid, NUL-terminated `sockaddr_un` of `len` bytes.
-    if unsafe { connect(fd, &setup.endpoint, len) } != 0 {
-        // SAFETY: the fd was just created here.
-        unsafe { close(fd) };
-        return;
-    }
-    conn.fd = fd;
+    conn.channel = sys::Channel::open(&setup.endpoint);
     if !matches!(send_frame(conn, &frame::header()), Sent::Whole) {
-        disconnect(conn);
+        conn.channel = None;
     }
 }
 
 /// The calling library of this call: (object base, path) of the first frame outside CUDA.
 fn calling_object(setup: &Setup) -> Option<(usize, &'static [u8])> {
-    let mut addrs = [std::ptr::null_mut::<c_void>(); 48];
-    // SAFETY: `addrs` holds 48 pointers.
-    let n = unsafe { backtrace(addrs.as_mut_ptr(), addrs.len() as c_int) };
-    let n = usize::try_from(n).unwrap_or(0).min(addrs.len());
-    let mut frames: [Option<(usize, &'static [u8])>; 48] = [None; 48];
-    for (slot, &addr) in frames.iter_mut().zip(&addrs[..n]) {
-        let mut info = DlInfo {
-            dli_fname: std::ptr::null(),
-            dli_fbase: std::ptr::null_mut(),
-            dli_sname: std::ptr::null(),
-            dli_saddr: std::ptr::null_mut(),
-        };
-        // SAFETY: `info` is writable; dladdr only reads the address.
-        if unsafe { dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
-            continue;
-        }
-        // SAFETY: dladdr's file name is a NUL-terminated string that lives as long as the
-        // object stays loaded; a library that allocates through CUDA is not unloaded mid-call,
-        // and the bytes are copied into a frame before this callback returns.
-        let path = unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes();
-        *slot = Some((info.dli_fbase as usize, path));
-    }
+    let mut frames: [Frame; DEPTH] = [None; DEPTH];
+    let n = sys::stack_objects(&mut frames);
     if setup.debug {
         let names: Vec<String> = frames[..n]
             .iter()
@@ -264,17 +166,6 @@ fn calling_object(setup: &Setup) -> Option<(usize, &'static [u8])> {
     frames[i]
 }
 
-/// The path sent for an object: its own, or this program's for the main executable (whose
-/// `dladdr` name is empty).
-fn object_path(path: &[u8]) -> Vec<u8> {
-    if !path.is_empty() {
-        return path.to_vec();
-    }
-    std::fs::read_link("/proc/self/exe")
-        .map(|p| p.into_os_string().into_encoded_bytes())
-        .unwrap_or_else(|_| b"(the program)".to_vec())
-}
-
 /// The library id of `object` on this connection, sending its frame first when new (0 when it
 /// cannot be sent or is not UTF-8).
 fn library_id(conn: &mut Conn, object: Option<(usize, &[u8])>) -> u32 {
@@ -284,7 +175,7 @@ fn library_id(conn: &mut Conn, object: Option<(usize, &[u8])>) -> u32 {
     if let Some(&(_, id)) = conn.sent.iter().find(|(b, _)| *b == base) {
         return id;
     }
-    let path = object_path(path);
+    let path = sys::object_path(path);
     if std::str::from_utf8(&path).is_err() {
         return 0;
     }
@@ -309,7 +200,7 @@ fn report(setup: &Setup, mut event: frame::EventFields) {
         return;
     };
     connect_here(&mut conn, setup, event.pid);
-    if conn.fd < 0 {
+    if conn.channel.is_none() {
         return;
     }
     if conn.dropped > 0 {
@@ -322,26 +213,6 @@ fn report(setup: &Setup, mut event: frame::EventFields) {
     if let Sent::Full = send_frame(&mut conn, &frame::event_frame(&event)) {
         conn.dropped += 1;
     }
-}
-
-fn monotonic_ns() -> u64 {
-    let mut ts = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is writable.
-    unsafe { clock_gettime(CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
-}
-
-fn thread_id() -> u32 {
-    if SYS_GETTID < 0 {
-        return 0;
-    }
-    // SAFETY: gettid takes no argument and cannot fail.
-    unsafe { syscall(SYS_GETTID) as u32 }
 }
 
 thread_local! {
@@ -360,7 +231,7 @@ unsafe extern "C" fn on_call(_user: *mut c_void, domain: u32, id: u32, data: *co
     // SAFETY: for the driver-API domain CUPTI passes a `CUpti_CallbackData`.
     let data = unsafe { &*data.cast::<CallbackData>() };
     if data.callback_site == API_ENTER {
-        ENTERED_NS.with(|t| t.set(monotonic_ns()));
+        ENTERED_NS.with(|t| t.set(sys::monotonic_ns()));
         return;
     }
     if data.callback_site != API_EXIT
@@ -375,16 +246,15 @@ unsafe extern "C" fn on_call(_user: *mut c_void, domain: u32, id: u32, data: *co
     let Some(call) = (unsafe { cbid::decode(id, data.function_params, result == 0) }) else {
         return;
     };
-    let now = monotonic_ns();
+    let now = sys::monotonic_ns();
     let event = frame::EventFields {
         time_ns: now,
         duration_ns: match ENTERED_NS.with(|t| t.get()) {
             0 => 0,
             entered => now.saturating_sub(entered),
         },
-        // SAFETY: getpid cannot fail.
-        pid: unsafe { getpid() } as u32,
-        tid: thread_id(),
+        pid: std::process::id(),
+        tid: sys::thread_id(),
         call: call.code,
         flags: call.flags,
         result,
@@ -395,70 +265,10 @@ unsafe extern "C" fn on_call(_user: *mut c_void, domain: u32, id: u32, data: *co
     report(setup, event);
 }
 
-/// The socket address of `path`, when it fits.
-fn endpoint(path: &[u8]) -> Option<SockaddrUn> {
-    let mut a = SockaddrUn {
-        sun_family: AF_UNIX as u16,
-        sun_path: [0; 108],
-    };
-    if path.is_empty() || path.len() >= a.sun_path.len() || path.contains(&0) {
-        return None;
-    }
-    a.sun_path[..path.len()].copy_from_slice(path);
-    Some(a)
-}
-
-/// `dl_iterate_phdr`'s callback: stops at the first loaded object named `libcupti.so*` and
-/// keeps its path in `*data` (an `Option<CString>`).
-unsafe extern "C" fn find_cupti(info: *mut PhdrInfo, _size: usize, data: *mut c_void) -> c_int {
-    // SAFETY: glibc passes a valid `dl_phdr_info`; `data` is the `Option<CString>` below.
-    let (info, found) = unsafe { (&*info, &mut *data.cast::<Option<CString>>()) };
-    if info.dlpi_name.is_null() {
-        return 0;
-    }
-    // SAFETY: `dlpi_name` is a NUL-terminated string of the loaded object.
-    let name = unsafe { CStr::from_ptr(info.dlpi_name) };
-    if attribution::file_name(name.to_bytes()).starts_with(b"libcupti.so") {
-        *found = Some(name.to_owned());
-        return 1;
-    }
-    0
-}
-
-/// The CUPTI this process loaded already (a program that links CUPTI, e.g. for its own
-/// profiler): two different CUPTIs in one process are not to be risked.
-fn loaded_cupti() -> Option<CString> {
-    let mut found: Option<CString> = None;
-    // SAFETY: `find_cupti` only writes `found`, which outlives the call.
-    unsafe { dl_iterate_phdr(find_cupti, (&raw mut found).cast()) };
-    found
-}
-
-/// Why CUPTI could not be used, for the one line on stderr.
-fn subscribe(given: &CStr) -> Result<(), String> {
-    let cupti = loaded_cupti().unwrap_or_else(|| given.to_owned());
-    // SAFETY: a NUL-terminated path; dlopen runs CUPTI's initialisers, as linking would.
-    let lib = unsafe { dlopen(cupti.as_ptr(), RTLD_NOW) };
-    if lib.is_null() {
-        return Err(format!("{} could not be loaded", cupti.to_string_lossy()));
-    }
-    // SAFETY: `lib` is a loaded object; the names are NUL-terminated.
-    let (sub, enable) = unsafe {
-        (
-            dlsym(lib, c"cuptiSubscribe".as_ptr()),
-            dlsym(lib, c"cuptiEnableCallback".as_ptr()),
-        )
-    };
-    if sub.is_null() || enable.is_null() {
-        return Err("it has no cuptiSubscribe or cuptiEnableCallback".into());
-    }
-    // SAFETY: the symbols are CUPTI's functions of these signatures (cupti_callbacks.h).
-    let (sub, enable) = unsafe {
-        (
-            std::mem::transmute::<*mut c_void, Subscribe>(sub),
-            std::mem::transmute::<*mut c_void, EnableCallback>(enable),
-        )
-    };
+/// Subscribes [`on_call`] to CUPTI's driver-API callbacks; why CUPTI could not be used, for the
+/// one line on stderr.
+fn subscribe(given: &OsStr) -> Result<(), String> {
+    let (sub, enable) = sys::cupti_entry_points(given)?;
     let mut handle = std::ptr::null_mut();
     // SAFETY: `handle` is writable; `on_call` lives as long as the process.
     let r = unsafe { sub(&mut handle, on_call, std::ptr::null_mut()) };
@@ -485,22 +295,6 @@ fn subscribe(given: &CStr) -> Result<(), String> {
     Ok(())
 }
 
-/// Where this library is loaded.
-fn own_base() -> usize {
-    let mut info = DlInfo {
-        dli_fname: std::ptr::null(),
-        dli_fbase: std::ptr::null_mut(),
-        dli_sname: std::ptr::null(),
-        dli_saddr: std::ptr::null_mut(),
-    };
-    let here = own_base as *const c_void;
-    // SAFETY: `info` is writable; `here` is a function of this library.
-    if unsafe { dladdr(here, &mut info) } == 0 {
-        return 0;
-    }
-    info.dli_fbase as usize
-}
-
 /// Called by the CUDA driver at `cuInit` when `CUDA_INJECTION64_PATH` names this library.
 /// Returns 1 (success) in every case: a failure here must not fail the program's CUDA.
 #[unsafe(no_mangle)]
@@ -514,19 +308,13 @@ pub extern "C" fn InitializeInjection() -> c_int {
     ) else {
         return 1;
     };
-    let Some(endpoint) = endpoint(pipe.as_encoded_bytes()) else {
+    let Some(endpoint) = sys::endpoint(&pipe) else {
         return 1;
     };
-    let Ok(cupti) = CString::new(cupti.into_encoded_bytes()) else {
-        return 1;
-    };
-    // The first `backtrace` loads libgcc_s: do it here, not inside a CUDA call.
-    let mut warm = [std::ptr::null_mut::<c_void>(); 4];
-    // SAFETY: `warm` holds 4 pointers.
-    unsafe { backtrace(warm.as_mut_ptr(), 4) };
+    sys::prepare();
     let _ = SETUP.set(Setup {
         endpoint,
-        own_base: own_base(),
+        own_base: sys::own_base(),
         debug: std::env::var_os("PINSCOPE_INJECT_DEBUG").is_some(),
     });
     if let Err(why) = subscribe(&cupti) {

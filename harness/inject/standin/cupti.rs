@@ -1,8 +1,8 @@
 //! A stand-in for CUPTI, for testing the injection library where there is no CUDA: it exports
 //! `cuptiSubscribe` and `cuptiEnableCallback` as CUPTI does, and `standin_call`, which plays a
 //! driver call: it calls the subscriber's callback at the call's entry and exit, as CUPTI does
-//! for an enabled driver-API callback. Built as `libcupti.so.standin` by the tests, so the
-//! injection library counts its frames as CUDA's own.
+//! for an enabled driver-API callback. Built as `libcupti.so.standin` (Linux) or
+//! `cupti64_standin.dll` (Windows), so the injection library counts its frames as CUDA's own.
 
 #[allow(dead_code)]
 #[path = "../cupti_abi.rs"]

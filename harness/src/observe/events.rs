@@ -1,15 +1,14 @@
 //! Receiving the injection library's event streams: a Unix socket in a private temporary folder
-//! (its path in `PINSCOPE_EVENTS_PIPE`), where each process of the observed program that
-//! initialises CUDA connects once and sends its own stream (so library ids never collide between
-//! processes). One thread accepts and reads every connection without blocking, decoding each
-//! stream with its own [`Decoder`]; when the command has exited it drains what is left and
-//! hands back the events, on the command's clock.
+//! (Linux) or a named pipe `\\.\pipe\pinscope-<pid>-<n>` (Windows), named in
+//! `PINSCOPE_EVENTS_PIPE`, where each process of the observed program that initialises CUDA
+//! connects once and sends its own stream (so library ids never collide between processes). One
+//! thread accepts and reads every connection without blocking, decoding each stream with its own
+//! [`Decoder`]; when the command has exited it drains what is left and hands back the events, on
+//! the command's clock.
 
 use super::wire::Decoder;
 use crate::results::AllocEvent;
-use std::io::{ErrorKind, Read};
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -30,41 +29,34 @@ pub struct Received {
     pub faults: Vec<String>,
 }
 
-/// The listening socket and the thread that reads it.
+/// The endpoint's name and the thread that reads it.
 pub struct Receiver {
-    /// Holds the socket; removed with it.
-    _dir: tempfile::TempDir,
-    path: PathBuf,
+    endpoint: std::ffi::OsString,
     stop: Arc<AtomicBool>,
     thread: JoinHandle<Received>,
 }
 
 impl Receiver {
-    /// Listens at a new socket; `origin_ns` is the command's start on CLOCK_MONOTONIC, which
-    /// the library's times are read on.
+    /// Listens at a new endpoint; `origin_ns` is the command's start on the clock the library's
+    /// times are read on ([`monotonic_ns`]).
     pub fn start(origin_ns: u64) -> std::io::Result<Receiver> {
-        let dir = tempfile::Builder::new()
-            .prefix("pinscope-events-")
-            .tempdir()?;
-        let path = dir.path().join("events.sock");
-        let listener = UnixListener::bind(&path)?;
-        listener.set_nonblocking(true)?;
+        let mut listener = transport::Listener::open()?;
+        let endpoint = listener.endpoint().to_owned();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("pinscope-events".into())
-            .spawn(move || read_all(&listener, &flag, origin_ns))?;
+            .spawn(move || read_all(&mut listener, &flag, origin_ns))?;
         Ok(Receiver {
-            _dir: dir,
-            path,
+            endpoint,
             stop,
             thread,
         })
     }
 
-    /// The socket's path, for `PINSCOPE_EVENTS_PIPE`.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The endpoint's name, for `PINSCOPE_EVENTS_PIPE`.
+    pub fn endpoint(&self) -> &OsStr {
+        &self.endpoint
     }
 
     /// Drains what was sent and returns it (the command has exited).
@@ -79,14 +71,14 @@ impl Receiver {
 
 /// One process's connection.
 struct Stream {
-    socket: UnixStream,
+    connection: transport::Connection,
     decoder: Decoder,
     open: bool,
 }
 
 /// Accepts and reads until told to stop, then once more, so nothing sent before the command
 /// exited is lost.
-fn read_all(listener: &UnixListener, stop: &AtomicBool, origin_ns: u64) -> Received {
+fn read_all(listener: &mut transport::Listener, stop: &AtomicBool, origin_ns: u64) -> Received {
     let mut streams: Vec<Stream> = Vec::new();
     let mut out = Received::default();
     loop {
@@ -114,17 +106,15 @@ fn read_all(listener: &UnixListener, stop: &AtomicBool, origin_ns: u64) -> Recei
 }
 
 /// Accepts every pending connection; whether there was one.
-fn accept_new(listener: &UnixListener, streams: &mut Vec<Stream>) -> bool {
+fn accept_new(listener: &mut transport::Listener, streams: &mut Vec<Stream>) -> bool {
     let mut any = false;
-    while let Ok((socket, _)) = listener.accept() {
-        if socket.set_nonblocking(true).is_ok() {
-            streams.push(Stream {
-                socket,
-                decoder: Decoder::default(),
-                open: true,
-            });
-            any = true;
-        }
+    while let Some(connection) = listener.accept() {
+        streams.push(Stream {
+            connection,
+            decoder: Decoder::default(),
+            open: true,
+        });
+        any = true;
     }
     any
 }
@@ -134,21 +124,16 @@ fn read_stream(s: &mut Stream, events: &mut Vec<AllocEvent>, origin_ns: u64) -> 
     let mut buf = [0u8; 64 * 1024];
     let mut any = false;
     loop {
-        match s.socket.read(&mut buf) {
-            Ok(0) => {
-                s.open = false;
-                return any;
-            }
-            Ok(n) => {
+        match s.connection.read(&mut buf) {
+            transport::Read::Data(n) => {
                 any = true;
                 events.extend(s.decoder.push(&buf[..n]).into_iter().map(|mut e| {
                     e.time_ns = e.time_ns.saturating_sub(origin_ns);
                     e
                 }));
             }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == ErrorKind::WouldBlock => return any,
-            Err(_) => {
+            transport::Read::Empty => return any,
+            transport::Read::Closed => {
                 s.open = false;
                 return any;
             }
@@ -158,6 +143,7 @@ fn read_stream(s: &mut Stream, events: &mut Vec<AllocEvent>, origin_ns: u64) -> 
 
 /// CLOCK_MONOTONIC now, in nanoseconds: the clock the library stamps events with (and the one
 /// `Instant` reads on Linux).
+#[cfg(unix)]
 pub fn monotonic_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     u64::try_from(t.tv_sec)
@@ -166,5 +152,114 @@ pub fn monotonic_ns() -> u64 {
         .saturating_add(u64::try_from(t.tv_nsec).unwrap_or(0))
 }
 
-#[cfg(test)]
+/// `QueryPerformanceCounter` now, in nanoseconds: the clock the library stamps events with (and
+/// the one `Instant` reads on Windows).
+#[cfg(windows)]
+pub fn monotonic_ns() -> u64 {
+    crate::probe::pipe::performance_counter_ns()
+}
+
+/// The Unix socket, in a private temporary folder.
+#[cfg(unix)]
+mod transport {
+    use std::ffi::OsStr;
+    use std::io::{ErrorKind, Read as _};
+    use std::os::unix::net::{UnixListener, UnixStream};
+
+    pub struct Listener {
+        /// Holds the socket; removed with it.
+        _dir: tempfile::TempDir,
+        path: std::path::PathBuf,
+        socket: UnixListener,
+    }
+
+    pub struct Connection(UnixStream);
+
+    /// What a read found.
+    pub enum Read {
+        Data(usize),
+        Empty,
+        Closed,
+    }
+
+    impl Listener {
+        pub fn open() -> std::io::Result<Listener> {
+            let dir = tempfile::Builder::new()
+                .prefix("pinscope-events-")
+                .tempdir()?;
+            let path = dir.path().join("events.sock");
+            let socket = UnixListener::bind(&path)?;
+            socket.set_nonblocking(true)?;
+            Ok(Listener {
+                _dir: dir,
+                path,
+                socket,
+            })
+        }
+
+        pub fn endpoint(&self) -> &OsStr {
+            self.path.as_os_str()
+        }
+
+        /// A connection made since the last call, or `None`.
+        pub fn accept(&mut self) -> Option<Connection> {
+            loop {
+                let (socket, _) = self.socket.accept().ok()?;
+                if socket.set_nonblocking(true).is_ok() {
+                    return Some(Connection(socket));
+                }
+            }
+        }
+    }
+
+    impl Connection {
+        pub fn read(&mut self, buf: &mut [u8]) -> Read {
+            loop {
+                return match self.0.read(buf) {
+                    Ok(0) => Read::Closed,
+                    Ok(n) => Read::Data(n),
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => Read::Empty,
+                    Err(_) => Read::Closed,
+                };
+            }
+        }
+    }
+}
+
+/// The named pipe (`probe::pipe` holds its system calls).
+#[cfg(windows)]
+mod transport {
+    use crate::probe::pipe::{PipeClient, PipeServer};
+    use std::ffi::OsStr;
+
+    pub use crate::probe::pipe::PipeRead as Read;
+
+    pub struct Listener(PipeServer);
+
+    pub struct Connection(PipeClient);
+
+    impl Listener {
+        pub fn open() -> std::io::Result<Listener> {
+            PipeServer::create().map(Listener)
+        }
+
+        pub fn endpoint(&self) -> &OsStr {
+            OsStr::new(self.0.name())
+        }
+
+        /// A connection made since the last call, or `None`.
+        pub fn accept(&mut self) -> Option<Connection> {
+            self.0.accept().map(Connection)
+        }
+    }
+
+    impl Connection {
+        pub fn read(&mut self, buf: &mut [u8]) -> Read {
+            self.0.read(buf)
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
 mod tests;

@@ -4,8 +4,9 @@
 //! (`$XDG_CACHE_HOME/pinscope/` or `~/.cache/pinscope/`; written whole under a temporary name
 //! and renamed, never replacing a file whose bytes are not the library's — then a private copy
 //! for this run is used), and named to the command in `CUDA_INJECTION64_PATH`, with the CUPTI
-//! that was found (`PINSCOPE_CUPTI_LIBRARY`) and the socket its events go to
-//! (`PINSCOPE_EVENTS_PIPE`).
+//! that was found (`PINSCOPE_CUPTI_LIBRARY`) and the socket (Linux) or named pipe (Windows) its
+//! events go to (`PINSCOPE_EVENTS_PIPE`). On Windows the cache folder is
+//! `%LOCALAPPDATA%\pinscope\`.
 
 use crate::results::CuptiRecord;
 use std::ffi::OsString;
@@ -25,14 +26,14 @@ pub struct Injection {
     cupti: PathBuf,
     /// The run's private copy of the library, when the cache could not hold it.
     _private: Option<tempfile::TempPath>,
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     receiver: super::events::Receiver,
 }
 
 /// What the events came to, by the time the command exited.
 #[derive(Debug, Default)]
 pub struct Outcome {
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     pub received: super::events::Received,
 }
 
@@ -60,7 +61,7 @@ impl Injection {
         Self::with_receiver(library, cupti, private, origin_ns)
     }
 
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     fn with_receiver(
         library: PathBuf,
         cupti: PathBuf,
@@ -68,7 +69,11 @@ impl Injection {
         origin_ns: u64,
     ) -> Result<Injection, String> {
         let receiver = super::events::Receiver::start(origin_ns).map_err(|e| {
-            format!("pinscope could not open the socket its injection library sends to ({e}), so who allocated what is not recorded: check that the temporary folder (TMPDIR) is writable and its path short")
+            if cfg!(windows) {
+                format!("pinscope could not create the named pipe its injection library sends to ({e}), so who allocated what is not recorded")
+            } else {
+                format!("pinscope could not open the socket its injection library sends to ({e}), so who allocated what is not recorded: check that the temporary folder (TMPDIR) is writable and its path short")
+            }
         })?;
         Ok(Injection {
             library,
@@ -78,7 +83,7 @@ impl Injection {
         })
     }
 
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     fn with_receiver(
         library: PathBuf,
         cupti: PathBuf,
@@ -100,13 +105,13 @@ impl Injection {
     }
 
     /// The socket's variable.
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     fn endpoint(&self) -> Option<(&'static str, OsString)> {
-        let path = self.receiver.path().as_os_str().to_owned();
-        Some((super::wire::EVENTS_PIPE_ENV, path))
+        let endpoint = self.receiver.endpoint().to_owned();
+        Some((super::wire::EVENTS_PIPE_ENV, endpoint))
     }
 
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     fn endpoint(&self) -> Option<(&'static str, OsString)> {
         None
     }
@@ -114,14 +119,29 @@ impl Injection {
     /// Collects the events (the command has exited).
     pub fn finish(self) -> Outcome {
         Outcome {
-            #[cfg(target_os = "linux")]
+            #[cfg(any(target_os = "linux", windows))]
             received: self.receiver.finish(),
         }
     }
 }
 
-/// The library's cache folder: `$XDG_CACHE_HOME/pinscope` or `$HOME/.cache/pinscope`.
+/// The library's file name for its hash: `libpinscope_inject-<hash>.so` (Linux),
+/// `pinscope_inject-<hash>.dll` (Windows).
+fn library_name(hash: u64) -> String {
+    if cfg!(windows) {
+        format!("pinscope_inject-{hash:016x}.dll")
+    } else {
+        format!("libpinscope_inject-{hash:016x}.so")
+    }
+}
+
+/// The library's cache folder: `%LOCALAPPDATA%\pinscope` on Windows; elsewhere
+/// `$XDG_CACHE_HOME/pinscope` or `$HOME/.cache/pinscope`.
 fn cache_dir() -> Option<PathBuf> {
+    if cfg!(windows) {
+        let base = PathBuf::from(std::env::var_os("LOCALAPPDATA")?);
+        return base.is_absolute().then(|| base.join("pinscope"));
+    }
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -131,13 +151,17 @@ fn cache_dir() -> Option<PathBuf> {
 
 /// The library on disk: the cache file, or a private copy for this run (kept until dropped).
 fn install(bytes: &[u8], hash: u64) -> std::io::Result<(PathBuf, Option<tempfile::TempPath>)> {
-    let name = format!("libpinscope_inject-{hash:016x}.so");
+    let name = library_name(hash);
     if let Some(path) = cache_dir().and_then(|d| install_in(&d, &name, bytes).ok()) {
         return Ok((path, None));
     }
     let mut f = tempfile::Builder::new()
-        .prefix("libpinscope_inject-")
-        .suffix(".so")
+        .prefix(if cfg!(windows) {
+            "pinscope_inject-"
+        } else {
+            "libpinscope_inject-"
+        })
+        .suffix(if cfg!(windows) { ".dll" } else { ".so" })
         .tempfile()?;
     std::io::Write::write_all(&mut f, bytes)?;
     f.as_file().sync_all()?;
@@ -196,11 +220,12 @@ mod tests {
         assert_eq!(left.len(), 2, "no temporary file left behind");
     }
 
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     #[test]
     fn the_library_is_built_into_pinscope_and_exports_its_entry_point() {
-        let (bytes, _) = LIBRARY.expect("built for Linux");
-        assert_eq!(&bytes[..4], b"\x7fELF");
+        let (bytes, _) = LIBRARY.expect("built for Linux and Windows");
+        let magic: &[u8] = if cfg!(windows) { b"MZ" } else { b"\x7fELF" };
+        assert_eq!(&bytes[..magic.len()], magic);
         let needle = b"InitializeInjection";
         assert!(bytes.windows(needle.len()).any(|w| w == needle));
     }

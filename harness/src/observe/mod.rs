@@ -8,7 +8,7 @@
 #[path = "../../inject/attribution.rs"]
 mod attribution;
 pub mod cupti;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 pub mod events;
 pub mod inject;
 mod sampler;
@@ -130,9 +130,9 @@ pub fn observe(opts: &Options) -> Result<Observed, Error> {
 
 /// The command's start on the clock the injection library stamps events with.
 fn clock_origin_ns() -> u64 {
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     return events::monotonic_ns();
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     return 0;
 }
 
@@ -153,7 +153,7 @@ fn collect_events(
     };
     let library = injection.library.clone();
     let outcome = injection.finish();
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     {
         let r = outcome.received;
         notes.extend(r.faults);
@@ -166,7 +166,7 @@ fn collect_events(
         };
         (r.events, record)
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         let _ = (outcome, notes);
         let record = EventsRecord {

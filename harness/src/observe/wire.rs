@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 /// The environment variable that names the stream's endpoint to the injection library: a Unix
-/// socket's path.
+/// socket's path (Linux) or a named pipe's name, `\\.\pipe\pinscope-<pid>-<n>` (Windows).
 pub const EVENTS_PIPE_ENV: &str = "PINSCOPE_EVENTS_PIPE";
 
 /// What is wrong with a stream.

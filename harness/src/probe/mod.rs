@@ -51,6 +51,9 @@ pub use ledger::{Ledger, LedgerCategory};
 pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts, nvml_memory};
 pub use nvml_processes::{NvmlProcesses, ProcessMemory};
 pub use nvml_settings::{NvmlSettings, fill_under_load_without_nvml, fill_without_nvml};
+/// The named pipe `observe` receives the injection library's events on (Windows).
+#[cfg(windows)]
+pub use os::pipe;
 pub use os::{dxgi_adapters, fill_windows_settings, running_under_wine};
 pub use pin_limits::{PinBudget, PinLimits, Predictor, pin_budget};
 pub use procfs::{ProcfsObserver, parse_meminfo, parse_process_status, parse_status};

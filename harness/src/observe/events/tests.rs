@@ -4,6 +4,8 @@ use super::*;
 use crate::observe::wire::frame::{self, EventFields};
 use crate::results::CallKind;
 use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 
 fn fields(time_ns: u64, pid: u32, call: CallKind, bytes: u64, library: u32) -> EventFields {
     EventFields {
@@ -37,8 +39,8 @@ fn library(s: &mut UnixStream, id: u32, path: &str) {
 fn two_processes_with_the_same_library_ids_keep_their_own_libraries() {
     let origin = 1_000_000;
     let r = Receiver::start(origin).expect("listen");
-    let mut a = writer(r.path());
-    let mut b = writer(r.path());
+    let mut a = writer(Path::new(r.endpoint()));
+    let mut b = writer(Path::new(r.endpoint()));
     library(&mut a, 1, "/opt/torch/lib/libtorch_cuda.so");
     library(&mut b, 1, "/usr/bin/python3.12");
     a.write_all(&frame::event_frame(&fields(
@@ -81,7 +83,7 @@ fn two_processes_with_the_same_library_ids_keep_their_own_libraries() {
 #[test]
 fn a_broken_stream_is_one_sentence_and_the_events_before_it_stay() {
     let r = Receiver::start(0).expect("listen");
-    let mut a = writer(r.path());
+    let mut a = writer(Path::new(r.endpoint()));
     a.write_all(&frame::event_frame(&fields(
         5,
         1,

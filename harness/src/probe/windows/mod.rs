@@ -9,6 +9,7 @@ use windows::core::{HSTRING, PCSTR};
 
 mod dxgi;
 mod pdh;
+pub mod pipe;
 mod process;
 mod settings;
 
