@@ -98,9 +98,9 @@ struct CheckReport {
     measured_pin_budget: Option<MeasuredBudget>,
 }
 
-/// The measured budget `check --budget FILE` judged.
+/// The measured budget `check --budget FILE` judged (and `info --budget FILE` shows).
 #[derive(Debug, serde::Serialize)]
-struct MeasuredBudget {
+pub(super) struct MeasuredBudget {
     file: PathBuf,
     /// When it was measured, as the record says.
     time: String,
@@ -108,7 +108,7 @@ struct MeasuredBudget {
 }
 
 /// Reads the record `--budget` names; a file that is not one is a usage error.
-fn measured_budget(path: &Path) -> Result<MeasuredBudget, Error> {
+pub(super) fn measured_budget(path: &Path) -> Result<MeasuredBudget, Error> {
     let shown = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::Usage(format!(
@@ -131,6 +131,29 @@ fn measured_budget(path: &Path) -> Result<MeasuredBudget, Error> {
         time: record.time,
         safe: record.safe,
     })
+}
+
+/// One line: the measured record's file, time and safe amounts.
+pub(super) fn write_measured_budget(out: &mut String, m: &MeasuredBudget) {
+    use std::fmt::Write as _;
+    let bytes = |a: Option<crate::run::pinnable::SafeAmount>| {
+        a.map_or("not measured".into(), |a| {
+            let at_least = if a.at_least { "≥ " } else { "" };
+            format!("{at_least}{}", crate::units::format_size(a.value))
+        })
+    };
+    let registrations = m.safe.registrations.map_or("not measured".into(), |a| {
+        format!("{}{}", if a.at_least { "≥ " } else { "" }, a.value)
+    });
+    let _ = writeln!(
+        out,
+        "measured pin budget ({}, {}): total {}, single cuMemHostAlloc {}, single cuMemHostRegister {}, registrations {registrations}",
+        m.file.display(),
+        m.time,
+        bytes(m.safe.total_bytes),
+        bytes(m.safe.host_alloc_bytes),
+        bytes(m.safe.host_register_bytes)
+    );
 }
 
 /// The checks as `{name, severity, value, unit, threshold, advice}`.
@@ -363,21 +386,7 @@ fn text_of(r: &CheckReport) -> String {
     }
     super::info::write_budget(&mut out, &r.pin_budget);
     if let Some(m) = &r.measured_pin_budget {
-        let bytes = |a: Option<crate::run::pinnable::SafeAmount>| {
-            a.map_or("not measured".into(), |a| {
-                let at_least = if a.at_least { "≥ " } else { "" };
-                format!("{at_least}{}", crate::units::format_size(a.value))
-            })
-        };
-        let _ = writeln!(
-            out,
-            "measured pin budget ({}, {}): total {}, single cuMemHostAlloc {}, single cuMemHostRegister {}",
-            m.file.display(),
-            m.time,
-            bytes(m.safe.total_bytes),
-            bytes(m.safe.host_alloc_bytes),
-            bytes(m.safe.host_register_bytes)
-        );
+        write_measured_budget(&mut out, m);
     }
     let _ = writeln!(out, "reason: {}", r.reason);
     let _ = writeln!(

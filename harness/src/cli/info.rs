@@ -32,11 +32,19 @@ struct InfoReport<'a> {
     machine: &'a Machine,
     observers: Vec<probe::ObserverStatus>,
     pin_budget: probe::PinBudget,
+    /// The record `--budget` named, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    measured_pin_budget: Option<super::check::MeasuredBudget>,
 }
 
 /// `pinscope info`.
 pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
     let device = one_device(&args.device, "info")?;
+    let measured = args
+        .budget
+        .as_deref()
+        .map(super::check::measured_budget)
+        .transpose()?;
     let mut machine = crate::platform::this_machine(args.anonymize);
     let mut no_gpu = None;
     let mut runner = match open_runner(device, args.anonymize) {
@@ -72,6 +80,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
             machine: &machine,
             observers,
             pin_budget: budget,
+            measured_pin_budget: measured,
         };
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| Error::Usage(format!("the machine's JSON could not be written ({e})")))?;
@@ -87,6 +96,9 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
         write_settings(&mut out, settings);
     }
     write_budget(&mut out, &budget);
+    if let Some(m) = &measured {
+        super::check::write_measured_budget(&mut out, m);
+    }
     match &runner {
         Some(s) => {
             let _ = writeln!(out, "memory observers:");

@@ -268,6 +268,10 @@ pub struct InfoArgs {
     /// Same as `--format json`.
     #[arg(long, hide = true)]
     pub json: bool,
+    /// A record of `pinscope budget --json -o FILE`: shown beside the live predictor (the
+    /// measured safe amounts, and when they were measured).
+    #[arg(long, value_name = "FILE")]
+    pub budget: Option<std::path::PathBuf>,
 }
 
 impl InfoArgs {

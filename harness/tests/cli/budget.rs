@@ -171,3 +171,37 @@ fn check_refuses_a_budget_file_that_is_not_a_record() {
         .args(["check", "--budget", "/no/such/budget.json"])
         .refused(2, "could not be read");
 }
+
+/// A real record (`pinscope budget --cap 16GiB --deadline 110s --json` on an NVIDIA H100 80GB
+/// HBM3, 2026-12-05): `info --budget` shows its safe amounts beside the live predictor.
+#[test]
+fn info_shows_a_measured_budget_beside_the_predictor() {
+    let record = crate::common::fixture("budget/h100-budget.json");
+    let out = pinscope()
+        .args(["info", "--json", "--budget"])
+        .arg(&record)
+        .output()
+        .expect("runs");
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let m = &v["measured_pin_budget"];
+    assert_eq!(m["safe"]["total_bytes"]["value"], 15_461_882_265u64);
+    assert_eq!(m["safe"]["registrations"]["at_least"], true);
+    assert!(
+        v["pin_budget"]["rule"].is_string(),
+        "the predictor stays: {v}"
+    );
+    let text = pinscope()
+        .args(["info", "--budget"])
+        .arg(&record)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("measured pin budget (") && text.contains("total ≥ 14.40 GiB"),
+        "{text}"
+    );
+    pinscope()
+        .args(["info", "--budget", "Cargo.toml"])
+        .refused(2, "is not a budget record");
+}
