@@ -23,6 +23,9 @@ pub fn compare_command(args: &CompareArgs, quiet: bool) -> Result<i32, Error> {
     if let Some(status) = super::observe::compare_observed(args, quiet)? {
         return Ok(status);
     }
+    if let Some(status) = super::budget_compare::compare_budgets(args, quiet)? {
+        return Ok(status);
+    }
     let mut read = Inputs::default();
     for p in &args.results {
         read.add_results(p);

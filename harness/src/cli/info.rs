@@ -34,7 +34,7 @@ struct InfoReport<'a> {
     pin_budget: probe::PinBudget,
     /// The record `--budget` named, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
-    measured_pin_budget: Option<super::check::MeasuredBudget>,
+    measured_pin_budget: Option<super::budget_record::MeasuredBudget>,
 }
 
 /// `pinscope info`.
@@ -43,7 +43,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
     let measured = args
         .budget
         .as_deref()
-        .map(super::check::measured_budget)
+        .map(super::budget_record::measured_budget)
         .transpose()?;
     let mut machine = crate::platform::this_machine(args.anonymize);
     let mut no_gpu = None;
@@ -97,7 +97,7 @@ pub fn info_command(args: &InfoArgs) -> Result<i32, Error> {
     }
     write_budget(&mut out, &budget);
     if let Some(m) = &measured {
-        super::check::write_measured_budget(&mut out, m);
+        super::budget_record::write_measured_budget(&mut out, m);
     }
     match &runner {
         Some(s) => {

@@ -2,6 +2,8 @@
 //! print an error as one sentence, return the exit code.
 
 pub mod budget;
+mod budget_compare;
+mod budget_record;
 pub mod check;
 pub mod compare;
 pub mod info;

@@ -205,3 +205,30 @@ fn info_shows_a_measured_budget_beside_the_predictor() {
         .args(["info", "--budget", "Cargo.toml"])
         .refused(2, "is not a budget record");
 }
+
+/// `compare` on two budget records: each kind's safe amount and every probe, side by side.
+#[test]
+fn compare_puts_budget_records_side_by_side() {
+    let record = crate::common::fixture("budget/h100-budget.json");
+    let out = pinscope()
+        .args(["compare", "--format", "json"])
+        .args([&record, &record])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["records"].as_array().map(Vec::len), Some(2));
+    let lines = v["lines"].as_array().expect("lines");
+    assert_eq!(lines[2]["what"], "safe: total pinned");
+    assert_eq!(lines[2]["cells"][1], "≥ 14.40 GiB (at 0% held)");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["cells"][0] == "34050 ranges (deadline)"),
+        "the 90% registrations probe ended by its deadline: {v}"
+    );
+    pinscope()
+        .args(["compare", "--fail-on", "slower"])
+        .args([&record, &record])
+        .refused(2, "pin-budget records have no verdicts");
+}

@@ -1,0 +1,226 @@
+//! `pinscope compare A.json B.json` on pin-budget records (`pinscope budget --json`): two
+//! machines, or one machine before and after a change (a driver, `vm.max_map_count`, a cgroup
+//! limit), side by side — each kind's safe amount, then every probe at every hold level with what
+//! ended it and whether a refused pin left the process usable.
+
+use super::{CompareArgs, CompareOutput};
+use crate::Error;
+use crate::results::{Inputs, OutputPolicy};
+use crate::run::pinnable::search::Ended;
+use crate::run::pinnable::{BudgetRecord, Found, ProbeKind, ProbeResult, SafeAmount};
+use crate::units::format_size;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// One line of the comparison: what, and each record's cell (`None`: not measured there).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetLine {
+    pub what: String,
+    pub cells: Vec<Option<String>>,
+}
+
+/// The records compared (the first is the baseline), one line per safe amount and probe.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetComparison {
+    pub records: Vec<String>,
+    pub lines: Vec<BudgetLine>,
+}
+
+/// `None` when the inputs are not all `.json` files (another comparison then).
+pub fn compare_budgets(args: &CompareArgs, quiet: bool) -> Result<Option<i32>, Error> {
+    let is_json = |p: &PathBuf| p.extension().is_some_and(|e| e == "json");
+    if !args.results.iter().all(is_json)
+        || args
+            .results
+            .iter()
+            .any(|p| crate::results::observed_stem(p).is_some())
+    {
+        return Ok(None);
+    }
+    if args.fail_on.is_some() {
+        return Err(Error::Usage(
+            "--fail-on judges results CSVs; pin-budget records have no verdicts: leave it out"
+                .into(),
+        ));
+    }
+    let mut read = Inputs::default();
+    for p in &args.results {
+        read.add(p, "pin-budget record");
+    }
+    let policy = OutputPolicy::new(read, args.force);
+    for path in std::iter::once(&args.output).chain(&args.html) {
+        super::check_output(&policy, path)?;
+    }
+    let records = args
+        .results
+        .iter()
+        .map(|p| read_record(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cmp = BudgetComparison::of(&records);
+    let text = match args.format {
+        CompareOutput::Json => serde_json::to_string_pretty(&cmp).unwrap_or_default() + "\n",
+        CompareOutput::Html => cmp.html(),
+        _ => cmp.markdown(),
+    };
+    super::write_output(&policy, &args.output, text.as_bytes())?;
+    if !quiet && args.output.as_os_str() != "-" {
+        eprintln!("wrote {}", args.output.display());
+    }
+    Ok(Some(0))
+}
+
+fn read_record(path: &Path) -> Result<(String, BudgetRecord), Error> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Usage(format!("{shown} could not be read ({e})")))?;
+    let record: BudgetRecord = serde_json::from_str(&text).map_err(|e| {
+        Error::Usage(format!(
+            "{shown} is not a pin-budget record ({e}): compare takes results CSVs, observed runs, or records of `pinscope budget --json -o FILE`"
+        ))
+    })?;
+    let name = record.gpu.as_ref().map_or_else(
+        || format!("{} (no GPU)", record.host),
+        |g| format!("{}, {}", g.name, record.time),
+    );
+    Ok((name, record))
+}
+
+fn safe_cell(a: Option<SafeAmount>, bytes: bool) -> Option<String> {
+    let a = a?;
+    let n = if bytes {
+        format_size(a.value)
+    } else {
+        a.value.to_string()
+    };
+    Some(format!(
+        "{}{n} (at {}% held)",
+        if a.at_least { "≥ " } else { "" },
+        a.hold_percent
+    ))
+}
+
+fn probe_cell(p: &ProbeResult) -> String {
+    let found = match p.found {
+        Found::Bytes(b) => format_size(b),
+        Found::Ranges(n) => format!("{n} ranges"),
+    };
+    let ended = match &p.ended {
+        Ended::Refused { .. } => {
+            let after = p.after_refusal.as_ref().map_or(String::new(), |r| {
+                format!(", then {:?}", r.recoverable).to_lowercase()
+            });
+            format!("refused{after}")
+        }
+        Ended::Cap => "cap".into(),
+        Ended::Deadline => "deadline".into(),
+    };
+    format!("{found} ({ended})")
+}
+
+impl BudgetComparison {
+    pub fn of(records: &[(String, BudgetRecord)]) -> BudgetComparison {
+        let safe = |what: &str, get: &dyn Fn(&BudgetRecord) -> Option<String>| BudgetLine {
+            what: what.into(),
+            cells: records.iter().map(|(_, r)| get(r)).collect(),
+        };
+        let mut lines = vec![
+            safe("safe: single cuMemHostAlloc", &|r| {
+                safe_cell(r.safe.host_alloc_bytes, true)
+            }),
+            safe("safe: single cuMemHostRegister", &|r| {
+                safe_cell(r.safe.host_register_bytes, true)
+            }),
+            safe("safe: total pinned", &|r| {
+                safe_cell(r.safe.total_bytes, true)
+            }),
+            safe("safe: registrations", &|r| {
+                safe_cell(r.safe.registrations, false)
+            }),
+        ];
+        let mut levels: Vec<u8> = records
+            .iter()
+            .flat_map(|(_, r)| r.probes.iter().map(|p| p.hold_percent))
+            .collect();
+        levels.sort_unstable();
+        levels.dedup();
+        for hold in levels {
+            for kind in ProbeKind::ALL {
+                lines.push(BudgetLine {
+                    what: format!("{} with {hold}% of device memory held", kind.title()),
+                    cells: records
+                        .iter()
+                        .map(|(_, r)| {
+                            r.probes
+                                .iter()
+                                .find(|p| p.kind == kind && p.hold_percent == hold)
+                                .map(probe_cell)
+                        })
+                        .collect(),
+                });
+            }
+        }
+        BudgetComparison {
+            records: records.iter().map(|(n, _)| n.clone()).collect(),
+            lines,
+        }
+    }
+
+    fn header(&self) -> Vec<String> {
+        let mut h = vec!["pin budget".to_string()];
+        h.extend(
+            self.records
+                .iter()
+                .enumerate()
+                .map(|(i, n)| format!("{} ({n})", char::from(b'A' + (i % 26) as u8))),
+        );
+        h
+    }
+
+    fn rows(&self) -> Vec<Vec<String>> {
+        self.lines
+            .iter()
+            .map(|l| {
+                std::iter::once(l.what.clone())
+                    .chain(
+                        l.cells
+                            .iter()
+                            .map(|c| c.clone().unwrap_or_else(|| "—".into())),
+                    )
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A self-contained page with the table.
+    pub fn html(&self) -> String {
+        use crate::report::html::{escape, page};
+        let row = |cells: &[String], tag: &str| {
+            let inner: String = cells
+                .iter()
+                .map(|c| format!("<{tag}>{}</{tag}>", escape(c)))
+                .collect();
+            format!("<tr>{inner}</tr>\n")
+        };
+        let mut body = String::from("<h1>Pin budgets side by side</h1>\n<table>\n");
+        body.push_str(&row(&self.header(), "th"));
+        for r in self.rows() {
+            body.push_str(&row(&r, "td"));
+        }
+        body.push_str("</table>\n");
+        page("pinscope compare: pin budgets", &body)
+    }
+
+    /// A Markdown table (also the plain-text table).
+    pub fn markdown(&self) -> String {
+        let header = self.header();
+        let mut out = format!(
+            "| {} |\n|{}\n",
+            header.join(" | "),
+            "---|".repeat(header.len())
+        );
+        for r in self.rows() {
+            out.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        out
+    }
+}
