@@ -9,7 +9,7 @@
 use super::html::escape;
 use super::labels::case_words;
 use crate::compare::MemoryFinding;
-use crate::results::{ClaimStatus, ProbeRecord, ResultSet};
+use crate::results::{ClaimStatus, ProbeName, ResultSet};
 use crate::units::format_size;
 use std::fmt::Write;
 
@@ -103,7 +103,7 @@ pub(super) fn ceiling(s: &ResultSet) -> Option<f64> {
         s.sidecar.as_ref().and_then(|c| {
             c.probes
                 .iter()
-                .find(|p| p.name == ProbeRecord::PINNED_CEILING)
+                .find(|p| p.name == ProbeName::PinnedCeiling)
                 .map(|p| p.value)
         })
     })

@@ -5,7 +5,7 @@
 use super::html::{self, escape};
 use super::{CaseRow, NvbandwidthSeries, max_alloc_detail, para, section, settings_table};
 use crate::results::{
-    ClaimStatus, ClaimVerdict, ObserverStatus, ProbeRecord, ResultSet, Row, Sidecar,
+    ClaimStatus, ClaimVerdict, ObserverStatus, ProbeName, ProbeRecord, ResultSet, Row, Sidecar,
 };
 use std::fmt::Write;
 
@@ -294,22 +294,19 @@ fn probe_cells(p: &ProbeRecord, rows: &[Row]) -> Vec<String> {
     let max_alloc = rows
         .iter()
         .find(|r| r.case_key == p.case_key)
-        .filter(|_| p.name.starts_with(ProbeRecord::MAX_ALLOC))
+        .filter(|_| p.name.is_max_alloc())
         .and_then(|r| {
-            let held = if r.max_alloc_host_only_mib().is_some() {
-                "only host memory held"
+            let name = if r.max_alloc_host_only_mib().is_some() {
+                ProbeName::MaxAllocHostOnly
             } else {
-                "host and device memory held"
+                ProbeName::MaxAllocCaseHeld
             };
-            Some((
-                format!("{}, {held}", ProbeRecord::MAX_ALLOC),
-                max_alloc_detail(r)?,
-            ))
+            Some((name, max_alloc_detail(r)?))
         });
-    let (name, detail) = max_alloc.unwrap_or_else(|| (p.name.clone(), p.detail.clone()));
+    let (name, detail) = max_alloc.unwrap_or_else(|| (p.name, p.detail.clone()));
     vec![
         p.scenario.clone(),
-        name,
+        name.to_string(),
         format!("{:.2}", p.value),
         p.unit.clone(),
         detail,

@@ -64,17 +64,53 @@ impl std::fmt::Display for ClaimStatus {
 pub struct ProbeRecord {
     pub scenario: String,
     pub case_key: String,
-    pub name: String,
+    pub name: ProbeName,
     pub value: f64,
     pub unit: String,
     pub detail: String,
 }
 
-impl ProbeRecord {
-    /// The name of the pinned-ceiling probe's record.
-    pub const PINNED_CEILING: &'static str = "pinned ceiling";
-    /// The name the max-alloc probe's records start with (what was held follows).
-    pub const MAX_ALLOC: &'static str = "max allocatable device memory";
+/// Which probe a [`ProbeRecord`] holds; its JSON form is the sentence `name` renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ProbeName {
+    /// The most host memory the pinned-ceiling probe could pin.
+    #[serde(rename = "pinned ceiling")]
+    PinnedCeiling,
+    /// The max-alloc probe with only the case's host memory held.
+    #[serde(rename = "max allocatable device memory, only host memory held")]
+    MaxAllocHostOnly,
+    /// The max-alloc probe with the case's host and device memory held.
+    #[serde(
+        rename = "max allocatable device memory, case memory held",
+        alias = "max allocatable device memory, host and device memory held"
+    )]
+    MaxAllocCaseHeld,
+    /// A probe this version does not know (a record written by another version).
+    #[serde(other)]
+    Other,
+}
+
+impl ProbeName {
+    /// The words the outputs use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PinnedCeiling => "pinned ceiling",
+            Self::MaxAllocHostOnly => "max allocatable device memory, only host memory held",
+            Self::MaxAllocCaseHeld => "max allocatable device memory, host and device memory held",
+            Self::Other => "another probe",
+        }
+    }
+
+    /// Whether this is one of the max-alloc probe's records.
+    pub fn is_max_alloc(self) -> bool {
+        matches!(self, Self::MaxAllocHostOnly | Self::MaxAllocCaseHeld)
+    }
+}
+
+impl std::fmt::Display for ProbeName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Everything about a run that is not a per-case number.
@@ -239,7 +275,37 @@ impl Sidecar {
 
 #[cfg(test)]
 mod tests {
-    use super::Sidecar;
+    use super::{ProbeName, ProbeRecord, Sidecar};
+
+    #[test]
+    fn probe_names_read_back_typed_from_published_sidecars_and_unknown_ones_read_as_other() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../reports/h200/20261203-100238-when-vram-runs-out-vm.json");
+        let text = std::fs::read_to_string(&path).expect("a published sidecar");
+        let probes = serde_json::from_str::<Sidecar>(&text)
+            .expect("reads")
+            .probes;
+        assert!(
+            probes.iter().any(|p| p.name.is_max_alloc()),
+            "the run records the max-alloc probe: {probes:?}"
+        );
+        let record = |name: &str| {
+            let json = format!(
+                r#"{{"scenario":"s","case_key":"k","name":"{name}","value":1.0,"unit":"MiB","detail":""}}"#
+            );
+            serde_json::from_str::<ProbeRecord>(&json)
+                .expect("a probe record")
+                .name
+        };
+        assert_eq!(record("pinned ceiling"), ProbeName::PinnedCeiling);
+        assert_eq!(
+            record("max allocatable device memory, case memory held"),
+            ProbeName::MaxAllocCaseHeld
+        );
+        assert_eq!(record("a probe from a later version"), ProbeName::Other);
+        let written = serde_json::to_value(ProbeName::PinnedCeiling).expect("serializes");
+        assert_eq!(written, "pinned ceiling");
+    }
 
     #[test]
     fn an_observer_this_version_does_not_know_is_left_out_not_refused() {

@@ -10,7 +10,9 @@ use super::watchdog::Watchdog;
 use crate::Error;
 use crate::cuda;
 use crate::report::summary_text;
-use crate::results::{ProbeRecord, ResultsWriter, Row, SampleRow, ScenarioRecord, Sidecar};
+use crate::results::{
+    ProbeName, ProbeRecord, ResultsWriter, Row, SampleRow, ScenarioRecord, Sidecar,
+};
 use crate::scenario::{Case, Scenario};
 use crate::units::{MIB, format_size};
 use std::path::{Path, PathBuf};
@@ -294,10 +296,10 @@ fn outcome_probes(case: &Case, outcome: &CaseOutcome, rows: &[Row]) -> Vec<Probe
         return Vec::new();
     };
     let mut v = Vec::new();
-    let rec = |name: &str, value: f64, detail: String| ProbeRecord {
+    let rec = |name: ProbeName, value: f64, detail: String| ProbeRecord {
         scenario: case.scenario.clone(),
         case_key: r.case_key.clone(),
-        name: name.into(),
+        name,
         value,
         unit: "MiB".into(),
         detail,
@@ -306,11 +308,7 @@ fn outcome_probes(case: &Case, outcome: &CaseOutcome, rows: &[Row]) -> Vec<Probe
         r.max_alloc_host_only_mib(),
         crate::report::max_alloc_detail(r),
     ) {
-        v.push(rec(
-            &format!("{}, only host memory held", ProbeRecord::MAX_ALLOC),
-            h,
-            detail,
-        ));
+        v.push(rec(ProbeName::MaxAllocHostOnly, h, detail));
     }
     if let Some(c) = &outcome.pinned_ceiling {
         let why = match &c.error {
@@ -321,7 +319,7 @@ fn outcome_probes(case: &Case, outcome: &CaseOutcome, rows: &[Row]) -> Vec<Probe
             ),
         };
         v.push(rec(
-            ProbeRecord::PINNED_CEILING,
+            ProbeName::PinnedCeiling,
             c.bytes as f64 / MIB as f64,
             format!(
                 "{}: {} pinned in {} chunks in {:.1} s; {why}",
