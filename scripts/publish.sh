@@ -259,6 +259,11 @@ pages() {
     [[ -f $csv ]] || continue
     "$bin" -q report "$csv" -o "${csv%.timeline.csv}.html" --title "observed on $(basename "$(dirname "$(dirname "$csv")")")"
   done
+  # Pin budgets: one page per measured record.
+  for json in reports/*/budget/budget.json; do
+    [[ -f $json ]] || continue
+    "$bin" -q report "$json" -o "${json%.json}.html" --title "pin budget on $(basename "$(dirname "$(dirname "$json")")")"
+  done
   for scen in quick h200-headline; do
     local a b
     a=$(ls reports/h200/*-"$scen"-*.csv | grep -v samples | head -1)
@@ -344,14 +349,13 @@ for mach in sorted({r[0] for r in rows}, key=lambda m: (len(m), m)):
         out.append('</ul>')
     budget = f"reports/{mach}/budget/budget.json"
     if os.path.exists(budget):
-        b = json.load(open(budget))
-        def amount(k, v):
-            n = size(v["value"]) if k.endswith("_bytes") else f'{v["value"]:,}'
-            return f'{k.removesuffix("_bytes").replace("_", " ")} {"at least " if v["at_least"] else ""}{n}'
-        safe = "; ".join(amount(k, v) for k, v in (b.get("safe") or {}).items() if isinstance(v, dict))
-        out.append(f'<p>Pin budget (<code>pinscope budget</code>, <a href="{mach}/budget/budget.json">JSON</a>; '
-                   f'<code>pinscope check</code>: <a href="{mach}/budget/check.json">JSON</a>, '
-                   f'<a href="{mach}/budget/check.prom">Prometheus</a>): safe {html.escape(safe)}.</p>')
+        # The answer is pinscope's own (report --format json), not recomputed here.
+        answer = json.loads(subprocess.run([os.environ["PINSCOPE_BIN"], "report", budget, "--format", "json"],
+                                           capture_output=True, text=True, check=True).stdout)["answers"][0]
+        out.append(f'<p><a href="{mach}/budget/budget.html">Pin budget</a> (<code>pinscope budget</code>, '
+                   f'<a href="{mach}/budget/budget.json">JSON</a>; <code>pinscope check</code>: '
+                   f'<a href="{mach}/budget/check.json">JSON</a>, <a href="{mach}/budget/check.prom">Prometheus</a>): '
+                   f'{html.escape(answer)}</p>')
 open("reports/index.html", "w").write("\n".join(out) + "\n")
 PY
 }

@@ -243,7 +243,7 @@ fn ended_words(p: &ProbeResult) -> String {
     }
 }
 
-fn safe_words(kind: ProbeKind, s: Option<SafeAmount>) -> String {
+pub(super) fn safe_words(kind: ProbeKind, s: Option<SafeAmount>) -> String {
     match s {
         Some(a) => format!(
             "{}{}",
@@ -255,7 +255,7 @@ fn safe_words(kind: ProbeKind, s: Option<SafeAmount>) -> String {
 }
 
 /// The record as text: one line per probe, the safe amounts, the predictor, how the child ended.
-fn text_of(r: &BudgetRecord) -> String {
+pub(super) fn text_of(r: &BudgetRecord) -> String {
     let mut out = String::new();
     let gpu = r.gpu.as_ref().map_or_else(
         || "GPU not opened".into(),
@@ -298,7 +298,7 @@ fn text_of(r: &BudgetRecord) -> String {
     out
 }
 
-fn recoverable_words(r: pinnable::Recoverable) -> &'static str {
+pub(super) fn recoverable_words(r: pinnable::Recoverable) -> &'static str {
     match r {
         pinnable::Recoverable::AtOnce => "yes, at once",
         pinnable::Recoverable::AfterReadingTheError => "after reading the error",

@@ -1,9 +1,10 @@
 //! `pinscope compare A.json B.json` on pin-budget records (`pinscope budget --json`): two
 //! machines, or one machine before and after a change (a driver, `vm.max_map_count`, a cgroup
 //! limit), side by side — each kind's safe amount, then every probe at every hold level with what
-//! ended it and whether a refused pin left the process usable.
+//! ended it and whether a refused pin left the process usable. `pinscope report` on such records
+//! writes the same table as a page that first answers, per record, what is safe to pin.
 
-use super::{CompareArgs, CompareOutput};
+use super::{CompareArgs, CompareOutput, ReportArgs, ReportFormat};
 use crate::Error;
 use crate::results::{Inputs, OutputPolicy};
 use crate::run::pinnable::search::Ended;
@@ -26,15 +27,16 @@ pub struct BudgetComparison {
     pub lines: Vec<BudgetLine>,
 }
 
+/// Whether every input is a `.json` file that is not an observed run's: budget records.
+fn budget_inputs(paths: &[PathBuf]) -> bool {
+    paths.iter().all(|p| {
+        p.extension().is_some_and(|e| e == "json") && crate::results::observed_stem(p).is_none()
+    })
+}
+
 /// `None` when the inputs are not all `.json` files (another comparison then).
 pub fn compare_budgets(args: &CompareArgs, quiet: bool) -> Result<Option<i32>, Error> {
-    let is_json = |p: &PathBuf| p.extension().is_some_and(|e| e == "json");
-    if !args.results.iter().all(is_json)
-        || args
-            .results
-            .iter()
-            .any(|p| crate::results::observed_stem(p).is_some())
-    {
+    if !budget_inputs(&args.results) {
         return Ok(None);
     }
     if args.fail_on.is_some() {
@@ -69,13 +71,134 @@ pub fn compare_budgets(args: &CompareArgs, quiet: bool) -> Result<Option<i32>, E
     Ok(Some(0))
 }
 
+/// `pinscope report` on pin-budget records: a page that answers first, per record, what is safe
+/// to pin and whether a refusal was met, then the records side by side and each one whole.
+/// `None` when the inputs are not all budget records' files (another page then).
+pub fn report_budgets(args: &ReportArgs, quiet: bool) -> Result<Option<i32>, Error> {
+    if !budget_inputs(&args.results) || !args.nvbandwidth.is_empty() {
+        return Ok(None);
+    }
+    let mut read = Inputs::default();
+    for p in &args.results {
+        read.add(p, "pin-budget record");
+    }
+    let policy = OutputPolicy::new(read, args.force);
+    super::check_output(&policy, &args.output)?;
+    let records = args
+        .results
+        .iter()
+        .map(|p| read_record(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cmp = BudgetComparison::of(&records);
+    let text = match args.format {
+        ReportFormat::Json => {
+            let answers: Vec<String> = records.iter().map(|(n, r)| headline(n, r)).collect();
+            let v = serde_json::json!({ "answers": answers, "comparison": cmp });
+            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+        }
+        ReportFormat::Html => {
+            let title = args
+                .title
+                .clone()
+                .unwrap_or_else(|| "pinscope: pin budget".into());
+            budget_page(&records, &cmp, &title)
+        }
+    };
+    super::write_output(&policy, &args.output, text.as_bytes())?;
+    if !quiet && args.output.as_os_str() != "-" {
+        eprintln!("wrote {}", args.output.display());
+    }
+    Ok(Some(0))
+}
+
+/// The page: a headline per record, the table, each record as `pinscope budget` prints it.
+fn budget_page(records: &[(String, BudgetRecord)], cmp: &BudgetComparison, title: &str) -> String {
+    use crate::report::html::{escape, page};
+    let mut body = format!("<h1>{}</h1>\n", escape(title));
+    for (name, r) in records {
+        body.push_str(&format!(
+            "<p class=\"answer\">{}</p>\n",
+            escape(&headline(name, r))
+        ));
+    }
+    body.push_str(&format!(
+        "<p class=\"note\">Rule: {}</p>\n",
+        escape(&records_rule(records))
+    ));
+    body.push_str("<h2>Every probe at every hold level</h2>\n");
+    body.push_str(&cmp.table_html());
+    for (name, r) in records {
+        body.push_str(&format!(
+            "<h2>{}</h2>\n<pre>{}</pre>\n",
+            escape(name),
+            escape(&super::budget::text_of(r))
+        ));
+    }
+    page(title, &body)
+}
+
+/// The safe-amount rule the records state (they come from one pinscope, or say theirs).
+fn records_rule(records: &[(String, BudgetRecord)]) -> String {
+    let mut rules: Vec<&str> = records.iter().map(|(_, r)| r.safe.rule.as_str()).collect();
+    rules.dedup();
+    rules.join(" / ")
+}
+
+/// One record's answer: what is safe to pin, what ended the probes, what a refusal left.
+fn headline(name: &str, r: &BudgetRecord) -> String {
+    use super::budget::{recoverable_words, safe_words};
+    let s = &r.safe;
+    let mut out = format!(
+        "{name}: safe to pin {} in total, {} in one cuMemHostAlloc, {} in one cuMemHostRegister, and {} registrations",
+        safe_words(ProbeKind::Total, s.total_bytes),
+        safe_words(ProbeKind::HostAlloc, s.host_alloc_bytes),
+        safe_words(ProbeKind::HostRegister, s.host_register_bytes),
+        safe_words(ProbeKind::Registrations, s.registrations),
+    );
+    let refused: Vec<&ProbeResult> = r
+        .probes
+        .iter()
+        .filter(|p| matches!(p.ended, Ended::Refused { .. }))
+        .collect();
+    if refused.is_empty() {
+        out.push_str(&format!(
+            ". No pin was refused within the cap of {} and the deadline of {:.0} s (\"≥\": the machine allows more), so whether a refused pin leaves a process usable was not exercised here.",
+            format_size(r.bounds.limit_bytes),
+            r.deadline_s
+        ));
+    } else {
+        let after: Vec<String> = refused
+            .iter()
+            .map(|p| {
+                let then = p
+                    .after_refusal
+                    .as_ref()
+                    .map_or("not checked", |a| recoverable_words(a.recoverable));
+                format!(
+                    "{} at {}% held: usable after: {then}",
+                    p.kind.title(),
+                    p.hold_percent
+                )
+            })
+            .collect();
+        out.push_str(&format!(". Refused: {}.", after.join("; ")));
+    }
+    if let Some(b) = r.predictor.host_alloc_bytes {
+        out.push_str(&format!(
+            " The live predictor said {} when it was measured.",
+            format_size(b)
+        ));
+    }
+    out
+}
+
 fn read_record(path: &Path) -> Result<(String, BudgetRecord), Error> {
     let shown = path.display();
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Usage(format!("{shown} could not be read ({e})")))?;
     let record: BudgetRecord = serde_json::from_str(&text).map_err(|e| {
         Error::Usage(format!(
-            "{shown} is not a pin-budget record ({e}): compare takes results CSVs, observed runs, or records of `pinscope budget --json -o FILE`"
+            "{shown} is not a pin-budget record ({e}): give results CSVs, observed runs, or records of `pinscope budget --json -o FILE`"
         ))
     })?;
     let name = record.gpu.as_ref().map_or_else(
@@ -193,7 +316,13 @@ impl BudgetComparison {
 
     /// A self-contained page with the table.
     pub fn html(&self) -> String {
-        use crate::report::html::{escape, page};
+        let body = format!("<h1>Pin budgets side by side</h1>\n{}", self.table_html());
+        crate::report::html::page("pinscope compare: pin budgets", &body)
+    }
+
+    /// The table as HTML.
+    fn table_html(&self) -> String {
+        use crate::report::html::escape;
         let row = |cells: &[String], tag: &str| {
             let inner: String = cells
                 .iter()
@@ -201,13 +330,13 @@ impl BudgetComparison {
                 .collect();
             format!("<tr>{inner}</tr>\n")
         };
-        let mut body = String::from("<h1>Pin budgets side by side</h1>\n<table>\n");
-        body.push_str(&row(&self.header(), "th"));
+        let mut out = String::from("<table>\n");
+        out.push_str(&row(&self.header(), "th"));
         for r in self.rows() {
-            body.push_str(&row(&r, "td"));
+            out.push_str(&row(&r, "td"));
         }
-        body.push_str("</table>\n");
-        page("pinscope compare: pin budgets", &body)
+        out.push_str("</table>\n");
+        out
     }
 
     /// A Markdown table (also the plain-text table).

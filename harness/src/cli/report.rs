@@ -11,6 +11,9 @@ pub fn report_command(args: &ReportArgs, quiet: bool) -> Result<i32, Error> {
     if let Some(code) = super::observe::report_observed(args, quiet)? {
         return Ok(code);
     }
+    if let Some(code) = super::budget_compare::report_budgets(args, quiet)? {
+        return Ok(code);
+    }
     let mut expanded = expand_inputs(&args.results)?;
     let mut read = Inputs::default();
     for p in args.results.iter().chain(&expanded.results) {

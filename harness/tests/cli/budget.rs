@@ -232,3 +232,38 @@ fn compare_puts_budget_records_side_by_side() {
         .args([&record, &record])
         .refused(2, "pin-budget records have no verdicts");
 }
+
+/// `report` on a budget record: a page that answers what is safe to pin and that no refusal was
+/// met (the H100 record reached its cap everywhere), the table, the record; a JSON file that is
+/// no budget record is refused in one sentence.
+#[test]
+fn report_turns_a_budget_record_into_a_page_that_answers_first() {
+    let record = crate::common::fixture("budget/h100-budget.json");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let page = dir.path().join("budget.html");
+    let out = pinscope()
+        .arg("report")
+        .arg(&record)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(
+        html.contains("safe to pin ≥ 14.40 GiB in total"),
+        "the answer comes first: {html}"
+    );
+    assert!(html.contains("No pin was refused within the cap of 16 GiB"));
+    assert!(html.contains("34050 ranges (deadline)"), "the table");
+    assert!(html.contains("hold 90%"), "the record whole");
+    let not_a_record = dir.path().join("other.json");
+    std::fs::write(&not_a_record, "{\"a\": 1}").expect("written");
+    pinscope()
+        .arg("report")
+        .arg(&not_a_record)
+        .arg("-o")
+        .arg(dir.path().join("x.html"))
+        .refused(2, "is not a pin-budget record");
+    assert!(!dir.path().join("x.html").exists(), "nothing written");
+}
