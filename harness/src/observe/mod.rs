@@ -14,6 +14,7 @@ pub mod inject;
 mod sampler;
 pub mod signals;
 pub mod tree;
+mod wddm;
 pub mod wire;
 
 use crate::Error;

@@ -1,12 +1,13 @@
 //! One sample of every observer over the observed process tree: per process and summed over the
 //! tree, `/proc/<pid>/status` (`VmRSS`, `RssShmem`, `VmLck`, `VmPin`) and NVML's device memory;
 //! for the machine, `/proc/meminfo`'s `MemAvailable` and the cgroup pinscope and the command
-//! share. An observer that cannot run here is listed once with the reason.
+//! share; on Windows, Task Manager's GPU memory counters and the commit charge ([`WddmObservers`]).
+//! An observer that cannot run here is listed once with the reason.
 
-use super::tree::ProcTree;
+use super::tree::{ProcTree, descendants};
+use super::wddm::WddmObservers;
 use crate::probe::{CgroupObserver, NvmlProcesses, Observer, Reading, Unit};
 use crate::results::{Scope, Source, TimelinePoint, Unavailable};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The `/proc/<pid>/status` readings summed over the tree, in the order they are written.
@@ -18,6 +19,7 @@ pub struct Sampler {
     tree: Option<ProcTree>,
     cgroup: Option<CgroupObserver>,
     nvml: Option<NvmlProcesses>,
+    wddm: Option<WddmObservers>,
     pub unavailable: Vec<Unavailable>,
     pub notes: Vec<String>,
     pub max_processes: u64,
@@ -31,7 +33,7 @@ fn unavailable(observer: Source, reason: impl Into<String>) -> Unavailable {
 }
 
 impl Sampler {
-    /// The observers of this machine (the real `/proc`, cgroup and NVML).
+    /// The observers of this machine (the real `/proc`, cgroup, NVML and Windows' counters).
     pub fn for_this_machine() -> Sampler {
         let proc_root = Path::new("/proc");
         let mut s = Sampler::with_proc(
@@ -43,16 +45,19 @@ impl Sampler {
             Ok(n) => s.nvml = Some(n),
             Err(why) => s.unavailable.push(unavailable(Source::Nvml, why)),
         }
+        s.wddm = Some(WddmObservers::for_this_machine(&mut s.unavailable));
         s
     }
 
-    /// Reads `/proc` under `proc_root` (`None`: this OS has none); no cgroup, no NVML.
+    /// Reads `/proc` under `proc_root` (`None`: this OS has none, and the tree is listed by the
+    /// OS where it can be); no cgroup, no NVML, no Windows counters.
     pub fn with_proc(proc_root: Option<PathBuf>) -> Sampler {
         let mut s = Sampler {
             tree: proc_root.as_ref().map(ProcTree::new),
             proc_root,
             cgroup: None,
             nvml: None,
+            wddm: None,
             unavailable: Vec::new(),
             notes: Vec::new(),
             max_processes: 0,
@@ -60,8 +65,8 @@ impl Sampler {
         if s.proc_root.is_none() {
             let (status, meminfo) = if cfg!(windows) {
                 (
-                    "unavailable on this OS: Windows has no /proc/<pid>/status (the PDH `GPU Process Memory` counters of another process are not read yet)",
-                    "unavailable on this OS: Windows has no /proc/meminfo",
+                    "unavailable on this OS: Windows has no /proc/<pid>/status (the GPU memory of each process is PDH's `GPU Process Memory`)",
+                    "unavailable on this OS: Windows has no /proc/meminfo (the machine's commit charge is `commit`)",
                 )
             } else {
                 (
@@ -90,7 +95,17 @@ impl Sampler {
     pub fn sample(&mut self, t_s: f64, root: u32) -> Vec<TimelinePoint> {
         let pids = match &self.tree {
             Some(t) => t.of(root),
-            None => vec![root],
+            None => match crate::probe::process_parents() {
+                Some(Ok(parents)) => descendants(root, &parents),
+                Some(Err(e)) => {
+                    let note = format!("the process list: {e} (the tree is the command alone)");
+                    if !self.notes.contains(&note) {
+                        self.notes.push(note);
+                    }
+                    vec![root]
+                }
+                None => vec![root],
+            },
         };
         self.max_processes = self.max_processes.max(pids.len() as u64);
         let mut out = Vec::new();
@@ -125,45 +140,69 @@ impl Sampler {
         if let Some(n) = &self.nvml {
             out.extend(nvml_points(n, &pids, t_s, &mut self.notes));
         }
+        if let Some(w) = &mut self.wddm {
+            out.extend(w.sample(t_s, &pids, &mut self.unavailable, &mut self.notes));
+        }
         out
     }
 }
 
 /// Per process and summed over the tree; a process gone between listing and reading is left out.
 fn status_points(proc_root: &Path, pids: &[u32], t_s: f64) -> Vec<TimelinePoint> {
+    let read = pids
+        .iter()
+        .filter_map(|&pid| {
+            let path = proc_root.join(pid.to_string()).join("status");
+            let text = std::fs::read_to_string(&path).ok()?;
+            Some((pid, crate::probe::parse_process_status(&text)))
+        })
+        .collect();
+    process_and_tree_points(Source::Status, t_s, read, Some(&TREE_SUMMED))
+}
+
+/// Each process's readings of `source`, then their sums over the tree: of the readings named in
+/// `summed`, in its order, or (`None`) of every reading, in the order first read. A sum is
+/// written only for a reading some process had.
+pub(super) fn process_and_tree_points(
+    source: Source,
+    t_s: f64,
+    read: Vec<(u32, Vec<Reading>)>,
+    summed: Option<&[&str]>,
+) -> Vec<TimelinePoint> {
     let mut out = Vec::new();
-    let mut sums: BTreeMap<&str, f64> = BTreeMap::new();
-    for &pid in pids {
-        let path = proc_root.join(pid.to_string()).join("status");
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        for r in crate::probe::parse_process_status(&text) {
-            if let Some(name) = TREE_SUMMED.iter().find(|n| **n == r.metric) {
-                *sums.entry(name).or_default() += r.value;
+    let mut sums: Vec<(String, f64, Unit)> = Vec::new();
+    for (pid, readings) in read {
+        for r in readings {
+            if summed.is_none_or(|names| names.contains(&r.metric.as_str())) {
+                match sums.iter_mut().find(|s| s.0 == r.metric) {
+                    Some(s) => s.1 += r.value,
+                    None => sums.push((r.metric.clone(), r.value, r.unit)),
+                }
             }
             out.push(TimelinePoint {
                 t_s,
                 scope: Scope::Process(pid),
-                source: Source::Status,
+                source,
                 reading: r.metric,
                 value: r.value,
                 unit: r.unit,
             });
         }
     }
-    for name in TREE_SUMMED {
-        if let Some(&value) = sums.get(name) {
-            out.push(TimelinePoint {
+    if let Some(names) = summed {
+        sums.sort_by_key(|s| names.iter().position(|n| *n == s.0));
+    }
+    out.extend(
+        sums.into_iter()
+            .map(|(reading, value, unit)| TimelinePoint {
                 t_s,
                 scope: Scope::Tree,
-                source: Source::Status,
-                reading: name.into(),
+                source,
+                reading,
                 value,
-                unit: Unit::Bytes,
-            });
-        }
-    }
+                unit,
+            }),
+    );
     out
 }
 
@@ -280,6 +319,31 @@ mod tests {
     }
 
     #[test]
+    fn tree_sums_keep_the_named_order_or_the_order_first_read() {
+        let read = || {
+            vec![
+                (1, vec![Reading::bytes("b", 1), Reading::bytes("a", 2)]),
+                (2, vec![Reading::bytes("a", 10), Reading::bytes("c", 5)]),
+            ]
+        };
+        let tree = |points: Vec<TimelinePoint>| -> Vec<(String, f64)> {
+            points
+                .into_iter()
+                .filter(|p| p.scope == Scope::Tree)
+                .map(|p| (p.reading, p.value))
+                .collect()
+        };
+        let all = process_and_tree_points(Source::Pdh, 0.0, read(), None);
+        assert_eq!(all.len(), 4 + 3);
+        assert!(all.iter().all(|p| p.source == Source::Pdh));
+        let want = [("b", 1.0), ("a", 12.0), ("c", 5.0)].map(|(r, v)| (r.to_string(), v));
+        assert_eq!(tree(all), want);
+        let named = process_and_tree_points(Source::Status, 0.0, read(), Some(&["c", "a", "z"]));
+        let want = [("c", 5.0), ("a", 12.0)].map(|(r, v)| (r.to_string(), v));
+        assert_eq!(tree(named), want);
+    }
+
+    #[test]
     fn without_proc_the_tree_is_the_command_and_proc_is_unavailable() {
         let mut s = Sampler::with_proc(None);
         let points = s.sample(0.0, 77);
@@ -287,5 +351,67 @@ mod tests {
         assert_eq!(points.len(), 1);
         let status = s.unavailable.iter().find(|u| u.observer == Source::Status);
         assert!(status.is_some_and(|u| u.reason.contains("unavailable on this OS")));
+    }
+
+    /// Under Wine (the Windows cross-check) and on Windows: one sample of a child process's tree
+    /// with this machine's observers.
+    #[cfg(windows)]
+    #[test]
+    fn samples_a_child_tree_with_the_windows_observers() {
+        let mut child = std::process::Command::new("cmd")
+            .args(["/c", "ping", "-n", "3", "127.0.0.1"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("cmd starts");
+        let mut s = Sampler::for_this_machine();
+        // Until cmd has started ping (its child), at most 2 s.
+        let mut points = Vec::new();
+        for i in 0..20 {
+            points = s.sample(f64::from(i) * 0.1, child.id());
+            if value(&points, Scope::Tree, "processes").unwrap_or(0.0) >= 2.0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = child.wait();
+        for p in &points {
+            println!(
+                "{:?} {} {} = {}",
+                p.scope,
+                p.source.name(),
+                p.reading,
+                p.value
+            );
+        }
+        for u in &s.unavailable {
+            println!("unavailable: {}: {}", u.observer.name(), u.reason);
+        }
+        println!("notes: {:?}", s.notes);
+        assert!(value(&points, Scope::Tree, "processes").unwrap_or(0.0) >= 2.0);
+        let machine = |source, reading: &str| {
+            points
+                .iter()
+                .find(|p| p.scope == Scope::Machine && p.source == source && p.reading == reading)
+                .map(|p| p.value)
+        };
+        let charge = machine(Source::Commit, "commit_charge").expect("commit charge");
+        let limit = machine(Source::Commit, "commit_limit").expect("commit limit");
+        assert!(charge > 0.0 && limit >= charge, "{charge} of {limit}");
+        let budget = machine(Source::Dxgi, "nonlocal_budget").expect("DXGI NON_LOCAL budget");
+        let usage = machine(Source::Dxgi, "nonlocal_usage").expect("DXGI NON_LOCAL usage");
+        assert!(
+            usage >= 0.0 && usage <= budget.max(0.0),
+            "{usage} of {budget}"
+        );
+        if crate::probe::running_under_wine() {
+            let pdh = s.unavailable.iter().find(|u| u.observer == Source::Pdh);
+            let why = pdh
+                .map(|u| u.reason.as_str())
+                .expect("Wine has no GPU counters");
+            let process_counter = format!(r"\GPU Process Memory(pid_{}_*)", child.id());
+            assert!(why.contains(r"\GPU Adapter Memory(*)"), "{why}");
+            assert!(why.contains(&process_counter), "{why}");
+            assert!(points.iter().all(|p| p.source != Source::Pdh));
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The observed command's process tree: the command and every descendant alive now (DataLoader
-//! workers, Ollama's runners), found through `/proc/<pid>/stat` on Linux. A descendant whose
-//! parent exits is re-parented to init and leaves the tree; elsewhere the tree is the command
-//! alone.
+//! workers, Ollama's runners), found through `/proc/<pid>/stat` on Linux and a Toolhelp snapshot
+//! of every process's parent on Windows. On Linux a descendant whose parent exits is re-parented
+//! to init and leaves the tree; Windows keeps the exited parent's id, so there it stays in the
+//! tree while that id is not reused. Elsewhere the tree is the command alone.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -54,7 +54,10 @@ pub use nvml_settings::{NvmlSettings, fill_under_load_without_nvml, fill_without
 /// The named pipe `observe` receives the injection library's events on (Windows).
 #[cfg(windows)]
 pub use os::pipe;
-pub use os::{dxgi_adapters, fill_windows_settings, running_under_wine};
+pub use os::{
+    commit_observer, dxgi_adapters, dxgi_of_first_adapter, fill_windows_settings, pdh_of_adapters,
+    pdh_of_process, process_parents, running_under_wine,
+};
 pub use pin_limits::{PinBudget, PinLimits, Predictor, pin_budget};
 pub use procfs::{ProcfsObserver, parse_meminfo, parse_process_status, parse_status};
 

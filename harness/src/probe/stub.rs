@@ -15,8 +15,11 @@ pub fn running_under_wine() -> bool {
     false
 }
 
+/// Why a Windows-only observer is unavailable here.
+const WINDOWS_ONLY: &str = "Windows only (this is not a Windows build)";
+
 pub(super) fn observers(_luid: Option<[u8; 8]>) -> Vec<Box<dyn Observer>> {
-    let why = "Windows only (this is not a Windows build)";
+    let why = WINDOWS_ONLY;
     vec![
         Box::new(Unsupported::new(ObserverId::Dxgi, why)),
         Box::new(Unsupported::new(ObserverId::Pdh, why)),
@@ -40,4 +43,29 @@ pub fn dxgi_nonlocal(_luid: Option<[u8; 8]>) -> (Setting<Bytes>, Setting<Bytes>)
 pub fn commit_charge() -> (Setting<Bytes>, Setting<Bytes>) {
     let why = "Windows only (GetPerformanceInfo)";
     (Setting::unavailable(why), Setting::unavailable(why))
+}
+
+/// PDH exists only on Windows.
+pub fn pdh_of_process(_pid: u32) -> Box<dyn Observer> {
+    Box::new(Unsupported::new(ObserverId::Pdh, WINDOWS_ONLY))
+}
+
+/// PDH exists only on Windows.
+pub fn pdh_of_adapters() -> Box<dyn Observer> {
+    Box::new(Unsupported::new(ObserverId::Pdh, WINDOWS_ONLY))
+}
+
+/// DXGI exists only on Windows.
+pub fn dxgi_of_first_adapter() -> Box<dyn Observer> {
+    Box::new(Unsupported::new(ObserverId::Dxgi, WINDOWS_ONLY))
+}
+
+/// The commit charge of `GetPerformanceInfo` exists only on Windows.
+pub fn commit_observer() -> Box<dyn Observer> {
+    Box::new(Unsupported::new(ObserverId::Process, WINDOWS_ONLY))
+}
+
+/// The process list of a Toolhelp snapshot exists only on Windows (Linux has `/proc`).
+pub fn process_parents() -> Option<Result<Vec<(u32, u32)>, String>> {
+    None
 }

@@ -42,6 +42,15 @@ impl Series {
             (Source::Nvml, "device_free") => {
                 "free GPU memory (NVML; what cudaMemGetInfo calls free)"
             }
+            (Source::Pdh, "process_dedicated") => "dedicated GPU memory",
+            (Source::Pdh, "process_shared") => "shared GPU memory",
+            (Source::Pdh, "process_total_committed") => "GPU memory committed",
+            (Source::Pdh, "adapter_dedicated") => "dedicated GPU memory of the adapters",
+            (Source::Pdh, "adapter_shared") => "shared GPU memory of the adapters",
+            (Source::Dxgi, "nonlocal_budget") => "DXGI shared (NON_LOCAL) budget",
+            (Source::Dxgi, "nonlocal_usage") => "DXGI shared (NON_LOCAL) usage of pinscope itself",
+            (Source::Commit, "commit_charge") => "commit charge",
+            (Source::Commit, "commit_limit") => "commit limit",
             (Source::Tree, "processes") => "processes in the tree",
             _ => "",
         };
@@ -111,12 +120,21 @@ pub fn series_of(points: &[TimelinePoint]) -> Vec<Series> {
     out
 }
 
-/// `/proc/<pid>/status` readings in the order readers look at them; others after, by name.
+/// `/proc/<pid>/status` and PDH readings in the order readers look at them; others after, by
+/// name.
 fn reading_rank(reading: &str) -> usize {
-    ["vm_rss", "rss_shmem", "vm_lck", "vm_pin"]
-        .iter()
-        .position(|r| *r == reading)
-        .unwrap_or(usize::MAX)
+    [
+        "vm_rss",
+        "rss_shmem",
+        "vm_lck",
+        "vm_pin",
+        "process_shared",
+        "process_dedicated",
+        "process_total_committed",
+    ]
+    .iter()
+    .position(|r| *r == reading)
+    .unwrap_or(usize::MAX)
 }
 
 /// The command as a shell would take it back: arguments with spaces or quotes in single quotes.
@@ -222,7 +240,7 @@ fn plots(series: &[Series]) -> Vec<Figure> {
             };
             let y = if bytes { "MiB" } else { "count" };
             let svg = chart::lines(&title, "s since the command started", y, &lines, &[], XAxis::Linear);
-            let caption = "Each line is one reading of this observer, summed over the command's process tree (or the machine's, for MemAvailable and the cgroup), at every sample.".to_string();
+            let caption = "Each line is one reading of this observer, summed over the command's process tree (or the machine's, for MemAvailable, the cgroup, the adapters, DXGI and the commit charge), at every sample.".to_string();
             Figure::from_svg(title, caption, svg, chart::plot_kind("observed-timeline"))
         })
         .collect()
@@ -234,6 +252,9 @@ fn source_title(s: Source) -> &'static str {
         Source::Meminfo => "/proc/meminfo",
         Source::Cgroup => "The cgroup",
         Source::Nvml => "NVML device memory of the tree",
+        Source::Pdh => "GPU memory of the tree and the adapters (PDH, as Task Manager shows it)",
+        Source::Dxgi => "DXGI shared (NON_LOCAL) segment",
+        Source::Commit => "The commit charge",
         Source::Tree => "Processes in the tree",
     }
 }

@@ -59,16 +59,30 @@ pub enum Source {
     Cgroup,
     /// NVML's device memory per process: `process_used`.
     Nvml,
+    /// Windows' `GPU Process Memory` performance counters per process (Task Manager's dedicated
+    /// and shared GPU memory): `process_dedicated`, `process_shared`, `process_total_committed`;
+    /// and the adapters' `GPU Adapter Memory`, machine-wide: `adapter_dedicated`,
+    /// `adapter_shared`.
+    Pdh,
+    /// DXGI's NON_LOCAL (shared) segment, machine-wide: `nonlocal_budget` (the adapter's),
+    /// `nonlocal_usage` (pinscope's own: DXGI answers for the calling process).
+    Dxgi,
+    /// Windows' commit charge and commit limit (`GetPerformanceInfo`): `commit_charge`,
+    /// `commit_limit`.
+    Commit,
     /// The process tree itself: `processes` (a count).
     Tree,
 }
 
 impl Source {
-    pub const ALL: [Source; 5] = [
+    pub const ALL: [Source; 8] = [
         Source::Status,
         Source::Meminfo,
         Source::Cgroup,
         Source::Nvml,
+        Source::Pdh,
+        Source::Dxgi,
+        Source::Commit,
         Source::Tree,
     ];
 
@@ -78,6 +92,9 @@ impl Source {
             Source::Meminfo => "meminfo",
             Source::Cgroup => "cgroup",
             Source::Nvml => "nvml",
+            Source::Pdh => "pdh",
+            Source::Dxgi => "dxgi",
+            Source::Commit => "commit",
             Source::Tree => "tree",
         }
     }
@@ -344,6 +361,42 @@ mod tests {
         .expect("write");
         let e = read_timeline(&path).expect_err("bad time");
         assert!(e.to_string().contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn every_source_has_its_own_name_and_round_trips_through_the_csv() {
+        for s in Source::ALL {
+            assert_eq!(Source::from_name(s.name()), Some(s));
+        }
+        let names: std::collections::BTreeSet<_> = Source::ALL.map(Source::name).into();
+        assert_eq!(names.len(), Source::ALL.len());
+        let d = tempfile::tempdir().expect("dir");
+        let path = d.path().join("w.timeline.csv");
+        let policy = super::super::OutputPolicy::default();
+        let mut w = TimelineWriter::create(&policy, &path).expect("create");
+        let windows = |source, scope, reading: &str, value| TimelinePoint {
+            source,
+            ..p(1.5, scope, reading, value)
+        };
+        let points = vec![
+            windows(Source::Pdh, Scope::Process(4242), "process_shared", 4096.0),
+            windows(Source::Pdh, Scope::Tree, "process_shared", 4096.0),
+            windows(Source::Pdh, Scope::Machine, "adapter_shared", 8192.0),
+            windows(Source::Dxgi, Scope::Machine, "nonlocal_budget", 1e10),
+            windows(Source::Commit, Scope::Machine, "commit_charge", 2e9),
+        ];
+        w.write(&points).expect("write");
+        drop(w);
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(
+            text.contains("1.500,4242,pdh,process_shared,4096,bytes"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1.500,,commit,commit_charge,2000000000,bytes"),
+            "{text}"
+        );
+        assert_eq!(read_timeline(&path).expect("read back"), points);
     }
 
     #[test]

@@ -4,6 +4,12 @@
 //!
 //! The adapter is matched to CUDA's by LUID; without a LUID, the first adapter that is not the
 //! software (WARP) adapter is used, so it also answers under Wine.
+//!
+//! `QueryVideoMemoryInfo` reports for the calling process — pinscope — only: the budget is the
+//! adapter's (what WDDM would let a process use), but the usage is pinscope's own, never another
+//! process's. This is why `observe` reads the observed processes' usage from PDH's `GPU Process
+//! Memory` counters and takes from DXGI only the NON_LOCAL budget (and pinscope's own usage, as a
+//! check that pinscope itself holds none).
 
 use super::super::{DxgiAdapter, Observer, Reading};
 use super::luid_bytes;

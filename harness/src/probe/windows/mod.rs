@@ -25,6 +25,32 @@ pub(super) fn observers(luid: Option<[u8; 8]>) -> Vec<Box<dyn Observer>> {
     ]
 }
 
+/// GPU memory of process `pid` by Task Manager's counters (PDH `process_*`, summed over adapters).
+pub fn pdh_of_process(pid: u32) -> Box<dyn Observer> {
+    pdh::PdhObserver::for_process(pid, None)
+}
+
+/// The adapters' GPU memory by Task Manager's counters (PDH `adapter_*`), machine-wide.
+pub fn pdh_of_adapters() -> Box<dyn Observer> {
+    pdh::PdhObserver::adapters(None)
+}
+
+/// DXGI's view of the first hardware adapter (what [`dxgi::DxgiObserver`] reads).
+pub fn dxgi_of_first_adapter() -> Box<dyn Observer> {
+    dxgi::DxgiObserver::open(None)
+}
+
+/// The machine's commit charge and limit (`commit_charge`, `commit_limit`).
+pub fn commit_observer() -> Box<dyn Observer> {
+    Box::new(process::CommitObserver)
+}
+
+/// `(pid, parent pid)` of every process alive now; `None` where the OS has no such list (it
+/// does here).
+pub fn process_parents() -> Option<Result<Vec<(u32, u32)>, String>> {
+    Some(process::ffi_process_parents())
+}
+
 /// True when this Windows binary runs under Wine (ntdll exports `wine_get_version`).
 pub fn running_under_wine() -> bool {
     ffi_has_export("ntdll.dll", "wine_get_version")

@@ -2,12 +2,16 @@
 //! on any display language): `\GPU Process Memory(pid_<pid>_*)\Dedicated Usage`,
 //! `Shared Usage`, `Total Committed`, and `\GPU Adapter Memory(*)\Dedicated Usage` /
 //! `Shared Usage`. Instances (`pid_<pid>_luid_0x…_0x…_phys_0`) are summed, restricted to the
-//! CUDA device's LUID when one is known.
+//! CUDA device's LUID when one is known. The process counters are read for pinscope itself
+//! ([`PdhObserver::open`]) or for another process ([`PdhObserver::for_process`], what `observe`
+//! reads for each process of the observed tree); the adapter counters alone are
+//! [`PdhObserver::adapters`].
 //!
-//! Wine has no GPU counters and no `PdhGetFormattedCounterArrayW`; calling a missing import aborts
-//! the process there. So every PDH export is looked up first, any counter that cannot be added
-//! makes the observer unavailable (with the PDH status in hex), and the array call is only ever
-//! made on a query whose counters were all added.
+//! Wine has no GPU counters (`PdhAddEnglishCounterW` fails) and may lack
+//! `PdhGetFormattedCounterArrayW`; calling a missing import aborts the process there. So every
+//! PDH export is looked up before it is first called, any counter that cannot be added makes the
+//! observer unavailable (naming the counter, with the PDH status in hex), and the array call is
+//! only ever made on a query whose counters were all added.
 
 use super::super::{Observer, Reading};
 use super::{ffi_has_export, luid_instance_tag};
@@ -19,33 +23,47 @@ use windows::Win32::System::Performance::{
 };
 use windows::core::{HSTRING, PCWSTR};
 
-const EXPORTS: &[&str] = &[
-    "PdhOpenQueryW",
-    "PdhAddEnglishCounterW",
-    "PdhCollectQueryData",
-    "PdhGetFormattedCounterArrayW",
-    "PdhCloseQuery",
-];
+/// The exports called to open a query and add its counters.
+const OPEN_EXPORTS: &[&str] = &["PdhOpenQueryW", "PdhAddEnglishCounterW", "PdhCloseQuery"];
+/// The exports called to read a query whose counters were all added.
+const READ_EXPORTS: &[&str] = &["PdhCollectQueryData", "PdhGetFormattedCounterArrayW"];
 
-/// `(metric, counter path)`; `{pid}` is replaced by this process's id.
-const COUNTERS: &[(&str, &str)] = &[
+/// Whose memory a counter counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Of {
+    /// One process (`{pid}` in the path).
+    Process,
+    /// Every process on the adapters: machine-wide.
+    Adapter,
+}
+
+/// `(metric, counter path, whose)`; `{pid}` is replaced by the process's id.
+const COUNTERS: &[(&str, &str, Of)] = &[
     (
         "process_dedicated",
         r"\GPU Process Memory(pid_{pid}_*)\Dedicated Usage",
+        Of::Process,
     ),
     (
         "process_shared",
         r"\GPU Process Memory(pid_{pid}_*)\Shared Usage",
+        Of::Process,
     ),
     (
         "process_total_committed",
         r"\GPU Process Memory(pid_{pid}_*)\Total Committed",
+        Of::Process,
     ),
     (
         "adapter_dedicated",
         r"\GPU Adapter Memory(*)\Dedicated Usage",
+        Of::Adapter,
     ),
-    ("adapter_shared", r"\GPU Adapter Memory(*)\Shared Usage"),
+    (
+        "adapter_shared",
+        r"\GPU Adapter Memory(*)\Shared Usage",
+        Of::Adapter,
+    ),
 ];
 
 /// A PDH status code with its name where pinscope knows it.
@@ -62,7 +80,7 @@ fn status_text(code: u32) -> String {
     format!("0x{code:08X}{name}")
 }
 
-/// An open PDH query with all of [`COUNTERS`] added.
+/// An open PDH query with the [`COUNTERS`] asked for added.
 struct Query {
     query: PDH_HQUERY,
     counters: Vec<(&'static str, PDH_HCOUNTER)>,
@@ -84,12 +102,14 @@ fn ffi_close(query: PDH_HQUERY) {
     let _ = unsafe { PdhCloseQuery(query) };
 }
 
-fn ffi_open(pid: u32) -> Result<Query, String> {
-    if let Some(missing) = EXPORTS.iter().find(|e| !ffi_has_export("pdh.dll", e)) {
+/// A query of the [`COUNTERS`] of `whose`, for process `pid`.
+fn ffi_open(pid: u32, whose: &[Of]) -> Result<Query, String> {
+    if let Some(missing) = OPEN_EXPORTS.iter().find(|e| !ffi_has_export("pdh.dll", e)) {
         return Err(format!("pdh.dll lacks {missing} (Wine?)"));
     }
     let mut query = PDH_HQUERY::default();
-    // SAFETY: a null data source means real-time data; `query` is a writable handle slot.
+    // SAFETY: a null data source means real-time data; `query` is a writable handle slot; the
+    // export exists (checked above).
     let st = unsafe { PdhOpenQueryW(PCWSTR::null(), 0, &mut query) };
     if st != 0 {
         return Err(format!("PdhOpenQueryW failed: {}", status_text(st)));
@@ -98,7 +118,7 @@ fn ffi_open(pid: u32) -> Result<Query, String> {
         query,
         counters: Vec::new(),
     };
-    for (metric, path) in COUNTERS {
+    for (metric, path, _) in COUNTERS.iter().filter(|c| whose.contains(&c.2)) {
         let path = path.replace("{pid}", &pid.to_string());
         let wide = HSTRING::from(path.as_str());
         let mut counter = PDH_HCOUNTER::default();
@@ -112,6 +132,9 @@ fn ffi_open(pid: u32) -> Result<Query, String> {
             ));
         }
         q.counters.push((metric, counter));
+    }
+    if let Some(missing) = READ_EXPORTS.iter().find(|e| !ffi_has_export("pdh.dll", e)) {
+        return Err(format!("pdh.dll lacks {missing} (Wine?)"));
     }
     Ok(q)
 }
@@ -179,12 +202,27 @@ pub struct PdhObserver {
 }
 
 impl PdhObserver {
-    /// This process's GPU memory counters (of the adapter with `luid`, or summed over all);
-    /// unavailable, with the reason, when the query cannot be opened.
+    /// This process's GPU memory counters and the adapters' (of the adapter with `luid`, or
+    /// summed over all); unavailable, with the reason, when the query cannot be opened.
     pub fn open(luid: Option<[u8; 8]>) -> Box<dyn Observer> {
+        Self::of(std::process::id(), &[Of::Process, Of::Adapter], luid)
+    }
+
+    /// Process `pid`'s GPU memory counters alone (`process_*`).
+    pub fn for_process(pid: u32, luid: Option<[u8; 8]>) -> Box<dyn Observer> {
+        Self::of(pid, &[Of::Process], luid)
+    }
+
+    /// The adapters' GPU memory counters alone (`adapter_*`), machine-wide.
+    pub fn adapters(luid: Option<[u8; 8]>) -> Box<dyn Observer> {
+        Self::of(std::process::id(), &[Of::Adapter], luid)
+    }
+
+    fn of(pid: u32, whose: &[Of], luid: Option<[u8; 8]>) -> Box<dyn Observer> {
         let luid_tag = luid.map(luid_instance_tag);
-        super::super::opened(ObserverId::Pdh, ffi_open(std::process::id()), |query| {
-            PdhObserver { query, luid_tag }
+        super::super::opened(ObserverId::Pdh, ffi_open(pid, whose), |query| PdhObserver {
+            query,
+            luid_tag,
         })
     }
 }
@@ -240,6 +278,28 @@ mod tests {
         }
         if super::super::running_under_wine() {
             assert!(o.unavailable().is_some(), "Wine has no GPU counters");
+        }
+    }
+
+    #[test]
+    fn another_process_is_unavailable_under_wine_naming_the_counter() {
+        let mut child = std::process::Command::new("cmd")
+            .args(["/c", "ping", "-n", "2", "127.0.0.1"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("cmd starts");
+        let o = PdhObserver::for_process(child.id(), None);
+        let adapters = PdhObserver::adapters(None);
+        let _ = child.wait();
+        if super::super::running_under_wine() {
+            let why = o.unavailable().expect("Wine has no GPU counters");
+            println!("pdh of process {}: {why}", child.id());
+            assert!(
+                why.contains(&format!(r"\GPU Process Memory(pid_{}_*)", child.id())),
+                "{why}"
+            );
+            let why = adapters.unavailable().expect("Wine has no GPU counters");
+            assert!(why.contains(r"\GPU Adapter Memory(*)"), "{why}");
         }
     }
 

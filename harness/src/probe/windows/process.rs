@@ -1,10 +1,16 @@
 //! `process`: this process's memory counters (`GetProcessMemoryInfo`,
 //! `PROCESS_MEMORY_COUNTERS_EX`): working set (Task Manager's "memory") and private usage (commit).
-//! Wine leaves `PrivateUsage` at 0; real Windows fills it.
+//! Wine leaves `PrivateUsage` at 0; real Windows fills it. Also the machine's commit charge and
+//! limit (`GetPerformanceInfo`) and every process's parent (a Toolhelp snapshot), which
+//! `observe` reads.
 
 use super::super::{Observer, Reading};
 use crate::accounting::ObserverId;
 use crate::platform::{Bytes, Setting, Source};
+use windows::Win32::Foundation::{CloseHandle, HANDLE};
+use windows::Win32::System::Diagnostics::ToolHelp::{
+    CreateToolhelp32Snapshot, PROCESSENTRY32W, Process32FirstW, Process32NextW, TH32CS_SNAPPROCESS,
+};
 use windows::Win32::System::ProcessStatus::{
     GetPerformanceInfo, GetProcessMemoryInfo, PERFORMANCE_INFORMATION, PROCESS_MEMORY_COUNTERS,
     PROCESS_MEMORY_COUNTERS_EX,
@@ -48,19 +54,85 @@ fn ffi_performance_info() -> Result<PERFORMANCE_INFORMATION, String> {
 }
 
 /// The system commit limit and commit charge, in bytes (`GetPerformanceInfo` counts pages).
+fn commit_bytes(p: &PERFORMANCE_INFORMATION) -> (Bytes, Bytes) {
+    let bytes = |pages: usize| Bytes((pages as u64).saturating_mul(p.PageSize as u64));
+    (bytes(p.CommitLimit), bytes(p.CommitTotal))
+}
+
+/// The system commit limit and commit charge.
 pub fn commit_charge() -> (Setting<Bytes>, Setting<Bytes>) {
     match ffi_performance_info() {
         Ok(p) => {
-            let bytes = |pages: usize| Bytes((pages as u64).saturating_mul(p.PageSize as u64));
+            let (limit, total) = commit_bytes(&p);
             let source =
                 |field: &str| Source::Win32(format!("GetPerformanceInfo {field} × PageSize"));
             (
-                Setting::known(bytes(p.CommitLimit), source("CommitLimit")),
-                Setting::known(bytes(p.CommitTotal), source("CommitTotal")),
+                Setting::known(limit, source("CommitLimit")),
+                Setting::known(total, source("CommitTotal")),
             )
         }
         Err(why) => (Setting::unavailable(why.clone()), Setting::unavailable(why)),
     }
+}
+
+/// The machine's commit charge and commit limit at each read (`commit_charge`,
+/// `commit_limit`), what Task Manager shows as "Committed".
+pub struct CommitObserver;
+
+impl Observer for CommitObserver {
+    fn id(&self) -> ObserverId {
+        ObserverId::Process
+    }
+
+    fn unavailable(&self) -> Option<String> {
+        (!super::ffi_has_export("psapi.dll", "GetPerformanceInfo"))
+            .then(|| "psapi.dll has no GetPerformanceInfo here".into())
+    }
+
+    fn read(&mut self) -> Result<Vec<Reading>, String> {
+        let (limit, total) = commit_bytes(&ffi_performance_info()?);
+        Ok(vec![
+            Reading::bytes("commit_charge", total.0),
+            Reading::bytes("commit_limit", limit.0),
+        ])
+    }
+}
+
+/// A Toolhelp snapshot handle, closed on drop.
+struct Snapshot(HANDLE);
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        ffi_close_snapshot(self.0);
+    }
+}
+
+fn ffi_close_snapshot(h: HANDLE) {
+    // SAFETY: the handle came from CreateToolhelp32Snapshot and is closed exactly once (by the
+    // `Snapshot` owning it). The status is ignored: nothing to do about it.
+    let _ = unsafe { CloseHandle(h) };
+}
+
+/// `(pid, parent pid)` of every process alive now. A parent id may name a process that has
+/// exited, or a later one given the same id: Windows does not re-parent orphans.
+pub fn ffi_process_parents() -> Result<Vec<(u32, u32)>, String> {
+    // SAFETY: no preconditions; a valid handle is returned or the call fails.
+    let snap = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0) }
+        .map(Snapshot)
+        .map_err(|e| format!("CreateToolhelp32Snapshot: {e}"))?;
+    let mut entry = PROCESSENTRY32W {
+        dwSize: size_of::<PROCESSENTRY32W>() as u32,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    // SAFETY: `snap.0` is an open process snapshot; `entry` is writable with `dwSize` set.
+    let mut more = unsafe { Process32FirstW(snap.0, &raw mut entry) }.is_ok();
+    while more {
+        out.push((entry.th32ProcessID, entry.th32ParentProcessID));
+        // SAFETY: as above; the snapshot stays open until `snap` drops after the loop.
+        more = unsafe { Process32NextW(snap.0, &raw mut entry) }.is_ok();
+    }
+    Ok(out)
 }
 
 impl Observer for ProcessObserver {
@@ -94,5 +166,18 @@ mod tests {
             .map_or(0.0, |r| r.value);
         println!("process readings: {r:?}");
         assert!(ws > 0.0, "{r:?}");
+    }
+
+    #[test]
+    fn commit_charge_is_below_its_limit_and_parents_include_ours() {
+        let mut o = CommitObserver;
+        assert!(o.unavailable().is_none());
+        let r = o.read().expect("GetPerformanceInfo");
+        let get = |m: &str| r.iter().find(|r| r.metric == m).map_or(0.0, |r| r.value);
+        println!("commit readings: {r:?}");
+        assert!(get("commit_charge") > 0.0, "{r:?}");
+        assert!(get("commit_limit") >= get("commit_charge"), "{r:?}");
+        let parents = ffi_process_parents().expect("Toolhelp snapshot");
+        assert!(parents.iter().any(|(pid, _)| *pid == std::process::id()));
     }
 }

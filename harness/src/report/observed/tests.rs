@@ -282,3 +282,83 @@ fn compare_shows_a_pin_that_went_away_as_its_change() {
     );
     assert!(c.html().contains("<th>B − A</th>"));
 }
+
+/// A SYNTHETIC Windows timeline: the 1 GiB pin of [`events`] seen as shared GPU memory of the
+/// tree and of the adapters, and in the commit charge; DXGI's budget flat.
+fn windows_timeline() -> Vec<TimelinePoint> {
+    let gib = (1u64 << 30) as f64;
+    let mut out = Vec::new();
+    for (i, held) in [0.0, 0.0, gib, gib, 0.0].into_iter().enumerate() {
+        let t = 1.6 * i as f64;
+        out.push(point(t, Scope::Tree, Source::Tree, "processes", 1.0));
+        out.push(point(
+            t,
+            Scope::Process(9),
+            Source::Pdh,
+            "process_shared",
+            held,
+        ));
+        out.push(point(t, Scope::Tree, Source::Pdh, "process_shared", held));
+        out.push(point(t, Scope::Tree, Source::Pdh, "process_dedicated", 0.0));
+        let adapter = 2.0 * gib + held;
+        out.push(point(
+            t,
+            Scope::Machine,
+            Source::Pdh,
+            "adapter_shared",
+            adapter,
+        ));
+        out.push(point(
+            t,
+            Scope::Machine,
+            Source::Dxgi,
+            "nonlocal_budget",
+            16.0 * gib,
+        ));
+        let charge = 20.0 * gib + held;
+        out.push(point(
+            t,
+            Scope::Machine,
+            Source::Commit,
+            "commit_charge",
+            charge,
+        ));
+        out.push(point(
+            t,
+            Scope::Machine,
+            Source::Commit,
+            "commit_limit",
+            64.0 * gib,
+        ));
+    }
+    out
+}
+
+#[test]
+fn on_windows_the_answer_names_shared_gpu_memory_and_the_commit_charge() {
+    let series = series_of(&windows_timeline());
+    let mut s = injected_sidecar();
+    s.unavailable = vec![Unavailable {
+        observer: Source::Status,
+        reason: "unavailable on this OS: Windows has no /proc/<pid>/status".into(),
+    }];
+    let all = observed_answer(&s, &series, &events()).join("\n");
+    for want in [
+        "shared GPU memory peaked at 1 GiB at 3.2 s (+1 GiB from its first reading).",
+        "shared GPU memory of the adapters peaked at 3 GiB at 3.2 s (+1 GiB",
+        "commit charge peaked at 21 GiB at 3.2 s (+1 GiB",
+        "dedicated GPU memory stayed at 0 B.",
+        "from the sample before it to the one after: shared GPU memory +1 GiB, dedicated GPU memory +0 B, shared GPU memory of the adapters +1 GiB, DXGI shared (NON_LOCAL) budget +0 B, commit charge +1 GiB, commit limit +0 B.",
+    ] {
+        assert!(all.contains(want), "missing {want:?} in:\n{all}");
+    }
+    let html = observed_page(&s, &windows_timeline(), &events(), "observed");
+    assert_eq!(html.matches("data-plot=\"observed-timeline\"").count(), 4);
+    for title in [
+        "Task Manager",
+        "DXGI shared (NON_LOCAL) segment",
+        "The commit charge",
+    ] {
+        assert!(html.contains(title), "{title}");
+    }
+}
