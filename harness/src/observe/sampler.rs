@@ -4,7 +4,7 @@
 //! share; on Windows, Task Manager's GPU memory counters and the commit charge ([`WddmObservers`]).
 //! An observer that cannot run here is listed once with the reason.
 
-use super::tree::{ProcTree, descendants};
+use super::tree::{ProcTree, descendants, process_and_tree_points};
 use super::wddm::WddmObservers;
 use crate::probe::{CgroupObserver, NvmlProcesses, Observer, Reading, Unit};
 use crate::results::{Scope, Source, TimelinePoint, Unavailable};
@@ -160,52 +160,6 @@ fn status_points(proc_root: &Path, pids: &[u32], t_s: f64) -> Vec<TimelinePoint>
     process_and_tree_points(Source::Status, t_s, read, Some(&TREE_SUMMED))
 }
 
-/// Each process's readings of `source`, then their sums over the tree: of the readings named in
-/// `summed`, in its order, or (`None`) of every reading, in the order first read. A sum is
-/// written only for a reading some process had.
-pub(super) fn process_and_tree_points(
-    source: Source,
-    t_s: f64,
-    read: Vec<(u32, Vec<Reading>)>,
-    summed: Option<&[&str]>,
-) -> Vec<TimelinePoint> {
-    let mut out = Vec::new();
-    let mut sums: Vec<(String, f64, Unit)> = Vec::new();
-    for (pid, readings) in read {
-        for r in readings {
-            if summed.is_none_or(|names| names.contains(&r.metric.as_str())) {
-                match sums.iter_mut().find(|s| s.0 == r.metric) {
-                    Some(s) => s.1 += r.value,
-                    None => sums.push((r.metric.clone(), r.value, r.unit)),
-                }
-            }
-            out.push(TimelinePoint {
-                t_s,
-                scope: Scope::Process(pid),
-                source,
-                reading: r.metric,
-                value: r.value,
-                unit: r.unit,
-            });
-        }
-    }
-    if let Some(names) = summed {
-        sums.sort_by_key(|s| names.iter().position(|n| *n == s.0));
-    }
-    out.extend(
-        sums.into_iter()
-            .map(|(reading, value, unit)| TimelinePoint {
-                t_s,
-                scope: Scope::Tree,
-                source,
-                reading,
-                value,
-                unit,
-            }),
-    );
-    out
-}
-
 fn meminfo_points(proc_root: &Path, t_s: f64, notes: &mut Vec<String>) -> Vec<TimelinePoint> {
     let path = proc_root.join("meminfo");
     let text = match std::fs::read_to_string(&path) {
@@ -316,31 +270,6 @@ mod tests {
         );
         assert_eq!(s.max_processes, 2);
         assert!(s.unavailable.is_empty(), "{:?}", s.unavailable);
-    }
-
-    #[test]
-    fn tree_sums_keep_the_named_order_or_the_order_first_read() {
-        let read = || {
-            vec![
-                (1, vec![Reading::bytes("b", 1), Reading::bytes("a", 2)]),
-                (2, vec![Reading::bytes("a", 10), Reading::bytes("c", 5)]),
-            ]
-        };
-        let tree = |points: Vec<TimelinePoint>| -> Vec<(String, f64)> {
-            points
-                .into_iter()
-                .filter(|p| p.scope == Scope::Tree)
-                .map(|p| (p.reading, p.value))
-                .collect()
-        };
-        let all = process_and_tree_points(Source::Pdh, 0.0, read(), None);
-        assert_eq!(all.len(), 4 + 3);
-        assert!(all.iter().all(|p| p.source == Source::Pdh));
-        let want = [("b", 1.0), ("a", 12.0), ("c", 5.0)].map(|(r, v)| (r.to_string(), v));
-        assert_eq!(tree(all), want);
-        let named = process_and_tree_points(Source::Status, 0.0, read(), Some(&["c", "a", "z"]));
-        let want = [("c", 5.0), ("a", 12.0)].map(|(r, v)| (r.to_string(), v));
-        assert_eq!(tree(named), want);
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! to init and leaves the tree; Windows keeps the exited parent's id, so there it stays in the
 //! tree while that id is not reused. Elsewhere the tree is the command alone.
 
+use crate::probe::{Reading, Unit};
+use crate::results::{Scope, Source, TimelinePoint};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -74,6 +76,52 @@ pub fn descendants(root: u32, parents: &[(u32, u32)]) -> Vec<u32> {
     out
 }
 
+/// Each process's readings of `source`, then their sums over the tree: of the readings named in
+/// `summed`, in its order, or (`None`) of every reading, in the order first read. A sum is
+/// written only for a reading some process had.
+pub(super) fn process_and_tree_points(
+    source: Source,
+    t_s: f64,
+    read: Vec<(u32, Vec<Reading>)>,
+    summed: Option<&[&str]>,
+) -> Vec<TimelinePoint> {
+    let mut out = Vec::new();
+    let mut sums: Vec<(String, f64, Unit)> = Vec::new();
+    for (pid, readings) in read {
+        for r in readings {
+            if summed.is_none_or(|names| names.contains(&r.metric.as_str())) {
+                match sums.iter_mut().find(|s| s.0 == r.metric) {
+                    Some(s) => s.1 += r.value,
+                    None => sums.push((r.metric.clone(), r.value, r.unit)),
+                }
+            }
+            out.push(TimelinePoint {
+                t_s,
+                scope: Scope::Process(pid),
+                source,
+                reading: r.metric,
+                value: r.value,
+                unit: r.unit,
+            });
+        }
+    }
+    if let Some(names) = summed {
+        sums.sort_by_key(|s| names.iter().position(|n| *n == s.0));
+    }
+    out.extend(
+        sums.into_iter()
+            .map(|(reading, value, unit)| TimelinePoint {
+                t_s,
+                scope: Scope::Tree,
+                source,
+                reading,
+                value,
+                unit,
+            }),
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +153,30 @@ mod tests {
         }
         std::fs::create_dir_all(d.path().join("self")).expect("self");
         assert_eq!(ProcTree::new(d.path()).of(5), vec![5, 6, 7]);
+    }
+
+    #[test]
+    fn tree_sums_keep_the_named_order_or_the_order_first_read() {
+        let read = || {
+            vec![
+                (1, vec![Reading::bytes("b", 1), Reading::bytes("a", 2)]),
+                (2, vec![Reading::bytes("a", 10), Reading::bytes("c", 5)]),
+            ]
+        };
+        let tree = |points: Vec<TimelinePoint>| -> Vec<(String, f64)> {
+            points
+                .into_iter()
+                .filter(|p| p.scope == Scope::Tree)
+                .map(|p| (p.reading, p.value))
+                .collect()
+        };
+        let all = process_and_tree_points(Source::Pdh, 0.0, read(), None);
+        assert_eq!(all.len(), 4 + 3);
+        assert!(all.iter().all(|p| p.source == Source::Pdh));
+        let want = [("b", 1.0), ("a", 12.0), ("c", 5.0)].map(|(r, v)| (r.to_string(), v));
+        assert_eq!(tree(all), want);
+        let named = process_and_tree_points(Source::Status, 0.0, read(), Some(&["c", "a", "z"]));
+        let want = [("c", 5.0), ("a", 12.0)].map(|(r, v)| (r.to_string(), v));
+        assert_eq!(tree(named), want);
     }
 }

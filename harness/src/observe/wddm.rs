@@ -6,7 +6,7 @@
 //! Where an observer cannot run (any OS but Windows; PDH under Wine, which has no GPU counters),
 //! it is listed unavailable once, with the reason, and the others go on.
 
-use super::sampler::process_and_tree_points;
+use super::tree::process_and_tree_points;
 use crate::probe::{Observer, Reading};
 use crate::results::{Scope, Source, TimelinePoint, Unavailable};
 use std::collections::BTreeMap;
