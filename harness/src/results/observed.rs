@@ -399,6 +399,17 @@ mod tests {
         assert_eq!(read_timeline(&path).expect("read back"), points);
     }
 
+    /// `docs/observe.md`'s table of what `observe` records has a row for every source.
+    #[test]
+    fn the_docs_table_names_every_source() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/observe.md");
+        let doc = std::fs::read_to_string(path).expect("docs/observe.md is readable");
+        for s in Source::ALL {
+            let row = format!("\n| `{}`: ", s.name());
+            assert!(doc.contains(&row), "docs/observe.md has no row {row:?}");
+        }
+    }
+
     #[test]
     fn exit_status_is_the_shells() {
         assert_eq!(Ending::Exit { code: 7 }.exit_status(), 7);
