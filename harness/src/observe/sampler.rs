@@ -45,7 +45,11 @@ impl Sampler {
             Ok(n) => s.nvml = Some(n),
             Err(why) => s.unavailable.push(unavailable(Source::Nvml, why)),
         }
-        s.wddm = Some(WddmObservers::for_this_machine(&mut s.unavailable));
+        // Only Windows has them; elsewhere they are not listed as missing (nothing there shows
+        // Task Manager's numbers).
+        if cfg!(windows) {
+            s.wddm = Some(WddmObservers::for_this_machine(&mut s.unavailable));
+        }
         s
     }
 

@@ -3,8 +3,8 @@
 //! and summed over it; PDH's `GPU Adapter Memory` (dedicated, shared) and DXGI's NON_LOCAL budget
 //! and usage for the machine; and the commit charge and limit. DXGI answers for the calling
 //! process only, so its usage is pinscope's own: the observed processes' usage is PDH's.
-//! Where an observer cannot run (any OS but Windows; PDH under Wine, which has no GPU counters),
-//! it is listed unavailable once, with the reason, and the others go on.
+//! Where an observer cannot run (PDH under Wine, which has no GPU counters), it is listed
+//! unavailable once, with the reason, and the others go on. Only Windows builds sample them.
 
 use super::tree::process_and_tree_points;
 use crate::probe::{Observer, Reading};
@@ -127,7 +127,10 @@ impl WddmObservers {
             if let Some(reason) = o.unavailable() {
                 // One entry for PDH: the adapters' counters may have failed already.
                 match unavailable.iter_mut().find(|u| u.observer == Source::Pdh) {
-                    Some(u) => u.reason = format!("{}; per process: {reason}", u.reason),
+                    Some(u) if u.reason != reason => {
+                        u.reason = format!("{}; per process: {reason}", u.reason);
+                    }
+                    Some(_) => {}
                     None => unavailable.push(Unavailable {
                         observer: Source::Pdh,
                         reason,
