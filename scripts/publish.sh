@@ -314,14 +314,17 @@ for j in sorted(glob.glob("reports/*/*.json")):
     d = json.load(open(j))
     m = d["machine"]; g = m.get("gpu") or {}
     h = j[:-5] + ".html"
-    rows.append((os.path.dirname(j).split("/")[-1], d["scenarios"][0]["name"], d["scenarios"][0]["description"],
+    # A run on a model file says which (its --model argument), so two model-load runs differ.
+    cl = d.get("command_line") or []
+    name = d["scenarios"][0]["name"] + (f' ({os.path.basename(cl[cl.index("--model") + 1])})' if "--model" in cl[:-1] else "")
+    rows.append((os.path.dirname(j).split("/")[-1], name, d["scenarios"][0]["description"],
                  os.path.relpath(h, "reports"), headline(j[:-5] + ".csv"),
                  f'{g.get("name","")}, {m["cpu_threads"]} CPU threads, {m["ram_bytes"]/2**30:.0f} GiB RAM, driver {g.get("driver_version","")}',
                  d["started_at"][:16].replace("T", " ")))
 out = ['<!doctype html><meta charset="utf-8"><title>pinscope published reports</title>',
        '<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em}td,th{padding:4px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}td.nw{white-space:nowrap}</style>',
        '<h1>pinscope: published reports</h1>',
-       '<p>Every report here was made by <code>pinscope report</code> / <code>pinscope compare</code> from the result files beside it, measured on NVIDIA H200 machines (Linux VMs, PCIe Gen5 x16, driver 580.159.04): one with one H200, one with two. Each run\'s headline is host to GPU: its fastest way, the page-locked memory that way holds, and how close a small staging ring comes. GB/s = 1e9 bytes/s; MiB, GiB = 2^20, 2^30 bytes. Regenerate with <code>scripts/publish.sh pages</code>.</p>',
+       '<p>Every report here was made by <code>pinscope report</code> / <code>pinscope compare</code> from the result files beside it, measured on NVIDIA H200 and H100 machines (Linux VMs, PCIe Gen5 x16, driver 580.159.04): one with one H200, one with two, one with one H100. Each run\'s headline is host to GPU: its fastest way, the page-locked memory that way holds, and how close a small staging ring comes. GB/s = 1e9 bytes/s; MiB, GiB = 2^20, 2^30 bytes. Regenerate with <code>scripts/publish.sh pages</code>.</p>',
        '<h2>Two machines side by side</h2><ul>',
        '<li><a href="compare-quick.html">quick: single-GPU H200 host (A) vs two-GPU H200 host (B)</a> (<a href="compare-quick.md">markdown</a>)</li>',
        '<li><a href="compare-h200-headline.html">h200-headline: single-GPU H200 host (A) vs two-GPU H200 host (B)</a> (<a href="compare-h200-headline.md">markdown</a>)</li></ul>',

@@ -16,6 +16,7 @@ fn published() -> Vec<PathBuf> {
                 dirs.push(p);
             } else if p.extension().is_some_and(|x| x == "csv")
                 && !p.to_string_lossy().ends_with(".samples.csv")
+                && crate::results::observed_stem(&p).is_none()
             {
                 out.push(p);
             }

@@ -104,6 +104,7 @@ fn published_claims_agree_with_a_fresh_evaluation() {
     for p in published_runs("h200")
         .into_iter()
         .chain(published_runs("h200-x2"))
+        .chain(published_runs("h100"))
     {
         let set = ResultSet::load(&p).expect("loads");
         let side = set.sidecar.as_ref().expect("sidecar");
@@ -181,6 +182,7 @@ fn the_index_links_every_published_page() {
     for p in published_runs("h200")
         .into_iter()
         .chain(published_runs("h200-x2"))
+        .chain(published_runs("h100"))
     {
         let rel = p.with_extension("html");
         let rel = rel
@@ -201,10 +203,15 @@ fn the_index_shows_each_runs_headline_from_its_report() {
     let index = std::fs::read_to_string(reports().join("index.html")).expect("index");
     // One headline cell per run: a bandwidth, a latency scenario's first latency sentence, or
     // the sentence saying no bandwidth was measured.
-    let runs = published_runs("h200").len() + published_runs("h200-x2").len();
+    // A model-load run's headline is its answer per cache state, cold first.
+    let runs = ["h200", "h200-x2", "h100"]
+        .iter()
+        .map(|m| published_runs(m).len())
+        .sum::<usize>();
     let headlines = index.matches(" GB/s</b>: ").count()
         + index.matches("copy takes ").count()
-        + index.matches("no host-to-GPU bandwidth measured").count();
+        + index.matches("no host-to-GPU bandwidth measured").count()
+        + index.matches("cold cache, fastest here: ").count();
     assert_eq!(headlines, runs, "{index}");
     // ollama-like's headline is its fastest H2D case, as the CSV has it, and its ring's share.
     let set = ResultSet::load(&published_run("h200", "ollama-like")).expect("loads");
