@@ -45,19 +45,11 @@ pub fn compare_budgets(args: &CompareArgs, quiet: bool) -> Result<Option<i32>, E
                 .into(),
         ));
     }
-    let mut read = Inputs::default();
-    for p in &args.results {
-        read.add(p, "pin-budget record");
-    }
-    let policy = OutputPolicy::new(read, args.force);
-    for path in std::iter::once(&args.output).chain(&args.html) {
-        super::check_output(&policy, path)?;
-    }
-    let records = args
-        .results
-        .iter()
-        .map(|p| read_record(p))
-        .collect::<Result<Vec<_>, _>>()?;
+    let outputs: Vec<&Path> = std::iter::once(&args.output)
+        .chain(&args.html)
+        .map(PathBuf::as_path)
+        .collect();
+    let (policy, records) = read_records(&args.results, args.force, &outputs)?;
     let cmp = BudgetComparison::of(&records);
     let text = match args.format {
         CompareOutput::Json => serde_json::to_string_pretty(&cmp).unwrap_or_default() + "\n",
@@ -78,17 +70,7 @@ pub fn report_budgets(args: &ReportArgs, quiet: bool) -> Result<Option<i32>, Err
     if !budget_inputs(&args.results) || !args.nvbandwidth.is_empty() {
         return Ok(None);
     }
-    let mut read = Inputs::default();
-    for p in &args.results {
-        read.add(p, "pin-budget record");
-    }
-    let policy = OutputPolicy::new(read, args.force);
-    super::check_output(&policy, &args.output)?;
-    let records = args
-        .results
-        .iter()
-        .map(|p| read_record(p))
-        .collect::<Result<Vec<_>, _>>()?;
+    let (policy, records) = read_records(&args.results, args.force, &[args.output.as_path()])?;
     let cmp = BudgetComparison::of(&records);
     let text = match args.format {
         ReportFormat::Json => {
@@ -190,6 +172,28 @@ fn headline(name: &str, r: &BudgetRecord) -> String {
         ));
     }
     out
+}
+
+/// The output policy for `paths` as inputs (every output checked first, before any input is
+/// read), then each record with its name.
+fn read_records(
+    paths: &[PathBuf],
+    force: bool,
+    outputs: &[&Path],
+) -> Result<(OutputPolicy, Vec<(String, BudgetRecord)>), Error> {
+    let mut read = Inputs::default();
+    for p in paths {
+        read.add(p, "pin-budget record");
+    }
+    let policy = OutputPolicy::new(read, force);
+    for path in outputs {
+        super::check_output(&policy, path)?;
+    }
+    let records = paths
+        .iter()
+        .map(|p| read_record(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((policy, records))
 }
 
 fn read_record(path: &Path) -> Result<(String, BudgetRecord), Error> {

@@ -5,8 +5,8 @@ use super::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Every results CSV under `reports/` (the published runs and their comparisons).
-fn published() -> Vec<PathBuf> {
+/// Every file under `reports/` that `keep` accepts, sorted.
+fn reports_files(keep: fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports")];
     while let Some(d) = dirs.pop() {
@@ -14,16 +14,22 @@ fn published() -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "csv")
-                && !p.to_string_lossy().ends_with(".samples.csv")
-                && crate::results::observed_stem(&p).is_none()
-            {
+            } else if keep(&p) {
                 out.push(p);
             }
         }
     }
     out.sort();
     out
+}
+
+/// Every results CSV under `reports/` (the published runs and their comparisons).
+fn published() -> Vec<PathBuf> {
+    reports_files(|p| {
+        p.extension().is_some_and(|x| x == "csv")
+            && !p.to_string_lossy().ends_with(".samples.csv")
+            && crate::results::observed_stem(p).is_none()
+    })
 }
 
 /// The rows written back under the file's own header (older files lack later columns).
@@ -62,20 +68,7 @@ fn assert_written_back(path: &Path, again: &[u8], bytes: &[u8]) {
 
 /// Every samples file under `reports/`.
 fn published_samples() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).expect("reports/").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.to_string_lossy().ends_with(".samples.csv") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    reports_files(|p| p.to_string_lossy().ends_with(".samples.csv"))
 }
 
 /// Every published samples file, read into typed rows (lane, series with its observer,

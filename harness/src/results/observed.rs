@@ -160,24 +160,42 @@ impl TimelineWriter {
 
 /// Reads a timeline CSV written by [`TimelineWriter`].
 pub fn read_timeline(path: &Path) -> Result<Vec<TimelinePoint>, Error> {
+    read_csv_rows(
+        path,
+        &TIMELINE_HEADER,
+        "an observer timeline's",
+        "a timeline row",
+        point,
+    )
+}
+
+/// Reads a CSV of observe's whose header must be `header` (`what` names the file kind in the
+/// refusal), each record parsed by `parse` (`row` names the row kind when it fails).
+pub(crate) fn read_csv_rows<T>(
+    path: &Path,
+    header: &[&str],
+    what: &str,
+    row: &str,
+    parse: fn(&csv::StringRecord) -> Option<T>,
+) -> Result<Vec<T>, Error> {
     let bytes = crate::input::read_input(path, &crate::input::SAMPLES_CSV)?;
     let bad = |reason: String| Error::BadResults {
         path: path.to_path_buf(),
         reason,
     };
     let mut r = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
-    let header = r.headers().map_err(|e| bad(e.to_string()))?;
-    if header.iter().ne(TIMELINE_HEADER) {
+    let found = r.headers().map_err(|e| bad(e.to_string()))?;
+    if found.iter().ne(header.iter().copied()) {
         return Err(bad(format!(
-            "its header is not an observer timeline's ({})",
-            TIMELINE_HEADER.join(",")
+            "its header is not {what} ({})",
+            header.join(",")
         )));
     }
     let mut out = Vec::new();
     for (i, rec) in r.records().enumerate() {
         let rec = rec.map_err(|e| bad(e.to_string()))?;
         let line = i + 2;
-        out.push(point(&rec).ok_or_else(|| bad(format!("line {line} is not a timeline row")))?);
+        out.push(parse(&rec).ok_or_else(|| bad(format!("line {line} is not {row}")))?);
     }
     Ok(out)
 }

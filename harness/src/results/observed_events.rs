@@ -167,26 +167,13 @@ pub fn write_events(
 
 /// Reads an events CSV written by [`write_events`].
 pub fn read_events(path: &Path) -> Result<Vec<AllocEvent>, Error> {
-    let bytes = crate::input::read_input(path, &crate::input::SAMPLES_CSV)?;
-    let bad = |reason: String| Error::BadResults {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let mut r = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
-    let header = r.headers().map_err(|e| bad(e.to_string()))?;
-    if header.iter().ne(EVENTS_HEADER) {
-        return Err(bad(format!(
-            "its header is not an events CSV's ({})",
-            EVENTS_HEADER.join(",")
-        )));
-    }
-    let mut out = Vec::new();
-    for (i, rec) in r.records().enumerate() {
-        let rec = rec.map_err(|e| bad(e.to_string()))?;
-        let line = i + 2;
-        out.push(event(&rec).ok_or_else(|| bad(format!("line {line} is not an event row")))?);
-    }
-    Ok(out)
+    super::observed::read_csv_rows(
+        path,
+        &EVENTS_HEADER,
+        "an events CSV's",
+        "an event row",
+        event,
+    )
 }
 
 fn hex_u64(cell: &str) -> Option<u64> {
