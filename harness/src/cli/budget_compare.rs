@@ -111,7 +111,7 @@ fn budget_page(records: &[(String, BudgetRecord)], cmp: &BudgetComparison, title
     body.push_str(&cmp.table_html());
     for (name, r) in records {
         body.push_str(&format!(
-            "<h2>{}</h2>\n<pre>{}</pre>\n",
+            "<h2>{}</h2>\n<pre style=\"white-space: pre-wrap\">{}</pre>\n",
             escape(name),
             escape(&super::budget::text_of(r))
         ));
