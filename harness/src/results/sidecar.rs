@@ -303,8 +303,14 @@ mod tests {
             ProbeName::MaxAllocCaseHeld
         );
         assert_eq!(record("a probe from a later version"), ProbeName::Other);
+        // A run writes the names the sidecars have always held.
         let written = serde_json::to_value(ProbeName::PinnedCeiling).expect("serializes");
         assert_eq!(written, "pinned ceiling");
+        let written = serde_json::to_value(ProbeName::MaxAllocHostOnly).expect("serializes");
+        assert_eq!(
+            written,
+            "max allocatable device memory, only host memory held"
+        );
     }
 
     #[test]
