@@ -22,10 +22,15 @@
 #   scripts/publish.sh pages     [PINSCOPE]            anywhere: re-render every page in reports/,
 #                                                      the two compare pages and reports/index.html
 #   scripts/publish.sh index     [PINSCOPE]            anywhere: reports/index.html alone
+#   scripts/publish.sh budget    [OUT]                 GPU machine: pinscope budget, check --json
+#                                                      --budget --prom, check --quick; with
+#                                                      MAX_MAP_COUNT set (root), the budget again
+#                                                      under that vm.max_map_count, then restored;
+#                                                      with MEMORY_MAX, in a cgroup of that limit
 #   scripts/publish.sh models    [OUT]                 GPU machine: a 7B Q4_K_M-sized GGUF and a
 #                                                      safetensors file, each loaded by model-load
-#                                                      cold and warm, beside FILELOAD_CU's probe and
-#                                                      PyTorch's loaders (logs in OUT)
+#                                                      cold and warm, beside FILELOAD_CU's probe in
+#                                                      ROUNDS alternated rounds, and PyTorch's loaders
 #
 # Environment: PINSCOPE  the binary under test (default dist/pinscope, from `scripts/build-dist.sh`;
 #                        check also needs dist/gpu-tests and dist/gpu-fault-tests from it)
@@ -37,7 +42,13 @@
 #              FILELOAD_CU  models: the C++ file-load probe to build with nvcc and run beside pinscope;
 #                        unset: those steps are skipped and say so
 #              SIZE      models: the files' size as a fraction of the 7B table (make-model-files.py
-#                        --scale; default 1, 4.08 GB each); MODEL_DIR where they go (default /tmp)
+#                        --scale; default 1, 4.08 GB each); MODEL_DIR where they go (default /tmp);
+#                        KEEP_FILES=1 keeps files made there before; ROUNDS the alternated rounds of
+#                        pinscope and the probe (default 1; a round already in OUT is kept)
+#              MAX_MAP_COUNT  budget: a vm.max_map_count for one more budget run (root; the host's
+#                        kernel setting, restored when that run ends); unset: no such run
+#              MEMORY_MAX  budget: a memory.max (say 4G) for one more budget run inside a cgroup v2
+#                        child made for it (root), as a job's memory limit; unset: no such run
 # Never changes the GPU's clocks, modes or settings.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -259,10 +270,13 @@ pages() {
     [[ -f $csv ]] || continue
     "$bin" -q report "$csv" -o "${csv%.timeline.csv}.html" --title "observed on $(basename "$(dirname "$(dirname "$csv")")")"
   done
-  # Pin budgets: one page per measured record.
-  for json in reports/*/budget/budget.json; do
+  # Pin budgets: one page per measured record (budget/budget.json, budget/maps-N/budget.json).
+  for json in reports/*/budget/budget.json reports/*/budget/*/budget.json; do
     [[ -f $json ]] || continue
-    "$bin" -q report "$json" -o "${json%.json}.html" --title "pin budget on $(basename "$(dirname "$(dirname "$json")")")"
+    local mach=${json#reports/} with="" sub
+    mach=${mach%%/*}; sub=$(basename "$(dirname "$json")")
+    [[ $sub == maps-* ]] && with=" with vm.max_map_count ${sub#maps-}"
+    "$bin" -q report "$json" -o "${json%.json}.html" --title "pin budget on $mach$with"
   done
   for scen in quick h200-headline; do
     local a b
@@ -359,17 +373,87 @@ for mach in sorted({r[0] for r in rows}, key=lambda m: (len(m), m)):
                    f'<a href="{mach}/budget/budget.json">JSON</a>; <code>pinscope check</code>: '
                    f'<a href="{mach}/budget/check.json">JSON</a>, <a href="{mach}/budget/check.prom">Prometheus</a>): '
                    f'{html.escape(answer)}</p>')
+        for extra in sorted(glob.glob(f"reports/{mach}/budget/*/budget.json")):
+            sub = os.path.basename(os.path.dirname(extra))
+            what = f"with vm.max_map_count {sub[len('maps-'):]}" if sub.startswith("maps-") else sub
+            answer = json.loads(subprocess.run([os.environ["PINSCOPE_BIN"], "report", extra, "--format", "json"],
+                                               capture_output=True, text=True, check=True).stdout)["answers"][0]
+            page = os.path.relpath(extra[:-len(".json")] + ".html", "reports")
+            out.append(f'<p><a href="{html.escape(page)}">Pin budget {html.escape(what)}</a>: {html.escape(answer)}</p>')
 open("reports/index.html", "w").write("\n".join(out) + "\n")
 PY
 }
 
+# ---- budget: the pin budget and the node check, as published in reports/<machine>/budget/ --------
+budget() {
+  local out=${1:-/tmp/pinscope-budget} s
+  mkdir -p "$out"
+  log machine; machine | tee "$out/nvidia-smi.txt"
+  budget_run "$out"
+  s=$SECONDS; $P check --json --budget "$out/budget.json" --prom "$out/check.prom" >"$out/check.json" 2>"$out/check.err"
+  echo "check --json --budget: exit $? in $((SECONDS - s)) s"
+  s=$SECONDS; $P check --quick >"$out/check-quick.txt" 2>&1; echo "check --quick: exit $? in $((SECONDS - s)) s"
+  tail -3 "$out/check-quick.txt"
+  [[ -n ${MAX_MAP_COUNT:-} ]] && budget_maps "$out/maps-$MAX_MAP_COUNT"
+  [[ -n ${MEMORY_MAX:-} ]] && budget_cgroup "$out/cgroup-$MEMORY_MAX"
+  return 0
+}
+
+budget_cgroup() {  # OUT: the budget again inside a cgroup v2 child whose memory.max is MEMORY_MAX (root)
+  local cg=/sys/fs/cgroup/pinscope-budget-$$
+  mkdir -p "$1"
+  # A job's memory limit (Slurm, Kubernetes, systemd) charges pinned pages: a pin past it is
+  # refused or the process is killed, and the record says which.
+  if [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) != cgroup2fs ]]; then
+    echo "-- /sys/fs/cgroup is no cgroup v2 file system: the run with memory.max $MEMORY_MAX is skipped"; return 0
+  fi
+  if ! { echo +memory >/sys/fs/cgroup/cgroup.subtree_control && mkdir "$cg" && echo "$MEMORY_MAX" >"$cg/memory.max"; } 2>"$1/cgroup.err"; then
+    echo "-- no cgroup with memory.max $MEMORY_MAX ($(cat "$1/cgroup.err")): the run in it is skipped"; rmdir "$cg" 2>/dev/null; return 0
+  fi
+  log "pinscope budget in a cgroup with memory.max $MEMORY_MAX"
+  local s=$SECONDS
+  bash -c 'echo $$ >"$1/cgroup.procs" && exec timeout 90 "$2" budget --cap 8GiB --deadline 60s --json -o "$3/budget.json"' \
+    _ "$cg" "$P" "$1" >"$1/budget.txt" 2>&1
+  echo "budget in the cgroup: exit $? in $((SECONDS - s)) s; memory.events: $(tr '\n' ' ' <"$cg/memory.events")"
+  echo "pinscope processes left: $(pgrep -c -x pinscope)"
+  rmdir "$cg" 2>/dev/null || echo "-- $cg could not be removed"
+}
+
+budget_run() {  # OUT: pinscope budget into OUT/budget.json, and what it left behind
+  local s=$SECONDS
+  log "pinscope budget --cap 8GiB --deadline 60s (vm.max_map_count $(cat /proc/sys/vm/max_map_count))"
+  timeout 90 $P budget --cap 8GiB --deadline 60s --json -o "$1/budget.json" >"$1/budget.txt" 2>&1
+  echo "budget: exit $? in $((SECONDS - s)) s"
+  echo "pinscope processes left: $(pgrep -c -x pinscope)"
+  echo "GPU processes left: $(nvidia-smi --query-compute-apps=pid --format=csv,noheader | wc -l)"
+}
+
+budget_maps() {  # OUT: the budget again with vm.max_map_count at MAX_MAP_COUNT (root), then restored
+  local was; was=$(cat /proc/sys/vm/max_map_count)
+  mkdir -p "$1"
+  # The registrations probe meets the mapping limit the way a loader registering many buffers
+  # does (about 65 k ranges with the kernel's default of 65 530).
+  if ! sysctl -qw vm.max_map_count="$MAX_MAP_COUNT" 2>"$1/sysctl.err"; then
+    echo "-- vm.max_map_count could not be set ($(cat "$1/sysctl.err")): the refusal run is skipped"; return 0
+  fi
+  trap 'sysctl -qw vm.max_map_count='"$was" EXIT
+  budget_run "$1"
+  sysctl -qw vm.max_map_count="$was"; trap - EXIT
+  echo "vm.max_map_count restored to $(cat /proc/sys/vm/max_map_count)"
+}
+
 # ---- models: real-sized model files loaded the ways loaders do, beside the C++ probe and PyTorch --
 models() {
-  local out=${1:-/tmp/pinscope-models} dir=${MODEL_DIR:-/tmp}/pinscope-model-files f name
+  local out=${1:-/tmp/pinscope-models} dir=${MODEL_DIR:-/tmp}/pinscope-model-files f name r
+  local files=("$dir/llama-7b-q4_k_m.gguf" "$dir/llama-7b.safetensors")
   mkdir -p "$out" "$dir"
   log machine; machine | tee "$out/nvidia-smi.txt"; df -hT "$dir" | tee "$out/disk.txt"
-  log "model files (scale ${SIZE:-1})"
-  python3 scripts/make-model-files.py "$dir" --scale "${SIZE:-1}" --force | tee "$out/files.txt" || return 1
+  if [[ ${KEEP_FILES:-0} == 1 && -f ${files[0]} && -f ${files[1]} ]]; then
+    log "model files kept from an earlier run (KEEP_FILES=1)"; ls -l "${files[@]}"
+  else
+    log "model files (scale ${SIZE:-1})"
+    python3 scripts/make-model-files.py "$dir" --scale "${SIZE:-1}" --force | tee "$out/files.txt" || return 1
+  fi
   local probe=""
   if [[ -z ${FILELOAD_CU:-} ]]; then
     echo "-- FILELOAD_CU is unset: the C++ file-load probe is skipped (set it to the path of fileload.cu)"
@@ -378,26 +462,65 @@ models() {
   else
     echo "-- the file-load probe did not build ($out/fileload-build.log)"
   fi
-  for f in "$dir/llama-7b-q4_k_m.gguf" "$dir/llama-7b.safetensors"; do
-    name=$(basename "$f")
-    left "model-load on $name" || break
-    log "pinscope model-load on $name, every path cold and warm"
-    # libcufile for load-cufile lives in the toolkit's lib64.
-    LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}${CUDA_HOME:-/usr/local/cuda}/lib64 \
-      timeout 420 $P run model-load --model "$f" --out-dir "$out/pinscope-$name" >"$out/pinscope-$name.log" 2>&1
-    echo "exit $?"; tail -45 "$out/pinscope-$name.log"
-    [[ -n $probe ]] || continue
-    left "file-load probe on $name" || break
-    log "file-load probe on $name: warm, then cold (it drops the page cache: root)"
-    timeout 180 "$probe" "$f" warm 2>&1 | tee "$out/fileload-$name-warm.txt"
-    timeout 180 "$probe" "$f" cold 2>&1 | tee "$out/fileload-$name-cold.txt"
+  [[ -n $probe ]] && left "the probe per tensor" && probe_pieces "$out" "${files[@]}"
+  for ((r = 1; r <= ${ROUNDS:-1}; r++)); do
+    [[ -f $out/round-$r/done ]] && { echo "-- round $r is in $out already"; continue; }
+    left "round $r" || break
+    rm -rf "$out/round-$r"; mkdir -p "$out/round-$r"
+    local whole=1
+    for f in "${files[@]}"; do
+      # Odd rounds run pinscope first, even rounds the probe: neither side always follows the other.
+      if ((r % 2)); then model_load "$out/round-$r" "$f" && probe_loads "$out/round-$r" "$f" || whole=0
+      else probe_loads "$out/round-$r" "$f" && model_load "$out/round-$r" "$f" || whole=0; fi
+    done
+    # A round cut short by BUDGET is made again by the next run into OUT.
+    ((whole)) && touch "$out/round-$r/done"
   done
-  if [[ -n $probe ]] && left "file-load probe REGISTER=1"; then
-    f=$dir/llama-7b-q4_k_m.gguf
+  [[ -n $probe ]] && python3 scripts/model-rounds.py "$out" | tee "$out/rounds.txt"
+  if [[ -n $probe && ! -f $out/fileload-register.txt ]] && left "file-load probe REGISTER=1"; then
+    f=${files[0]}
     log "file-load probe with REGISTER=1 on $(basename "$f") (cold; timeout 60 s: never returned on the H200 VM)"
-    REGISTER=1 timeout 60 "$probe" "$f" cold 2>&1 | tee "$out/fileload-register.txt"; echo "exit ${PIPESTATUS[0]} (124: did not return in 60 s)"
+    REGISTER=1 DROP=fadvise timeout 60 "$probe" "$f" cold 2>&1 | tee "$out/fileload-register.txt"; echo "exit ${PIPESTATUS[0]} (124: did not return in 60 s)"
   fi
-  left "PyTorch loaders" && torch_loads "$dir/llama-7b.safetensors" 2>&1 | tee "$out/pytorch.txt"
+  [[ -f $out/pytorch.txt ]] || { left "PyTorch loaders" && torch_loads "${files[1]}" 2>&1 | tee "$out/pytorch.txt"; }
+}
+
+model_load() {  # OUT FILE: pinscope's model-load on FILE, every path cold and warm, into OUT/pinscope-<name>/
+  local name; name=$(basename "$2")
+  left "model-load on $name" || return 1
+  log "pinscope model-load on $name, every path cold and warm"
+  # libcufile for load-cufile lives in the toolkit's lib64.
+  LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}${CUDA_HOME:-/usr/local/cuda}/lib64 \
+    timeout 420 $P run model-load --model "$2" --out-dir "$1/pinscope-$name" >"$1/pinscope-$name.log" 2>&1
+  echo "exit $?"; grep -E "File load: (cold|warm) cache, fastest" "$1/pinscope-$name.log" || true
+}
+
+probe_loads() {  # OUT FILE: the probe warm (the file read once before) and cold (posix_fadvise, as pinscope drops it)
+  local name; name=$(basename "$2")
+  [[ -z $probe ]] && return 0
+  left "file-load probe on $name" || return 1
+  log "file-load probe on $name: warm, then cold (posix_fadvise(DONTNEED), as pinscope makes it cold)"
+  cat "$2" >/dev/null
+  timeout 180 "$probe" "$2" warm >"$1/fileload-$name-warm.txt" 2>&1; cat "$1/fileload-$name-warm.txt"
+  DROP=fadvise timeout 180 "$probe" "$2" cold >"$1/fileload-$name-cold.txt" 2>&1; cat "$1/fileload-$name-cold.txt"
+  return 0
+}
+
+probe_pieces() {  # OUT FILE...: the probe warm through the mapping, copied whole and then per tensor (PIECES), 3 times
+  local out=$1 f name i; shift
+  for f in "$@"; do
+    name=$(basename "$f")
+    [[ -f $out/pieces-$name-3.txt ]] && { echo "-- the probe per tensor on $name is in $out already"; continue; }
+    $P model --json "$f" | python3 -c 'import json, sys
+for t in json.load(sys.stdin)["table"]["tensors"]: print(t["offset"], t["bytes"])' >"$out/tensors-$name.txt" || continue
+    log "file-load probe on $name, warm, FAST=1: the mapping copied whole, then per tensor ($(wc -l <"$out/tensors-$name.txt") tensors)"
+    cat "$f" >/dev/null
+    for i in 1 2 3; do
+      { FAST=1 timeout 60 "$probe" "$f" warm; FAST=1 PIECES="$out/tensors-$name.txt" timeout 60 "$probe" "$f" warm; } \
+        >"$out/pieces-$name-$i.txt" 2>&1
+      grep -E "^mmap" "$out/pieces-$name-$i.txt"
+    done
+  done
 }
 
 torch_loads() {  # PyTorch's safetensors loaders on FILE, warm: load_file to the GPU vs pin + async copy
@@ -448,8 +571,8 @@ observe_cost() {
 }
 
 case ${1:-} in
-  check | reference | runs | rerun | pages | index | models) cmd=$1; shift; "$cmd" "$@" ;;
+  check | reference | runs | rerun | pages | index | models | budget) cmd=$1; shift; "$cmd" "$@" ;;
   observe) shift; observe_cost "$@" ;;
   multi-gpu) shift; multi_gpu "$@" ;;
-  *) sed -n '2,41p' "$0"; exit 2 ;;
+  *) sed -n '2,52p' "$0"; exit 2 ;;
 esac

@@ -158,7 +158,18 @@ pub fn budget_command(args: &BudgetArgs) -> Result<i32, Error> {
         .known()
         .unwrap_or(crate::platform::Platform::Other);
     let predictor = crate::probe::pin_budget(platform, None);
-    let bounds = pinnable::bounds(cap, predictor.limits.mem_available.value().map(|b| b.0));
+    let limits = &predictor.limits;
+    let cgroup_headroom = match (limits.cgroup_max.value(), limits.cgroup_current.value()) {
+        (Some(crate::probe::pin_limits::Cap::Bytes(max)), Some(now)) => {
+            Some(max.saturating_sub(now.0))
+        }
+        _ => None,
+    };
+    let bounds = pinnable::bounds(
+        cap,
+        limits.mem_available.value().map(|b| b.0),
+        cgroup_headroom,
+    );
     plan.limit_bytes = bounds.limit_bytes;
     plan.child_deadline_ms = pinnable::child_deadline(deadline).as_millis() as u64;
     let mut record = BudgetRecord {
@@ -208,7 +219,13 @@ fn probe_into(record: &mut BudgetRecord, deadline: Duration) -> Result<(), Error
             .value()
             .map(|b| b.0);
     record.safe = pinnable::Safe::of(&gathered.probes);
-    record.exit_code = if gathered.gpu.is_some() { 0 } else { 1 };
+    // A child that opened the GPU and then died (killed by the kernel, say) measured nothing
+    // to trust: that is exit 1 with `child_failed`, as documented, not a record made.
+    record.exit_code = if gathered.gpu.is_some() && gathered.failed.is_none() {
+        0
+    } else {
+        1
+    };
     record.gpu = gathered.gpu;
     record.holds = gathered.holds;
     record.probes = gathered.probes;

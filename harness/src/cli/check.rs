@@ -271,7 +271,7 @@ fn write_prom(path: &Path, r: &CheckReport) -> Result<(), Error> {
         budget: BudgetNumbers {
             host_alloc_bytes: b.host_alloc_bytes,
             host_register_bytes: b.host_register_bytes,
-            registrations: b.registrations,
+            mappings: b.mappings,
         },
     });
     super::write_output(&Default::default(), path, text.as_bytes())

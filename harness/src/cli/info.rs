@@ -226,10 +226,10 @@ pub(super) fn write_budget(out: &mut String, b: &probe::PinBudget) {
         ),
     };
     let _ = writeln!(out, "  rule: {}", b.rule);
-    if let Some(n) = b.registrations {
+    if let Some(n) = b.mappings {
         let _ = writeln!(
             out,
-            "  registrations: {n} more ranges (vm.max_map_count less the mappings now, less 10%)"
+            "  mappings: {n} more (vm.max_map_count less the mappings now, less 10%; registrations inside one allocation did not use them on driver 580)"
         );
     }
     let rows = b.limits.rows();

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 pub struct BudgetNumbers {
     pub host_alloc_bytes: Option<u64>,
     pub host_register_bytes: Option<u64>,
-    pub registrations: Option<u64>,
+    pub mappings: Option<u64>,
 }
 
 /// What the file holds.
@@ -122,11 +122,11 @@ fn budget(out: &mut String, base: &str, b: BudgetNumbers) {
             &kinds,
         );
     }
-    if let Some(n) = b.registrations {
+    if let Some(n) = b.mappings {
         family(
             out,
-            "pinscope_pin_budget_registrations",
-            "Separately registered host ranges a program can add now (vm.max_map_count less the mappings it has, less 10%)",
+            "pinscope_pin_budget_mappings",
+            "New memory mappings the process may still create (vm.max_map_count - mappings now - 10%; Linux)",
             &[(base, n as f64)],
         );
     }

@@ -167,8 +167,12 @@ pub struct PinBudget {
     /// Safe bytes for `cuMemHostRegister` of memory the program already has (the same host
     /// memory is charged, so the predictor gives the same number; the measured probe can differ).
     pub host_register_bytes: Option<u64>,
-    /// Safe number of separately registered ranges (`vm.max_map_count` − mappings now, − 10%).
-    pub registrations: Option<u64>,
+    /// New memory mappings this process may still create (`vm.max_map_count` − mappings now,
+    /// − 10%). Registering ranges inside one allocation did not use mappings on driver 580
+    /// (70 000 registered with `vm.max_map_count` 65 530), so this does not bound registrations
+    /// there. Records of earlier versions call it `registrations`.
+    #[serde(alias = "registrations")]
+    pub mappings: Option<u64>,
     /// Why there are no bytes, when there are none.
     pub unavailable: Option<String>,
     pub limits: PinLimits,
@@ -244,7 +248,7 @@ pub fn budget(platform: Platform, limits: PinLimits) -> PinBudget {
         ),
     };
     let safe = headroom.as_ref().ok().map(|h| kept(*h));
-    let registrations = match (limits.max_map_count.value(), limits.map_count.value()) {
+    let mappings = match (limits.max_map_count.value(), limits.map_count.value()) {
         (Some(max), Some(now)) => Some(kept(u64::from(max.saturating_sub(*now)))),
         _ => None,
     };
@@ -257,7 +261,7 @@ pub fn budget(platform: Platform, limits: PinLimits) -> PinBudget {
         rule: rule.into(),
         host_alloc_bytes: safe,
         host_register_bytes: safe,
-        registrations,
+        mappings,
         unavailable: headroom.err(),
         limits,
     }

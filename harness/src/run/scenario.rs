@@ -157,12 +157,9 @@ pub fn run_scenario(
     let partial = stop.load(Ordering::SeqCst);
     finish_sidecar(&mut sidecar, scenario, &all_rows, runner, partial);
     sidecar.write_atomic(&json)?;
-    let summary = summary_text(scenario, &all_rows, &kept, &sidecar);
-    if opts.write_report
-        && let Err(e) = write_report_next_to(&csv, &scenario.name)
-    {
-        eprintln!("warning: the HTML report could not be written: {e}");
-    }
+    drop(writer);
+    let summary = summarize_written(scenario, &csv, &sidecar, opts.write_report)
+        .unwrap_or_else(|| summary_text(scenario, &all_rows, &kept, &sidecar));
     Ok(ScenarioOutcome {
         csv,
         partial,
@@ -285,8 +282,33 @@ fn finish_sidecar(
     }
 }
 
-fn write_report_next_to(csv: &Path, title: &str) -> Result<(), Error> {
-    let set = crate::results::ResultSet::load(csv)?;
+/// The console's summary and the page, both from the files just written, so a value rounds alike
+/// in both; `None` (said on stderr) when they cannot be read back.
+fn summarize_written(
+    scenario: &Scenario,
+    csv: &Path,
+    sidecar: &Sidecar,
+    write_report: bool,
+) -> Option<String> {
+    let written = match crate::results::ResultSet::load(csv) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("warning: the results could not be read back, so no HTML report: {e}");
+            return None;
+        }
+    };
+    let text = summary_text(scenario, &written.rows, &written.samples, sidecar);
+    if write_report && let Err(e) = write_report_next_to(written, csv, &scenario.name) {
+        eprintln!("warning: the HTML report could not be written: {e}");
+    }
+    Some(text)
+}
+
+fn write_report_next_to(
+    set: crate::results::ResultSet,
+    csv: &Path,
+    title: &str,
+) -> Result<(), Error> {
     let html = csv.with_extension("html");
     crate::report::write_report(&[set], &html, title)
 }

@@ -120,6 +120,13 @@ fn check_json_has_the_verdict_schema() {
             b["host_alloc_bytes"].is_u64() || b["unavailable"].is_string(),
             "{b}"
         );
+        // The predictor's count is of memory mappings; the old key is no longer written.
+        assert!(b.get("registrations").is_none(), "{b}");
+        if cfg!(target_os = "linux") {
+            assert!(b["mappings"].as_u64().is_some_and(|n| n > 0), "{b}");
+        } else {
+            assert!(b["mappings"].is_null(), "{b}");
+        }
         for limit in [
             "mem_available",
             "memlock",
@@ -222,6 +229,10 @@ fn info_json_carries_the_settings_with_sources_or_reasons() {
                 "/proc/meminfo"
             );
             assert!(budget["host_alloc_bytes"].as_u64().is_some_and(|b| b > 0));
+            assert!(
+                budget["mappings"].as_u64().is_some_and(|n| n > 0),
+                "{budget}"
+            );
         }
     });
 }
@@ -234,6 +245,12 @@ fn info_prints_each_setting_with_its_source() {
     } else {
         "MemTotal"
     };
+    // The predictor's count of new memory mappings is a Linux reading.
+    let mappings = if cfg!(target_os = "linux") {
+        "  mappings: "
+    } else {
+        "pin budget"
+    };
     without_driver("info_prints_each_setting", || {
         pinscope()
             .arg("info")
@@ -244,7 +261,8 @@ fn info_prints_each_setting_with_its_source() {
             .stdout(predicate::str::contains(
                 "CUDA_DEVICE_MAX_CONNECTIONS: `8`  [environment CUDA_DEVICE_MAX_CONNECTIONS]",
             ))
-            .stdout(predicate::str::contains(mem_total));
+            .stdout(predicate::str::contains(mem_total))
+            .stdout(predicate::str::contains(mappings));
     });
 }
 

@@ -85,6 +85,8 @@ fn check_prom_without_a_gpu_writes_a_file_that_says_so() {
         );
         if cfg!(target_os = "linux") {
             assert!(gauge(&s, "pinscope_pin_budget_bytes").is_some_and(|b| b > 0.0));
+            assert!(gauge(&s, "pinscope_pin_budget_mappings").is_some_and(|n| n > 0.0));
+            assert_eq!(gauge(&s, "pinscope_pin_budget_registrations"), None);
         }
         // Only the file: no temporary file left beside it.
         let names: Vec<_> = std::fs::read_dir(dir.path())

@@ -108,7 +108,7 @@ fn a_measured_node_reads_back() {
         budget: BudgetNumbers {
             host_alloc_bytes: Some(19 * GIB),
             host_register_bytes: Some(19 * GIB),
-            registrations: Some(58_000),
+            mappings: Some(58_000),
         },
     });
     let s = parsed(&text);
@@ -157,8 +157,17 @@ fn a_measured_node_reads_back() {
         Some((19 * GIB) as f64)
     );
     assert_eq!(
-        gauge(&s, "pinscope_pin_budget_registrations", None),
+        gauge(&s, "pinscope_pin_budget_mappings", None),
         Some(58_000.0)
+    );
+    // The predictor counts mappings, not registrations: the old gauge name is gone.
+    assert_eq!(gauge(&s, "pinscope_pin_budget_registrations", None), None);
+    assert!(
+        s.docs
+            .get("pinscope_pin_budget_mappings")
+            .is_some_and(|h| h.contains("vm.max_map_count")),
+        "{:?}",
+        s.docs
     );
 }
 

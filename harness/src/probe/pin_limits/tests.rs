@@ -37,7 +37,7 @@ fn linux_budget_from_real_proc_files() {
     let safe = (22_263_544 * KIB) as f64 * 0.9;
     assert_eq!(b.host_alloc_bytes, Some(safe as u64));
     assert_eq!(b.host_register_bytes, b.host_alloc_bytes);
-    assert_eq!(b.registrations, Some(((65530 - 38) as f64 * 0.9) as u64));
+    assert_eq!(b.mappings, Some(((65530 - 38) as f64 * 0.9) as u64));
     assert!(
         b.rule.contains("MemAvailable") && b.rule.contains("10%"),
         "{}",
@@ -74,7 +74,7 @@ fn a_cgroup_limit_below_mem_available_rules() {
     );
     let b = budget(Platform::Linux, limits);
     assert_eq!(b.host_alloc_bytes, Some((11.0 * GIB as f64 * 0.9) as u64));
-    assert_eq!(b.registrations, Some(((262_144 - 37) as f64 * 0.9) as u64));
+    assert_eq!(b.mappings, Some(((262_144 - 37) as f64 * 0.9) as u64));
 }
 
 /// WSL2 (SYNTHETIC values): the reported wall caps 13 GiB available; a 64 KiB memlock does not.
@@ -100,7 +100,7 @@ fn no_proc_gives_no_budget_and_says_why() {
     let b = budget(Platform::Linux, tree_limits(&tree("does-not-exist")));
     assert_eq!(b.predictor, Predictor::None);
     assert_eq!(b.host_alloc_bytes, None);
-    assert_eq!(b.registrations, None);
+    assert_eq!(b.mappings, None);
     let why = b.unavailable.expect("a reason");
     assert!(why.contains("/proc/meminfo could not be read"), "{why}");
 }
@@ -154,7 +154,7 @@ fn windows_rule_is_budget_less_usage_within_the_commit_headroom() {
     );
     assert_eq!(b.predictor, Predictor::WindowsDxgiNonLocal);
     assert_eq!(b.host_alloc_bytes, Some((12.0 * GIB as f64 * 0.9) as u64));
-    assert_eq!(b.registrations, None);
+    assert_eq!(b.mappings, None);
     let commit = Some((40 * GIB, 38 * GIB));
     let b = budget(
         Platform::Windows,
@@ -186,4 +186,23 @@ fn this_machine_has_a_budget_or_says_why() {
         assert!(b.limits.mem_available.value().is_some(), "{b:?}");
         assert!(b.host_alloc_bytes.is_some(), "{b:?}");
     }
+}
+
+/// A budget record written before the rename (the H100 fixture, kept as written) names the
+/// mappings `registrations`; it still reads into `mappings`, and a budget writes the new name.
+#[test]
+fn a_budget_written_with_the_old_name_reads_its_mappings() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/budget/h100-budget.json");
+    let text = std::fs::read_to_string(&path).expect("the H100 budget fixture");
+    let record: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let old = &record["predictor"];
+    assert_eq!(
+        old["registrations"], 7_424_673u64,
+        "the fixture keeps the old key"
+    );
+    let b: PinBudget = serde_json::from_value(old.clone()).expect("the old name still reads");
+    assert_eq!(b.mappings, Some(7_424_673));
+    let written = serde_json::to_value(&b).expect("a budget is JSON");
+    assert_eq!(written["mappings"], 7_424_673u64);
+    assert!(written.get("registrations").is_none(), "{written}");
 }

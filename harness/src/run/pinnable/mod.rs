@@ -25,17 +25,28 @@ use std::time::Duration;
 pub const CHILD_COMMAND: &str = "budget-child";
 
 /// The rule of [`bounds`], as the record states it.
-pub const LIMIT_RULE: &str = "min(--cap, MemAvailable − max(MemAvailable / 4, 2 GiB)); --cap alone where MemAvailable cannot be read";
+pub const LIMIT_RULE: &str = "min(--cap, A − max(A / 4, 2 GiB)), A = min(MemAvailable, cgroup memory.max − memory.current); --cap alone where neither can be read";
 
-/// The byte cap in force: never pin so much that the rest of the machine runs out of memory.
-pub fn bounds(cap_bytes: u64, mem_available_bytes: Option<u64>) -> Bounds {
-    let limit_bytes = match mem_available_bytes {
+/// The byte cap in force: never pin so much that the rest of the machine, or of the job's cgroup,
+/// runs out of memory (past a cgroup's memory.max the kernel kills the pinning process: pinned
+/// pages are charged to it).
+pub fn bounds(
+    cap_bytes: u64,
+    mem_available_bytes: Option<u64>,
+    cgroup_headroom_bytes: Option<u64>,
+) -> Bounds {
+    let usable = match (mem_available_bytes, cgroup_headroom_bytes) {
+        (Some(a), Some(c)) => Some(a.min(c)),
+        (a, c) => a.or(c),
+    };
+    let limit_bytes = match usable {
         Some(a) => cap_bytes.min(a.saturating_sub((a / 4).max(2 * GIB))),
         None => cap_bytes,
     };
     Bounds {
         cap_bytes,
         mem_available_bytes,
+        cgroup_headroom_bytes,
         limit_bytes,
         rule: LIMIT_RULE.into(),
     }

@@ -204,6 +204,10 @@ pub struct Bounds {
     pub cap_bytes: u64,
     /// MemAvailable when the probe started (`None`: not readable here).
     pub mem_available_bytes: Option<u64>,
+    /// The cgroup's memory.max − memory.current when the probe started (`None`: no limit, or
+    /// not readable; records of earlier versions have none).
+    #[serde(default)]
+    pub cgroup_headroom_bytes: Option<u64>,
     /// What no probe pins past.
     pub limit_bytes: u64,
     pub rule: String,

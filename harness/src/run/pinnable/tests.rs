@@ -3,17 +3,31 @@ use crate::units::MIB;
 
 #[test]
 fn the_cap_in_force_leaves_a_quarter_of_available_memory_and_at_least_2_gib() {
-    let b = bounds(64 * GIB, Some(120 * GIB));
+    let b = bounds(64 * GIB, Some(120 * GIB), None);
     assert_eq!(b.limit_bytes, 64 * GIB, "the cap, with room to spare");
-    assert_eq!(bounds(64 * GIB, Some(40 * GIB)).limit_bytes, 30 * GIB);
-    assert_eq!(bounds(64 * GIB, Some(4 * GIB)).limit_bytes, 2 * GIB);
+    assert_eq!(bounds(64 * GIB, Some(40 * GIB), None).limit_bytes, 30 * GIB);
+    assert_eq!(bounds(64 * GIB, Some(4 * GIB), None).limit_bytes, 2 * GIB);
     assert_eq!(
-        bounds(64 * GIB, Some(GIB)).limit_bytes,
+        bounds(64 * GIB, Some(GIB), None).limit_bytes,
         0,
         "nothing to spare"
     );
-    assert_eq!(bounds(8 * GIB, None).limit_bytes, 8 * GIB);
+    assert_eq!(bounds(8 * GIB, None, None).limit_bytes, 8 * GIB);
     assert_eq!(b.rule, LIMIT_RULE);
+}
+
+#[test]
+fn a_cgroup_limit_below_available_memory_bounds_the_probe() {
+    // A job with memory.max 4 GiB on a host with 120 GiB available: the cgroup's headroom rules,
+    // as the kernel kills a process pinning past it.
+    let b = bounds(8 * GIB, Some(120 * GIB), Some(4 * GIB));
+    assert_eq!(b.limit_bytes, 2 * GIB);
+    assert_eq!(b.cgroup_headroom_bytes, Some(4 * GIB));
+    assert_eq!(bounds(8 * GIB, None, Some(12 * GIB)).limit_bytes, 8 * GIB);
+    assert_eq!(
+        bounds(8 * GIB, Some(120 * GIB), Some(200 * GIB)).limit_bytes,
+        8 * GIB
+    );
 }
 
 #[test]

@@ -102,7 +102,7 @@ fn sample_record() -> BudgetRecord {
             uuid: "GPU-1".into(),
         }),
         deadline_s: 240.0,
-        bounds: super::super::bounds(32 * GIB, Some(120 * GIB)),
+        bounds: super::super::bounds(32 * GIB, Some(120 * GIB), None),
         plan: Plan {
             device: 0,
             hold_percents: vec![0, 50, 90],
