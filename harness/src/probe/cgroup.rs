@@ -86,6 +86,62 @@ fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
     Ok(text)
 }
 
+/// One cgroup on the way from this process's cgroup up to the top: its path below
+/// `/sys/fs/cgroup` and its `memory.max` (`None` = `max`) and `memory.current`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupLevel {
+    pub path: String,
+    pub max: Option<u64>,
+    pub current: u64,
+}
+
+/// The cgroups whose limits bound this process: its own first, then each parent up to the root
+/// cgroup, which has no limit files. A parent's `memory.max` bounds every cgroup below it, and
+/// job managers set it there: Slurm limits `job_N` while the job's processes run in
+/// `job_N/step_M/user/task_K`, whose own `memory.max` is `max`. This process's cgroup must read
+/// (else why not); a parent whose files do not read is left out.
+pub fn levels(root: &Path) -> Result<Vec<CgroupLevel>, String> {
+    let dir = CgroupObserver::find(root)?;
+    let top = root.join("sys/fs/cgroup");
+    let mut out = Vec::new();
+    let mut at = Some(dir.as_path());
+    while let Some(d) = at.filter(|d| *d != top && d.starts_with(&top)) {
+        let value = |name: &str| -> Result<Option<u64>, String> {
+            let p = d.join(name);
+            parse_value(&read_bounded(&p, VALUE_LIMIT)?)
+                .map_err(|e| format!("{}: {e}", p.display()))
+        };
+        let level = value("memory.current").and_then(|current| {
+            Ok(CgroupLevel {
+                path: level_path(&top, d),
+                max: value("memory.max")?,
+                current: current.ok_or("memory.current is `max`, not a byte count")?,
+            })
+        });
+        match level {
+            Ok(l) => out.push(l),
+            Err(why) if out.is_empty() => return Err(why),
+            Err(_) => {}
+        }
+        at = d.parent();
+    }
+    Ok(out)
+}
+
+/// `dir` as a path below `/sys/fs/cgroup`, with `/` between its parts on every OS.
+fn level_path(top: &Path, dir: &Path) -> String {
+    let parts: Vec<String> = dir
+        .strip_prefix(top)
+        .unwrap_or(dir)
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    format!("/{}", parts.join("/"))
+}
+
 pub struct CgroupObserver {
     /// The cgroup's directory, or why it cannot be read.
     dir: Result<PathBuf, String>,

@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-mod cgroup;
+pub(crate) mod cgroup;
 mod cuda;
 mod ledger;
 mod nvml;
@@ -45,7 +45,7 @@ mod os;
 #[path = "stub.rs"]
 mod os;
 
-pub use cgroup::CgroupObserver;
+pub use cgroup::{CgroupLevel, CgroupObserver};
 pub use cuda::{CudaMemFn, CudaObserver};
 pub use ledger::{Ledger, LedgerCategory};
 pub use nvml::{NvmlFacts, NvmlObserver, nvml_facts, nvml_memory};

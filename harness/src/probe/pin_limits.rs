@@ -344,48 +344,33 @@ fn memlock(root: &Path) -> Setting<Cap> {
     })
 }
 
-/// The cgroup v2 limit and usage, through the cgroup observer's reading.
+/// The cgroup v2 limit and usage of the level with the least headroom (`memory.max` −
+/// `memory.current`) among this process's cgroup and its parents, each with the file it came
+/// from; with no limit anywhere, this cgroup's usage and `unlimited`.
 fn cgroup(root: &Path) -> (Setting<Cap>, Setting<Bytes>) {
-    use super::Observer;
-    let mut o = super::CgroupObserver::with_root(root);
-    let readings = match o.unavailable().map_or_else(|| o.read(), Err) {
-        Ok(r) => r,
+    let levels = match super::cgroup::levels(root) {
+        Ok(l) => l,
         Err(why) => return (Setting::unavailable(why.clone()), Setting::unavailable(why)),
     };
-    if let Some(note) = o.take_notes().into_iter().next() {
-        return (
-            Setting::unavailable(note),
-            Setting::unavailable("memory.max did not read"),
-        );
-    }
-    // The folder as a path below `/`, with `/` between its parts on every OS.
-    let detail = o.detail().unwrap_or_default();
-    let dir = Path::new(&detail)
-        .strip_prefix(root)
-        .unwrap_or(Path::new(&detail));
-    let parts: Vec<String> = dir
-        .components()
-        .filter_map(|c| match c {
-            std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect();
-    let source = |file: &str| Source::File(format!("/{}/{file}", parts.join("/")));
-    let get = |m: &str| {
-        readings
-            .iter()
-            .find(|r| r.metric == m)
-            .map(|r| r.value as u64)
+    let headroom = |l: &&super::CgroupLevel| l.max.map(|m| m.saturating_sub(l.current));
+    let Some(level) = levels
+        .iter()
+        .filter(|l| l.max.is_some())
+        .min_by_key(headroom)
+        .or(levels.first())
+    else {
+        let why = "no cgroup level read";
+        return (Setting::unavailable(why), Setting::unavailable(why));
     };
-    let max = match get("max") {
-        Some(b) => Cap::Bytes(b),
-        None => Cap::Unlimited,
+    let source = |file: &str| {
+        let dir = level.path.trim_end_matches('/');
+        Source::File(format!("/sys/fs/cgroup{dir}/{file}"))
     };
-    let current = match get("current") {
-        Some(b) => Setting::known(Bytes(b), source("memory.current")),
-        None => Setting::unavailable("memory.current was not read"),
-    };
-    (Setting::known(max, source("memory.max")), current)
+    let max = level.max.map_or(Cap::Unlimited, Cap::Bytes);
+    (
+        Setting::known(max, source("memory.max")),
+        Setting::known(Bytes(level.current), source("memory.current")),
+    )
 }
 
 #[cfg(test)]

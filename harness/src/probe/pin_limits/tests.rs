@@ -56,10 +56,11 @@ fn linux_budget_from_real_proc_files() {
     );
 }
 
-/// A Slurm step's cgroup limit (SYNTHETIC): 16 GiB max, 5 GiB charged, so 11 GiB of headroom
-/// below MemAvailable (~21 GiB) rules.
+/// A Slurm job's cgroup limit (SYNTHETIC): the process runs in `job_42/step_0/user/task_0`, whose
+/// own `memory.max` is `max`; the job's 16 GiB max with 5 GiB charged, two levels up, leaves
+/// 11 GiB of headroom below MemAvailable (~21 GiB), and rules.
 #[test]
-fn a_cgroup_limit_below_mem_available_rules() {
+fn a_parent_cgroup_limit_below_mem_available_rules() {
     let limits = tree_limits(&tree("slurm-job"));
     assert_eq!(known(&limits.cgroup_max), Cap::Bytes(16 * GIB));
     assert_eq!(known(&limits.cgroup_current), Bytes(5 * GIB));
@@ -70,11 +71,54 @@ fn a_cgroup_limit_below_mem_available_rules() {
     };
     assert_eq!(
         source,
-        "file /sys/fs/cgroup/system.slice/slurmstepd.scope/job_42/step_0/memory.max"
+        "file /sys/fs/cgroup/system.slice/slurmstepd.scope/job_42/memory.max"
     );
     let b = budget(Platform::Linux, limits);
     assert_eq!(b.host_alloc_bytes, Some((11.0 * GIB as f64 * 0.9) as u64));
     assert_eq!(b.mappings, Some(((262_144 - 37) as f64 * 0.9) as u64));
+}
+
+/// The level with the least headroom rules, wherever it is: a container's own 2 GiB limit (1 GiB
+/// charged) under a pod's 8 GiB (2 GiB charged); a parent that cannot be read is passed over.
+#[test]
+fn the_tightest_cgroup_level_rules() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write("proc/self/cgroup", "0::/kubepods/pod1/ctr\n");
+    write("sys/fs/cgroup/kubepods/pod1/ctr/memory.max", "2147483648\n");
+    write(
+        "sys/fs/cgroup/kubepods/pod1/ctr/memory.current",
+        "1073741824\n",
+    );
+    write("sys/fs/cgroup/kubepods/pod1/memory.max", "8589934592\n");
+    write("sys/fs/cgroup/kubepods/pod1/memory.current", "2147483648\n");
+    write("sys/fs/cgroup/kubepods/memory.max", "not a number\n");
+    write("sys/fs/cgroup/kubepods/memory.current", "3221225472\n");
+    let levels = crate::probe::cgroup::levels(root).expect("levels");
+    let paths: Vec<&str> = levels.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(paths, ["/kubepods/pod1/ctr", "/kubepods/pod1"]);
+    let (max, current) = cgroup(root);
+    assert_eq!(known(&max), Cap::Bytes(2 * GIB));
+    assert_eq!(known(&current), Bytes(GIB));
+    // The pod's limit becomes the tighter one once the pod holds more.
+    write("sys/fs/cgroup/kubepods/pod1/memory.current", "8053063680\n");
+    let (max, current) = cgroup(root);
+    assert_eq!(known(&max), Cap::Bytes(8 * GIB));
+    assert_eq!(known(&current), Bytes(8053063680));
+    match max {
+        Setting::Known { source, .. } => {
+            assert_eq!(
+                source.to_string(),
+                "file /sys/fs/cgroup/kubepods/pod1/memory.max"
+            )
+        }
+        Setting::Unavailable { .. } => unreachable!(),
+    }
 }
 
 /// WSL2 (SYNTHETIC values): the reported wall caps 13 GiB available; a 64 KiB memlock does not.
