@@ -26,7 +26,8 @@
 #                                                      --budget --prom, check --quick; with
 #                                                      MAX_MAP_COUNT set (root), the budget again
 #                                                      under that vm.max_map_count, then restored;
-#                                                      with MEMORY_MAX, in a cgroup of that limit
+#                                                      with MEMORY_MAX, below a cgroup of that limit;
+#                                                      with AS_ABOVE, under such a ulimit -v
 #   scripts/publish.sh models    [OUT]                 GPU machine: a 7B Q4_K_M-sized GGUF and a
 #                                                      safetensors file, each loaded by model-load
 #                                                      cold and warm, beside FILELOAD_CU's probe in
@@ -47,8 +48,10 @@
 #                        pinscope and the probe (default 1; a round already in OUT is kept)
 #              MAX_MAP_COUNT  budget: a vm.max_map_count for one more budget run (root; the host's
 #                        kernel setting, restored when that run ends); unset: no such run
-#              MEMORY_MAX  budget: a memory.max (say 4G) for one more budget run inside a cgroup v2
-#                        child made for it (root), as a job's memory limit; unset: no such run
+#              MEMORY_MAX  budget: a memory.max (say 4G) for one more budget run in a cgroup v2 child
+#                        of a cgroup with that limit (root), as a job's memory limit; unset: no such run
+#              AS_ABOVE  budget: GiB above a CUDA context's VmPeak for one more budget --quick under
+#                        that ulimit -v (a job's address-space limit: real refusals); unset: no such run
 # Never changes the GPU's clocks, modes or settings.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -275,7 +278,11 @@ pages() {
     [[ -f $json ]] || continue
     local mach=${json#reports/} with="" sub
     mach=${mach%%/*}; sub=$(basename "$(dirname "$json")")
-    [[ $sub == maps-* ]] && with=" with vm.max_map_count ${sub#maps-}"
+    case $sub in
+      maps-*) with=" with vm.max_map_count ${sub#maps-}" ;;
+      cgroup-*) with=" in a cgroup below one with memory.max ${sub#cgroup-}" ;;
+      as-*) with=" under ulimit -v of a CUDA context + ${sub#as-}" ;;
+    esac
     "$bin" -q report "$json" -o "${json%.json}.html" --title "pin budget on $mach$with"
   done
   for scen in quick h200-headline; do
@@ -375,7 +382,9 @@ for mach in sorted({r[0] for r in rows}, key=lambda m: (len(m), m)):
                    f'{html.escape(answer)}</p>')
         for extra in sorted(glob.glob(f"reports/{mach}/budget/*/budget.json")):
             sub = os.path.basename(os.path.dirname(extra))
-            what = f"with vm.max_map_count {sub[len('maps-'):]}" if sub.startswith("maps-") else sub
+            kind, _, n = sub.partition("-")
+            what = {"maps": f"with vm.max_map_count {n}", "cgroup": f"in a cgroup below one with memory.max {n}",
+                    "as": f"under ulimit -v of a CUDA context + {n}"}.get(kind, sub)
             answer = json.loads(subprocess.run([os.environ["PINSCOPE_BIN"], "report", extra, "--format", "json"],
                                                capture_output=True, text=True, check=True).stdout)["answers"][0]
             page = os.path.relpath(extra[:-len(".json")] + ".html", "reports")
@@ -396,6 +405,7 @@ budget() {
   tail -3 "$out/check-quick.txt"
   [[ -n ${MAX_MAP_COUNT:-} ]] && budget_maps "$out/maps-$MAX_MAP_COUNT"
   [[ -n ${MEMORY_MAX:-} ]] && budget_cgroup "$out/cgroup-$MEMORY_MAX"
+  [[ -n ${AS_ABOVE:-} ]] && budget_as "$out/as-${AS_ABOVE}G"
   return 0
 }
 
@@ -407,16 +417,36 @@ budget_cgroup() {  # OUT: the budget again inside a cgroup v2 child whose memory
   if [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) != cgroup2fs ]]; then
     echo "-- /sys/fs/cgroup is no cgroup v2 file system: the run with memory.max $MEMORY_MAX is skipped"; return 0
   fi
-  if ! { echo +memory >/sys/fs/cgroup/cgroup.subtree_control && mkdir "$cg" && echo "$MEMORY_MAX" >"$cg/memory.max"; } 2>"$1/cgroup.err"; then
-    echo "-- no cgroup with memory.max $MEMORY_MAX ($(cat "$1/cgroup.err")): the run in it is skipped"; rmdir "$cg" 2>/dev/null; return 0
+  # The limit sits on a parent and the process runs in a child without one, as Slurm lays out a
+  # job (job_N/step_M/user/task_K): the budget must find the limit a level up.
+  if ! { echo +memory >/sys/fs/cgroup/cgroup.subtree_control && mkdir "$cg" && echo "$MEMORY_MAX" >"$cg/memory.max" &&
+    echo +memory >"$cg/cgroup.subtree_control" && mkdir "$cg/task"; } 2>"$1/cgroup.err"; then
+    echo "-- no cgroup with memory.max $MEMORY_MAX ($(cat "$1/cgroup.err")): the run in it is skipped"; rmdir "$cg/task" "$cg" 2>/dev/null; return 0
   fi
   log "pinscope budget in a cgroup with memory.max $MEMORY_MAX"
   local s=$SECONDS
   bash -c 'echo $$ >"$1/cgroup.procs" && exec timeout 90 "$2" budget --cap 8GiB --deadline 60s --json -o "$3/budget.json"' \
-    _ "$cg" "$P" "$1" >"$1/budget.txt" 2>&1
+    _ "$cg/task" "$P" "$1" >"$1/budget.txt" 2>&1
   echo "budget in the cgroup: exit $? in $((SECONDS - s)) s; memory.events: $(tr '\n' ' ' <"$cg/memory.events")"
   echo "pinscope processes left: $(pgrep -c -x pinscope)"
-  rmdir "$cg" 2>/dev/null || echo "-- $cg could not be removed"
+  rmdir "$cg/task" "$cg" 2>/dev/null || echo "-- $cg could not be removed"
+}
+
+budget_as() {  # OUT: budget --quick under ulimit -v at a CUDA context's VmPeak + AS_ABOVE GiB
+  # A job's address-space limit (ulimit -v; Slurm's VSizeFactor) refuses pins with an error the
+  # program sees: the one refusal a Linux machine with RAM to spare gives, and so the after-refusal
+  # checks on this driver.
+  local v0
+  mkdir -p "$1"
+  v0=$(python3 -c 'import ctypes
+c = ctypes.CDLL("libcuda.so.1"); c.cuInit(0); d = ctypes.c_int(); c.cuDeviceGet(ctypes.byref(d), 0)
+x = ctypes.c_void_p(); c.cuDevicePrimaryCtxRetain(ctypes.byref(x), d); c.cuCtxSetCurrent(x)
+print([int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmPeak")][0])') ||
+    { echo "-- the VmPeak of a CUDA context could not be read: the run under ulimit -v is skipped"; return 0; }
+  log "pinscope budget --quick under ulimit -v $((v0 / 1048576)) GiB (a CUDA context's VmPeak) + $AS_ABOVE GiB"
+  ( ulimit -v $((v0 + AS_ABOVE * 1048576)) &&
+    timeout 60 $P budget --quick --cap 4GiB --deadline 40s --json -o "$1/budget.json" >"$1/budget.txt" 2>&1 )
+  echo "budget under ulimit -v: exit $?"; echo "pinscope processes left: $(pgrep -c -x pinscope)"
 }
 
 budget_run() {  # OUT: pinscope budget into OUT/budget.json, and what it left behind
