@@ -281,7 +281,7 @@ pages() {
     case $sub in
       maps-*) with=" with vm.max_map_count ${sub#maps-}" ;;
       cgroup-*) with=" in a cgroup below one with memory.max ${sub#cgroup-}" ;;
-      as-*) with=" under ulimit -v of a CUDA context + ${sub#as-}" ;;
+      as-*) with=" under ulimit -v ${sub#as-}iB above a CUDA context" ;;
     esac
     "$bin" -q report "$json" -o "${json%.json}.html" --title "pin budget on $mach$with"
   done
@@ -384,7 +384,7 @@ for mach in sorted({r[0] for r in rows}, key=lambda m: (len(m), m)):
             sub = os.path.basename(os.path.dirname(extra))
             kind, _, n = sub.partition("-")
             what = {"maps": f"with vm.max_map_count {n}", "cgroup": f"in a cgroup below one with memory.max {n}",
-                    "as": f"under ulimit -v of a CUDA context + {n}"}.get(kind, sub)
+                    "as": f"under ulimit -v {n}iB above a CUDA context"}.get(kind, sub)
             answer = json.loads(subprocess.run([os.environ["PINSCOPE_BIN"], "report", extra, "--format", "json"],
                                                capture_output=True, text=True, check=True).stdout)["answers"][0]
             page = os.path.relpath(extra[:-len(".json")] + ".html", "reports")

@@ -234,7 +234,10 @@ fn probe_cell(p: &ProbeResult) -> String {
     let ended = match &p.ended {
         Ended::Refused { .. } => {
             let after = p.after_refusal.as_ref().map_or(String::new(), |r| {
-                format!(", then {:?}", r.recoverable).to_lowercase()
+                format!(
+                    "; usable after: {}",
+                    super::budget::recoverable_words(r.recoverable)
+                )
             });
             format!("refused{after}")
         }

@@ -53,6 +53,12 @@ pub struct PinLimits {
     pub mem_available: Setting<Bytes>,
     /// `Max locked memory` soft limit (`ulimit -l`): recorded, not in the rule (module doc).
     pub memlock: Setting<Cap>,
+    /// `Max address space` soft limit (`ulimit -v`, Slurm's `VSizeFactor`): recorded, not in the
+    /// rule. A CUDA context maps gigabytes of address space before it pins anything, and each pin
+    /// maps as much again, so past this limit `cuMemHostAlloc` is refused
+    /// (`CUDA_ERROR_OUT_OF_MEMORY`) with RAM to spare. Absent from records made before it was read.
+    #[serde(default = "not_recorded")]
+    pub address_space: Setting<Cap>,
     pub cgroup_max: Setting<Cap>,
     pub cgroup_current: Setting<Bytes>,
     /// `vm.max_map_count`: each registered range is at least one mapping.
@@ -89,6 +95,10 @@ impl PinLimits {
         vec![
             row("MemAvailable", &self.mem_available),
             row("memlock (ulimit -l; not in the rule)", &self.memlock),
+            row(
+                "address space (ulimit -v; not in the rule)",
+                &self.address_space,
+            ),
             row("cgroup memory.max", &self.cgroup_max),
             row("cgroup memory.current", &self.cgroup_current),
             row("vm.max_map_count", &self.max_map_count),
@@ -194,7 +204,8 @@ pub fn tree_limits(root: &Path) -> PinLimits {
     let (cgroup_max, cgroup_current) = cgroup(root);
     PinLimits {
         mem_available: mem_available(root),
-        memlock: memlock(root),
+        memlock: process_limit(root, "Max locked memory"),
+        address_space: process_limit(root, "Max address space"),
         cgroup_max,
         cgroup_current,
         max_map_count: read(root, "proc/sys/vm/max_map_count", |t| {
@@ -217,6 +228,7 @@ fn windows_limits(luid: Option<[u8; 8]>) -> PinLimits {
     PinLimits {
         mem_available: Setting::unavailable(LINUX_ONLY),
         memlock: Setting::unavailable(LINUX_ONLY),
+        address_space: Setting::unavailable(LINUX_ONLY),
         cgroup_max: Setting::unavailable(LINUX_ONLY),
         cgroup_current: Setting::unavailable(LINUX_ONLY),
         max_map_count: Setting::unavailable(LINUX_ONLY),
@@ -327,21 +339,27 @@ fn mem_available(root: &Path) -> Setting<Bytes> {
     })
 }
 
-fn memlock(root: &Path) -> Setting<Cap> {
+/// The soft limit on the line `name` of `/proc/self/limits` (a byte count or `unlimited`).
+fn process_limit(root: &Path, name: &str) -> Setting<Cap> {
     read(root, "proc/self/limits", |t| {
         let line = t
             .lines()
-            .find_map(|l| l.strip_prefix("Max locked memory"))
-            .ok_or("it has no `Max locked memory` line")?;
+            .find_map(|l| l.strip_prefix(name))
+            .ok_or_else(|| format!("it has no `{name}` line"))?;
         match line.split_whitespace().next() {
             Some("unlimited") => Ok(Cap::Unlimited),
             Some(n) => n
                 .parse()
                 .map(Cap::Bytes)
                 .map_err(|_| format!("`{}` is not a byte count", n.escape_debug())),
-            None => Err("`Max locked memory` has no value".into()),
+            None => Err(format!("`{name}` has no value")),
         }
     })
+}
+
+/// What a record made before a limit was read says of it.
+fn not_recorded() -> Setting<Cap> {
+    Setting::unavailable("not recorded (made by an earlier pinscope)")
 }
 
 /// The cgroup v2 limit and usage of the level with the least headroom (`memory.max` −

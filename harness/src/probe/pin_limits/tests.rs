@@ -27,6 +27,7 @@ fn linux_budget_from_real_proc_files() {
     let limits = tree_limits(&tree("linux-host"));
     assert_eq!(known(&limits.mem_available), Bytes(22_263_544 * KIB));
     assert_eq!(known(&limits.memlock), Cap::Bytes(8_388_608));
+    assert_eq!(known(&limits.address_space), Cap::Unlimited);
     assert_eq!(known(&limits.max_map_count), 65530);
     assert_eq!(known(&limits.map_count), 38);
     let why = limits.cgroup_max.unavailable_reason().expect("v1 memory");
@@ -121,6 +122,34 @@ fn the_tightest_cgroup_level_rules() {
     }
 }
 
+/// `ulimit -v` is read as the address-space limit (a tree whose limits file has one set), and a
+/// record made before it was read says so instead of failing to load.
+#[test]
+fn the_address_space_limit_is_recorded_and_old_records_still_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let limits = std::fs::read_to_string(tree("linux-host").join("proc/self/limits"))
+        .expect("limits")
+        .replace(
+            "Max address space         unlimited            unlimited",
+            "Max address space         17179869184          unlimited",
+        );
+    std::fs::create_dir_all(dir.path().join("proc/self")).expect("mkdir");
+    std::fs::write(dir.path().join("proc/self/limits"), limits).expect("write");
+    let read = tree_limits(dir.path());
+    assert_eq!(known(&read.address_space), Cap::Bytes(16 * GIB));
+    assert_eq!(known(&read.memlock), Cap::Bytes(8_388_608));
+    let mut json = serde_json::to_value(&read).expect("json");
+    json.as_object_mut()
+        .expect("object")
+        .remove("address_space");
+    let old: PinLimits = serde_json::from_value(json).expect("an old record reads");
+    let why = old
+        .address_space
+        .unavailable_reason()
+        .expect("not recorded");
+    assert!(why.contains("not recorded"), "{why}");
+}
+
 /// WSL2 (SYNTHETIC values): the reported wall caps 13 GiB available; a 64 KiB memlock does not.
 #[test]
 fn wsl2_budget_is_capped_at_the_reported_wall() {
@@ -177,6 +206,7 @@ fn windows_limits_of(budget: u64, usage: u64, commit: Option<(u64, u64)>) -> Pin
     PinLimits {
         mem_available: Setting::unavailable(NONE),
         memlock: Setting::unavailable(NONE),
+        address_space: Setting::unavailable(NONE),
         cgroup_max: Setting::unavailable(NONE),
         cgroup_current: Setting::unavailable(NONE),
         max_map_count: Setting::unavailable(NONE),
