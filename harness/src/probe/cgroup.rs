@@ -77,6 +77,17 @@ fn parse_value(text: &str) -> Result<Option<u64>, String> {
     }
 }
 
+/// The `memory.*` file `name` of the cgroup folder `dir`: bytes, or `None` for `max`.
+fn value(dir: &Path, name: &str) -> Result<Option<u64>, String> {
+    let p = dir.join(name);
+    parse_value(&read_bounded(&p, VALUE_LIMIT)?).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// `memory.current` of the cgroup folder `dir`, which must be a byte count.
+fn current(dir: &Path) -> Result<u64, String> {
+    value(dir, "memory.current")?.ok_or_else(|| "memory.current is `max`, not a byte count".into())
+}
+
 /// The text of `path`, at most `limit` bytes of it.
 fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
     let mut text = String::new();
@@ -106,16 +117,11 @@ pub fn levels(root: &Path) -> Result<Vec<CgroupLevel>, String> {
     let mut out = Vec::new();
     let mut at = Some(dir.as_path());
     while let Some(d) = at.filter(|d| *d != top && d.starts_with(&top)) {
-        let value = |name: &str| -> Result<Option<u64>, String> {
-            let p = d.join(name);
-            parse_value(&read_bounded(&p, VALUE_LIMIT)?)
-                .map_err(|e| format!("{}: {e}", p.display()))
-        };
-        let level = value("memory.current").and_then(|current| {
+        let level = current(d).and_then(|current| {
             Ok(CgroupLevel {
                 path: level_path(&top, d),
-                max: value("memory.max")?,
-                current: current.ok_or("memory.current is `max`, not a byte count")?,
+                max: value(d, "memory.max")?,
+                current,
             })
         });
         match level {
@@ -197,19 +203,13 @@ impl CgroupObserver {
     /// `memory.peak` that do not are left out, with a note.
     fn memory(&mut self) -> Result<CgroupMemory, String> {
         let dir = self.dir.as_ref().map_err(Clone::clone)?;
-        let value = |name: &str| -> Result<Option<u64>, String> {
-            let p = dir.join(name);
-            parse_value(&read_bounded(&p, VALUE_LIMIT)?)
-                .map_err(|e| format!("{}: {e}", p.display()))
-        };
-        let current =
-            value("memory.current")?.ok_or("memory.current is `max`, not a byte count")?;
-        let max = value("memory.max").unwrap_or_else(|e| {
+        let current = current(dir)?;
+        let max = value(dir, "memory.max").unwrap_or_else(|e| {
             self.notes.push(e);
             None
         });
         let peak = if dir.join("memory.peak").is_file() {
-            value("memory.peak").unwrap_or_else(|e| {
+            value(dir, "memory.peak").unwrap_or_else(|e| {
                 self.notes.push(e);
                 None
             })
