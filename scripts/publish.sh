@@ -509,7 +509,7 @@ models() {
   [[ -n $probe ]] && python3 scripts/model-rounds.py "$out" | tee "$out/rounds.txt"
   if [[ -n $probe && ! -f $out/fileload-register.txt ]] && left "file-load probe REGISTER=1"; then
     f=${files[0]}
-    log "file-load probe with REGISTER=1 on $(basename "$f") (cold; timeout 60 s: never returned on the H200 VM)"
+    log "file-load probe with REGISTER=1 on $(basename "$f") (cold; timeout 60 s: the probe maps the file private, and registering that never returned on driver 580)"
     REGISTER=1 DROP=fadvise timeout 60 "$probe" "$f" cold 2>&1 | tee "$out/fileload-register.txt"; echo "exit ${PIPESTATUS[0]} (124: did not return in 60 s)"
   fi
   [[ -f $out/pytorch.txt ]] || { left "PyTorch loaders" && torch_loads "${files[1]}" 2>&1 | tee "$out/pytorch.txt"; }

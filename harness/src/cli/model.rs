@@ -43,13 +43,16 @@ pub fn model_command(args: &ModelArgs) -> Result<i32, Error> {
     let table = crate::modelfile::read(&args.file)?;
     let summary = Summary::of(&table, args.top);
     let dropped = if args.drop_cache {
-        Some(page_cache::drop_cached(&args.file)?)
+        Some(page_cache::drop_cached_with(
+            &args.file,
+            crate::scenario::resident,
+        )?)
     } else {
         None
     };
     let resident = match &dropped {
         Some(d) => d.resident_after.clone(),
-        None => page_cache::resident(&args.file),
+        None => crate::scenario::resident(&args.file),
     };
     let text = if args.json {
         let report = ModelReport {

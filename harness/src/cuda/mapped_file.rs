@@ -1,7 +1,8 @@
 //! A file mapped read-only into the address space (`mmap`, shared), as loaders map model files,
 //! and its page-locking for the GPU (`cuMemHostRegister` with `CU_MEMHOSTREGISTER_READ_ONLY`).
 //! Unmapped (and unregistered first) on drop. The mapping lives here because creating one is an
-//! `unsafe` call and pinscope keeps `unsafe` in its CUDA layer.
+//! `unsafe` call and pinscope keeps `unsafe` in its CUDA layer. For the same reason the count of
+//! a file's pages in the page cache (`mincore` over such a mapping) is here.
 
 use super::CudaError;
 use super::ffi::{check, ms_since, record_drop_error};
@@ -63,9 +64,44 @@ impl MappedFile {
         unsafe { std::slice::from_raw_parts(self.ptr.cast::<u8>(), self.len) }
     }
 
+    /// Bytes of the mapping whose pages are in the page cache now (`mincore`: it reads the
+    /// kernel's page tables of the file and faults nothing in). The last page counts whole.
+    pub fn resident_bytes(&self) -> Result<u64, CudaError> {
+        let page = rustix::param::page_size();
+        let mut vec = vec![0u8; self.len.div_ceil(page)];
+        // SAFETY: [ptr, ptr+len) is a live mapping owned by `self`; `vec` holds one byte per page
+        // of it, as mincore writes.
+        let rc = unsafe { libc::mincore(self.ptr, self.len, vec.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(CudaError::new(
+                "mincore",
+                std::io::Error::last_os_error().to_string(),
+            ));
+        }
+        let pages = vec.iter().filter(|b| *b & 1 == 1).count() as u64;
+        Ok((pages * page as u64).min(self.len as u64))
+    }
+
+    /// Bytes of the file at `path` in the page cache now, counted with [`Self::resident_bytes`]
+    /// over a fresh mapping; an empty file has none.
+    pub fn resident_of(path: &std::path::Path) -> Result<u64, CudaError> {
+        let file = std::fs::File::open(path).map_err(|e| CudaError::new("open", e.to_string()))?;
+        let len = usize::try_from(
+            file.metadata()
+                .map_err(|e| CudaError::new("stat", e.to_string()))?
+                .len(),
+        )
+        .map_err(|_| CudaError::new("mmap", "too large"))?;
+        if len == 0 {
+            return Ok(0);
+        }
+        MappedFile::map(&file, len)?.resident_bytes()
+    }
+
     /// Page-locks the whole mapping for the GPU, read-only; returns how long the call took (ms).
-    /// On some machines this call does not return once the file's pages were evicted and read
-    /// back: callers run it in a process they can kill.
+    /// Registering a private mapping of a large file did not return on driver 580 (an H200 and
+    /// an H100, 4 GiB); this mapping is shared, and that returned. Callers still run it in a
+    /// process they can kill.
     pub fn register_read_only(&mut self) -> Result<f64, CudaError> {
         if self.registered {
             return Ok(0.0);
@@ -127,5 +163,34 @@ mod tests {
         let m = MappedFile::map(&f, bytes.len()).expect("mapped");
         assert_eq!(m.as_slice(), &bytes[..]);
         assert!(MappedFile::map(&f, 0).is_err());
+    }
+
+    #[test]
+    fn a_file_just_written_is_resident_whole_and_agrees_with_fincore() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("f.bin");
+        let len = 3 * 4096 + 100;
+        std::fs::write(&path, vec![5u8; len]).expect("written");
+        let counted = MappedFile::resident_of(&path).expect("counted");
+        assert_eq!(
+            counted, len as u64,
+            "the written pages are cached, the tail page capped"
+        );
+        let empty = dir.path().join("e.bin");
+        std::fs::write(&empty, b"").expect("written");
+        assert_eq!(MappedFile::resident_of(&empty).expect("counted"), 0);
+        assert!(MappedFile::resident_of(&dir.path().join("missing")).is_err());
+        // util-linux's fincore counts the same pages, where it is installed (whole pages).
+        if let Ok(out) = std::process::Command::new("fincore")
+            .args(["--bytes", "--noheadings", "--raw", "--output", "RES", "--"])
+            .arg(&path)
+            .output()
+        {
+            let theirs: u64 = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .expect("a number");
+            assert_eq!(theirs, 4 * 4096);
+        }
     }
 }

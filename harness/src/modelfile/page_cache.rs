@@ -1,8 +1,9 @@
 //! How much of a file the page cache holds, and making it cold without root.
 //!
-//! Counting: the kernel's `mincore` over a read-only mapping of the file, through util-linux's
-//! `fincore` (which does exactly that, or the newer `cachestat`): pinscope allows `unsafe` only
-//! in its CUDA and Windows layers, and no well-kept crate wraps `mincore` safely. Reading the
+//! Counting: the kernel's `mincore` over a read-only mapping of the file. The mapping and the
+//! call are `unsafe`, which pinscope allows only in its CUDA and Windows layers, so the callers
+//! that may use that layer pass its count in ([`drop_cached_with`]); [`resident`] here asks
+//! util-linux's `fincore` (which does exactly that), a program not every machine has. Reading the
 //! file with `preadv2(RWF_NOWAIT)` is no substitute: measured on Linux 6.18 (ext4), a pass of
 //! such reads over a cold 381 MiB file returned 7 MiB and left all of it cached, so the count
 //! itself warms the file. Dropping:
@@ -23,6 +24,8 @@ pub enum Unavailable {
     NoFincore,
     /// `fincore` ran and failed or printed no number.
     FincoreFailed,
+    /// `mincore` over a mapping of the file failed, and so did `fincore`.
+    MincoreFailed,
 }
 
 impl Unavailable {
@@ -35,6 +38,9 @@ impl Unavailable {
                 "not counted: util-linux's `fincore` is not installed (util-linux-extra on Debian and Ubuntu, util-linux elsewhere)"
             }
             Unavailable::FincoreFailed => "not counted: `fincore` failed on this file",
+            Unavailable::MincoreFailed => {
+                "not counted: mapping the file for mincore failed, and util-linux's `fincore` could not count it either"
+            }
         }
     }
 }
@@ -92,22 +98,30 @@ pub fn resident_field<S: serde::Serializer>(r: &Resident, s: S) -> Result<S::Ok,
 }
 
 pub const DROP_METHOD: &str = "posix_fadvise(POSIX_FADV_DONTNEED) after fdatasync";
-pub const COUNTED_WITH: &str = "mincore (util-linux fincore)";
+pub const COUNTED_WITH: &str = "mincore over a mapping of the file";
 
 /// Bytes of `path` in the page cache now.
 pub fn resident(path: &Path) -> Resident {
     imp::resident(path)
 }
 
-/// Asks the kernel to drop `path`'s cached pages, counting before and after. An error is a file
-/// that could not be opened or advised.
+/// Asks the kernel to drop `path`'s cached pages, counting before and after with `fincore`. An
+/// error is a file that could not be opened or advised.
 pub fn drop_cached(path: &Path) -> Result<DropRecord, crate::Error> {
+    drop_cached_with(path, resident)
+}
+
+/// [`drop_cached`], counting with `count`.
+pub fn drop_cached_with(
+    path: &Path,
+    count: fn(&Path) -> Resident,
+) -> Result<DropRecord, crate::Error> {
     let file_bytes = std::fs::metadata(path)
         .map_err(|e| crate::Error::io(path, e))?
         .len();
-    let resident_before = resident(path);
+    let resident_before = count(path);
     imp::advise_dont_need(path)?;
-    let resident_after = resident(path);
+    let resident_after = count(path);
     Ok(DropRecord {
         method: DROP_METHOD,
         counted_with: COUNTED_WITH,

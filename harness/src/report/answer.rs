@@ -182,7 +182,7 @@ fn findings(all_rows: &[&Row], samples: &Samples) -> Vec<Sentence> {
     for line in super::latency::sentences(rows, samples) {
         out.push(sentence("Latency", line));
     }
-    for line in super::file_load::sentences(rows) {
+    for line in super::file_load::sentences(rows, NEAR_FASTEST) {
         out.push(sentence("File load", line));
     }
     out

@@ -60,8 +60,10 @@ impl LoadLimit {
         if r.status != Status::Ok {
             return None;
         }
+        // O_DIRECT reads skip the page cache: warm or cold, they read the disk.
+        let disk = cold || r.mode == Mode::LoadDirect;
         let stages = [
-            (Stage::Read { cold }, r.read_ms),
+            (Stage::Read { cold: disk }, r.read_ms),
             (Stage::Mapping { cold }, r.fault_ms),
             (Stage::Registration, r.pin_ms),
             (Stage::Copies, r.dma_ms),
@@ -95,17 +97,35 @@ impl LoadLimit {
 
 /// Per cache state (cold first), the load that finished soonest: "cold cache, fastest here:
 /// pread-16m, 4.03 GiB in 0.76 s (5.69 GB/s), limited by the disk read; holds 48 MiB page-locked."
-fn fastest(rows: &[&Row]) -> Vec<String> {
+/// Then the other ways that reached `near` of its bandwidth, with what each holds: the
+/// measurements do not rank those, and a way that pins less may be the one to take.
+fn fastest(rows: &[&Row], near: f64) -> Vec<String> {
     [Cache::Cold, Cache::Warm]
         .into_iter()
         .filter_map(|cache| {
-            let (r, l) = rows
+            let mut done: Vec<(&Row, LoadLimit)> = rows
                 .iter()
                 .filter(|r| r.cache == Some(cache))
-                .filter_map(|r| LoadLimit::of(r).map(|l| (r, l)))
-                .min_by(|a, b| a.1.total_ms.total_cmp(&b.1.total_ms))?;
+                .filter_map(|r| LoadLimit::of(r).map(|l| (*r, l)))
+                .collect();
+            done.sort_by(|a, b| a.1.total_ms.total_cmp(&b.1.total_ms));
+            let (r, l) = done.first()?;
+            let close: Vec<String> = done[1..]
+                .iter()
+                .filter(|(_, o)| o.gbs(o.total_ms) >= near * l.gbs(l.total_ms))
+                .map(|(o, ol)| format!("{} {:.2} s ({})", o.case_label, ol.total_ms / 1e3, held(o)))
+                .collect();
+            let close = if close.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " Within {:.0}% of it: {}.",
+                    100.0 * (1.0 - near),
+                    close.join("; ")
+                )
+            };
             Some(format!(
-                "{cache} cache, fastest here: {}, {} in {:.2} s ({:.2} GB/s), limited by {}; {}.",
+                "{cache} cache, fastest here: {}, {} in {:.2} s ({:.2} GB/s), limited by {}; {}.{close}",
                 r.case_label,
                 format_size(l.bytes),
                 l.total_ms / 1e3,
@@ -132,8 +152,9 @@ fn held(r: &Row) -> String {
 /// The answer first — per cache state, the fastest way for this file here, what limits it and what
 /// it pins — then one sentence per file-load row (`mmap, cold cache: 4.08 GB in 2.61 s (1.56
 /// GB/s), limited by the disk read (1.60 GB/s, 98% of the load)`), then what the copies alone need.
-pub fn sentences(rows: &[&Row]) -> Vec<String> {
-    let mut out = fastest(rows);
+/// `near`: the share of the fastest's bandwidth that counts as "as fast" (`NEAR_FASTEST`).
+pub fn sentences(rows: &[&Row], near: f64) -> Vec<String> {
+    let mut out = fastest(rows, near);
     for r in rows {
         let Some(l) = LoadLimit::of(r) else { continue };
         let cache = r.cache.map(|c| c.to_string()).unwrap_or_default();
@@ -144,7 +165,7 @@ pub fn sentences(rows: &[&Row]) -> Vec<String> {
                 format_size(a as u64)
             ),
             (Some(b), None) => format!("; {} of it was cached before", format_size(b as u64)),
-            _ => String::new(),
+            _ => "; how much of it was cached was not counted".to_string(),
         };
         out.push(format!(
             "{}, {cache} cache: {} in {:.2} s ({:.2} GB/s), limited by {} ({:.2} GB/s, {:.0}% of the load){resident}; {}.",
@@ -177,6 +198,7 @@ pub fn sentences(rows: &[&Row]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::answer::NEAR_FASTEST;
 
     fn row(label: &str, mode: Mode, cache: Cache, stages: [Option<f64>; 4], wall: f64) -> Row {
         Row {
@@ -205,7 +227,7 @@ mod tests {
         );
         let l = LoadLimit::of(&r).expect("a limit");
         assert_eq!(l.stage, Stage::Read { cold: true });
-        let s = sentences(&[&r]);
+        let s = sentences(&[&r], NEAR_FASTEST);
         assert_eq!(
             s[0],
             "cold cache, fastest here: pread-16m, 3.73 GiB in 2.50 s (1.60 GB/s), limited by the disk read; holds 0 B page-locked."
@@ -215,6 +237,68 @@ mod tests {
             "{s:?}"
         );
         assert!(s[1].starts_with("pread-16m, cold cache: "), "{s:?}");
+    }
+
+    #[test]
+    fn the_ways_within_five_percent_of_the_fastest_are_named_with_what_they_hold() {
+        let mut ring = row(
+            "pread-64m",
+            Mode::LoadPread,
+            Cache::Cold,
+            [Some(1800.0), None, None, Some(2.0)],
+            1860.0,
+        );
+        ring.pinned_bytes = 192 << 20;
+        let mut whole = row(
+            "pinned",
+            Mode::LoadPinned,
+            Cache::Cold,
+            [Some(1860.0), None, None, Some(78.0)],
+            1940.0,
+        );
+        whole.pinned_bytes = 4_000_000_000;
+        let far = row(
+            "read",
+            Mode::LoadRead,
+            Cache::Cold,
+            [Some(1900.0), None, None, Some(500.0)],
+            2440.0,
+        );
+        let s = sentences(&[&far, &whole, &ring], NEAR_FASTEST);
+        assert!(
+            s[0].starts_with("cold cache, fastest here: pread-64m, 3.73 GiB in 1.86 s"),
+            "{s:?}"
+        );
+        assert!(
+            s[0].ends_with(
+                "holds 192 MiB page-locked. Within 5% of it: pinned 1.94 s (holds 3.73 GiB page-locked)."
+            ),
+            "pinned is 4.1% slower, read 24%: {s:?}"
+        );
+    }
+
+    #[test]
+    fn an_o_direct_read_is_the_disk_read_warm_or_cold() {
+        let warm = row(
+            "direct-16m",
+            Mode::LoadDirect,
+            Cache::Warm,
+            [Some(2200.0), None, None, Some(2.0)],
+            2230.0,
+        );
+        let l = LoadLimit::of(&warm).expect("a limit");
+        assert_eq!(l.stage, Stage::Read { cold: true });
+        let s = sentences(&[&warm], NEAR_FASTEST);
+        assert!(s[1].contains("limited by the disk read ("), "{s:?}");
+        let pread = row(
+            "pread-16m",
+            Mode::LoadPread,
+            Cache::Warm,
+            [Some(540.0), None, None, Some(2.0)],
+            545.0,
+        );
+        let l = LoadLimit::of(&pread).expect("a limit");
+        assert_eq!(l.stage, Stage::Read { cold: false });
     }
 
     #[test]
@@ -233,7 +317,7 @@ mod tests {
             [Some(900.0), None, None, Some(80.0)],
             990.0,
         );
-        let s = sentences(&[&m, &p]);
+        let s = sentences(&[&m, &p], NEAR_FASTEST);
         assert!(
             s[0].starts_with("warm cache, fastest here: mmap, 3.73 GiB in 0.61 s"),
             "only the warm state was measured: {s:?}"
@@ -260,7 +344,7 @@ mod tests {
         );
         let l = LoadLimit::of(&r).expect("a limit");
         assert_eq!(l.stage, Stage::Untimed { child: true });
-        let s = sentences(&[&r]);
+        let s = sentences(&[&r], NEAR_FASTEST);
         assert!(
             s[1].contains("limited by starting the child process and its CUDA context"),
             "{s:?}"

@@ -129,13 +129,15 @@ impl LoadSource {
     /// drops the file's pages, `warm` reads the file through when part of it is not cached.
     pub fn prepare(&self, cache: Cache) -> Result<CacheState, Error> {
         let resident_before = match cache {
-            Cache::Cold => page_cache::drop_cached(&self.path)?.resident_after.ok(),
+            Cache::Cold => page_cache::drop_cached_with(&self.path, resident)?
+                .resident_after
+                .ok(),
             Cache::Warm => {
-                let now = page_cache::resident(&self.path).ok();
+                let now = resident(&self.path).ok();
                 if now.is_none_or(|r| r < self.file_bytes) {
                     read_through(&self.path)?;
                 }
-                page_cache::resident(&self.path).ok()
+                resident(&self.path).ok()
             }
         };
         Ok(CacheState { resident_before })
@@ -145,8 +147,22 @@ impl LoadSource {
 impl LoadSource {
     /// Bytes of the file in the page cache now (`None`: not counted here).
     pub fn resident(&self) -> Option<u64> {
-        page_cache::resident(&self.path).ok()
+        resident(&self.path).ok()
     }
+}
+
+/// Bytes of the file at `path` in the page cache now: `mincore` over a mapping of it, else
+/// util-linux's `fincore` (a program not every machine has).
+pub fn resident(path: &Path) -> page_cache::Resident {
+    #[cfg(target_os = "linux")]
+    {
+        if let Ok(bytes) = crate::cuda::MappedFile::resident_of(path) {
+            return Ok(bytes);
+        }
+        page_cache::resident(path).map_err(|_| page_cache::Unavailable::MincoreFailed)
+    }
+    #[cfg(not(target_os = "linux"))]
+    page_cache::resident(path)
 }
 
 /// The file cut into regions: each tensor, and the bytes before, between and after them.
@@ -267,11 +283,13 @@ mod tests {
         let s = LoadSource::read(&path).expect("a data file");
         let warm = s.prepare(Cache::Warm).expect("warm");
         let cold = s.prepare(Cache::Cold).expect("cold");
-        // Without fincore neither is counted; on a file system that keeps its pages (tmpfs)
-        // cold stays resident: the state says what was found, never more than the file.
-        if let (Some(w), Some(c)) = (warm.resident_before, cold.resident_before) {
-            assert_eq!(w, 1 << 20);
-            assert!(c <= w);
-        }
+        // Counted with mincore, with or without util-linux's fincore. On a file system that
+        // keeps its pages (tmpfs) cold stays resident: the state says what was found, never
+        // more than the file.
+        let (Some(w), Some(c)) = (warm.resident_before, cold.resident_before) else {
+            panic!("both counted: {warm:?} {cold:?}");
+        };
+        assert_eq!(w, 1 << 20);
+        assert!(c <= w);
     }
 }

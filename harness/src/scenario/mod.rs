@@ -59,7 +59,7 @@ mod workload;
 pub use axes::{Axes, CaseKey};
 pub use claim::{Claim, ClaimMetric, Derived, Op, PlatformTag, Reference, RowMetric, Unit};
 pub use expand::{CASE_LIMIT, DEFAULT_SIZE};
-pub use file_load::{Cache, CacheState, CufileMode, FileKind, LoadSource, Region};
+pub use file_load::{Cache, CacheState, CufileMode, FileKind, LoadSource, Region, resident};
 pub use fits::{AllowPinned, Refusal, refusal};
 pub use model::*;
 pub use modes::{ChunkUse, LatencyCall, Load, Mode, ModeDecl, Route, Sampling, Speed, Words};

@@ -198,7 +198,7 @@ impl Scenario {
         if let Some(f) = &self.files.file {
             let path = resolve(self, f);
             let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            let resident = crate::modelfile::page_cache::resident(&path)
+            let resident = super::file_load::resident(&path)
                 .map(format_size)
                 .unwrap_or_else(|why| why.sentence().to_string());
             let _ = writeln!(

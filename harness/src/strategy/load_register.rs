@@ -1,6 +1,7 @@
 //! `load-register`: the file mapped, the mapping page-locked read-only (`cuMemHostRegister`),
-//! then one copy at the pinned speed. On some machines the registration does not return once
-//! the file's pages were evicted and read back, so each load runs in a child process (pinscope
+//! then one copy at the pinned speed. Registering a private mapping of a 4 GiB file did not
+//! return on driver 580 (the mapping here is shared, as llama.cpp's is, and that returned), and a
+//! registration that hangs cannot be interrupted, so each load runs in a child process (pinscope
 //! re-run with a hidden command) with a deadline, `measure.time_limit`: when it passes, the child
 //! is killed and the case fails with "did not return in N s" — that is the result. The child
 //! compares what landed on the device with the file and reports it.

@@ -98,6 +98,17 @@ fn check(rows: &[Row], format: &str) {
         assert_eq!(r.status, Status::Ok, "{}", r.case_key);
         assert_eq!(r.verified, Verification::Yes, "{}", r.case_key);
         assert!(r.wall_median_ms.is_some_and(|t| t > 0.0), "{}", r.case_key);
+        // Counted with mincore on every Linux machine, fincore or not; warm is the whole file.
+        let file = r.size_bytes as f64;
+        assert!(
+            r.resident_before_bytes.is_some_and(|b| b <= file),
+            "{}: {:?}",
+            r.case_key,
+            r.resident_before_bytes
+        );
+        if r.cache == Some(pinscope::scenario::Cache::Warm) {
+            assert_eq!(r.resident_before_bytes, Some(file), "{}", r.case_key);
+        }
     }
 }
 
