@@ -43,7 +43,7 @@ pub fn model_command(args: &ModelArgs) -> Result<i32, Error> {
     let table = crate::modelfile::read(&args.file)?;
     let summary = Summary::of(&table, args.top);
     let dropped = if args.drop_cache {
-        Some(page_cache::drop_cached_with(
+        Some(page_cache::drop_cached(
             &args.file,
             crate::scenario::resident,
         )?)

@@ -2,7 +2,7 @@
 //!
 //! Counting: the kernel's `mincore` over a read-only mapping of the file. The mapping and the
 //! call are `unsafe`, which pinscope allows only in its CUDA and Windows layers, so the callers
-//! that may use that layer pass its count in ([`drop_cached_with`]); [`resident`] here asks
+//! that may use that layer pass its count in ([`drop_cached`]); [`resident`] here asks
 //! util-linux's `fincore` (which does exactly that), a program not every machine has. Reading the
 //! file with `preadv2(RWF_NOWAIT)` is no substitute: measured on Linux 6.18 (ext4), a pass of
 //! such reads over a cold 381 MiB file returned 7 MiB and left all of it cached, so the count
@@ -98,24 +98,18 @@ pub fn resident_field<S: serde::Serializer>(r: &Resident, s: S) -> Result<S::Ok,
 }
 
 pub const DROP_METHOD: &str = "posix_fadvise(POSIX_FADV_DONTNEED) after fdatasync";
-pub const COUNTED_WITH: &str = "mincore over a mapping of the file";
+pub const COUNTED_WITH: &str =
+    "mincore over a mapping of the file (util-linux fincore where that fails)";
 
 /// Bytes of `path` in the page cache now.
 pub fn resident(path: &Path) -> Resident {
     imp::resident(path)
 }
 
-/// Asks the kernel to drop `path`'s cached pages, counting before and after with `fincore`. An
-/// error is a file that could not be opened or advised.
-pub fn drop_cached(path: &Path) -> Result<DropRecord, crate::Error> {
-    drop_cached_with(path, resident)
-}
-
-/// [`drop_cached`], counting with `count`.
-pub fn drop_cached_with(
-    path: &Path,
-    count: fn(&Path) -> Resident,
-) -> Result<DropRecord, crate::Error> {
+/// Asks the kernel to drop `path`'s cached pages, counting before and after with `count` (the
+/// scenario layer's `resident`: `mincore`, else [`resident`] here). An error is a file that could
+/// not be opened or advised.
+pub fn drop_cached(path: &Path, count: fn(&Path) -> Resident) -> Result<DropRecord, crate::Error> {
     let file_bytes = std::fs::metadata(path)
         .map_err(|e| crate::Error::io(path, e))?
         .len();

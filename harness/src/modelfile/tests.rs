@@ -332,7 +332,7 @@ fn dropping_a_file_from_the_page_cache_is_recorded_consistently() {
     let size = 8 * crate::units::MIB;
     std::fs::write(&path, vec![7u8; size as usize]).expect("write");
     let before = resident(&path);
-    let r = drop_cached(&path).expect("advised");
+    let r = drop_cached(&path, resident).expect("advised");
     assert_eq!(r.file_bytes, size);
     assert_eq!(r.method, page_cache::DROP_METHOD);
     assert_eq!(r.effect, Effect::of(&r.resident_before, &r.resident_after));
@@ -358,7 +358,7 @@ fn page_cache_state_is_unavailable_off_linux() {
         page_cache::resident(&path),
         Err(page_cache::Unavailable::ThisOs)
     );
-    page_cache::drop_cached(&path)
+    page_cache::drop_cached(&path, page_cache::resident)
         .expect_err("unavailable")
         .assert_bad_input("unavailable on this OS");
 }

@@ -129,7 +129,7 @@ impl LoadSource {
     /// drops the file's pages, `warm` reads the file through when part of it is not cached.
     pub fn prepare(&self, cache: Cache) -> Result<CacheState, Error> {
         let resident_before = match cache {
-            Cache::Cold => page_cache::drop_cached_with(&self.path, resident)?
+            Cache::Cold => page_cache::drop_cached(&self.path, resident)?
                 .resident_after
                 .ok(),
             Cache::Warm => {
