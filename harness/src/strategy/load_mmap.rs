@@ -9,8 +9,12 @@ use crate::cuda::MappedFile;
 use crate::measure::{LoadStages, Stopwatch};
 use crate::scenario::LoadSource;
 
-/// Maps the file afresh for each load (a loader maps it once per start).
-pub(crate) struct LoadMmap;
+/// Maps the file afresh for each load (a loader maps it once per start); the last load's mapping
+/// until it is released.
+#[derive(Default)]
+pub(crate) struct LoadMmap {
+    spent: Option<MappedFile>,
+}
 
 impl LoadWay for LoadMmap {
     fn load(
@@ -26,9 +30,15 @@ impl LoadWay for LoadMmap {
             let (at, n) = (r.offset as usize, r.bytes as usize);
             dev.write(at, &bytes[at..at + n])?;
         }
+        let fault_ms = clock.ms();
+        self.spent = Some(map);
         Ok(LoadStages {
-            fault_ms: Some(clock.ms()),
+            fault_ms: Some(fault_ms),
             ..LoadStages::default()
         })
+    }
+
+    fn release(&mut self) {
+        self.spent = None;
     }
 }

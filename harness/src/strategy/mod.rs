@@ -247,8 +247,14 @@ fn load_route(
         .clone()
         .ok_or_else(|| CudaError::new("loading a file", "the case names no file to load"))?;
     let (way, setup): (Box<dyn LoadWay>, SetupTimes) = match how {
-        Load::Mmap => (Box::new(load_mmap::LoadMmap), SetupTimes::default()),
-        Load::Read => (Box::new(load_read::LoadRead), SetupTimes::default()),
+        Load::Mmap => (
+            Box::new(load_mmap::LoadMmap::default()),
+            SetupTimes::default(),
+        ),
+        Load::Read => (
+            Box::new(load_read::LoadRead::default()),
+            SetupTimes::default(),
+        ),
         Load::Ring {
             chunk,
             ring,
