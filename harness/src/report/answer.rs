@@ -230,7 +230,8 @@ fn lane_sentences(rows: &[&Row], lane: Lane) -> Vec<Sentence> {
                 format_size(f.pinned_bytes)
             ),
         )),
-        None if a.compared > 1 => out.push(sentence(
+        // Nothing holds less than a fastest way that holds nothing.
+        None if a.compared > 1 && best.pinned_bytes > 0 => out.push(sentence(
             topic,
             format!(
                 "no way that holds less page-locked memory comes within {:.0}% of the fastest.",

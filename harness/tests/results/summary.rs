@@ -33,3 +33,24 @@ fn answer_names_the_fastest_and_the_frugal_choice_on_recorded_h200_data() {
     );
     assert_eq!(lines.len(), 7, "no failed or skipped rows in this run");
 }
+
+/// A fastest way that holds no page-locked memory (the mapping copied per tensor, warm, on a
+/// published H100 model-load run) gets no sentence about ways that hold less.
+#[test]
+fn a_fastest_way_that_holds_nothing_is_not_compared_with_ways_that_hold_less() {
+    let rows = read_rows(&crate::common::published_run("h100", "model-load")).unwrap();
+    let lines = console_lines(&rows, &Samples::default());
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("Host → GPU: fastest is mmap")
+                && l.ends_with("holding 0 B page-locked.")),
+        "{lines:?}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("holds less page-locked memory")),
+        "{lines:?}"
+    );
+}
