@@ -8,6 +8,9 @@ Usage: scripts/model-rounds.py OUT
   OUT/round-N/fileload-FILE-{warm,cold}.txt  the probe on the same file, same round
   OUT/pieces-FILE-N.txt                  the probe warm with FAST=1, the mapping copied whole and
                                          then per tensor (PIECES), for the per-tensor question
+  OUT/alone/FILE/PATH-CACHE/             each path alone (publish.sh models with ALONE=N): per
+      pinscope-N/*.csv, probe-N.txt      pair N, pinscope's run of that one case in that cache
+                                         state and the probe's same step (mmap per tensor)
 
 For each file, path and cache state, over the rounds in which both sides loaded it: the median of
 each side, its range, the ratio of the medians (pinscope / probe) and the range of the per-round
@@ -26,6 +29,7 @@ import sys
 PROBE_PATHS = [
     ("read() all to malloc", "read"),
     ("mmap, cudaMemcpy from the mapping", "mmap"),
+    ("mmap, cudaMemcpy per tensor", "mmap"),
     ("pread into a 16 MiB", "pread-16m"),
     ("pread into a 64 MiB", "pread-64m"),
     ("pread(O_DIRECT) into a 16 MiB", "direct-16m"),
@@ -134,14 +138,48 @@ def report_pieces(out_dir):
                   f"per tensor / whole {statistics.median(p) / statistics.median(w):.3f}")
 
 
+def gather_alone(out_dir):
+    """file -> (case, cache) -> [(pinscope s, probe s), ...]: the pairs in which both sides loaded."""
+    table = {}
+    for d in sorted(glob.glob(os.path.join(out_dir, "alone", "*", "*-*"))):
+        name = os.path.basename(os.path.dirname(d))
+        case, _, cache = os.path.basename(d).rpartition("-")
+        pairs = []
+        for probe_txt in sorted(glob.glob(os.path.join(d, "probe-*.txt"))):
+            n = re.sub(r"^probe-([0-9]+)\.txt$", r"\1", os.path.basename(probe_txt))
+            theirs = [s for label, c, s in probe_lines(probe_txt) if c == cache and probe_case(label) == case]
+            ours = pinscope_rows(os.path.join(d, f"pinscope-{n}")).get((case, cache))
+            if theirs and ours is not None:
+                pairs.append((ours, theirs[0]))
+        if pairs:
+            table.setdefault(name, {})[(case, cache)] = pairs
+    return table
+
+
+def report_alone(table):
+    for name in sorted(table):
+        print(f"\n{name}: each path alone, seconds per load, median over the pairs, pinscope / probe")
+        print(f"{'path':15} {'cache':5} {'pairs':>5} {'pinscope':>8} {'probe':>8}  {'ratio':>6} {'per pair':>11}  within 5%")
+        rows = table[name]
+        for (case, cache) in sorted(rows, key=lambda k: (k[1], k[0])):
+            pairs = rows[(case, cache)]
+            ma = statistics.median(a for a, _ in pairs)
+            mb = statistics.median(b for _, b in pairs)
+            r = ma / mb
+            ok = "yes" if abs(r - 1) <= TOLERANCE else "no"
+            print(f"{case:15} {cache:5} {len(pairs):5} {ma:8.3f} {mb:8.3f}  {r:6.3f} {spread([a / b for a, b in pairs]):>11}  {ok}")
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit(__doc__.split("\n\n")[1])
-    table = gather(sys.argv[1])
-    if not table:
-        sys.exit(f"no rounds in {sys.argv[1]} (round-N/pinscope-FILE/ and round-N/fileload-FILE-*.txt)")
+    table, alone = gather(sys.argv[1]), gather_alone(sys.argv[1])
+    if not table and not alone:
+        sys.exit(f"no rounds in {sys.argv[1]} (round-N/pinscope-FILE/ and round-N/fileload-FILE-*.txt)"
+                 " and no pairs (alone/FILE/PATH-CACHE/)")
     report_rounds(table)
     report_pieces(sys.argv[1])
+    report_alone(alone)
 
 
 if __name__ == "__main__":

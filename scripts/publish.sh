@@ -40,12 +40,16 @@
 #              CUDA_HOME the CUDA toolkit for nvcc/ptxas (default /usr/local/cuda); no nvcc: the
 #                        probes are skipped and say so
 #              BUDGET    seconds after which reference/runs/models start no further step (default 600)
-#              FILELOAD_CU  models: the C++ file-load probe to build with nvcc and run beside pinscope;
-#                        unset: those steps are skipped and say so
+#              FILELOAD_CU  models: the C++ file-load probe to build with nvcc and run beside pinscope
+#                        (default scripts/probes/fileload.cu)
 #              SIZE      models: the files' size as a fraction of the 7B table (make-model-files.py
 #                        --scale; default 1, 4.08 GB each); MODEL_DIR where they go (default /tmp);
 #                        KEEP_FILES=1 keeps files made there before; ROUNDS the alternated rounds of
-#                        pinscope and the probe (default 1; a round already in OUT is kept)
+#                        pinscope and the probe (default 1; a round already in OUT is kept);
+#                        ALONE=N then runs each path alone, pinscope's one case in one cache state
+#                        beside the probe's same step, N pairs alternated (default 0: none), on the
+#                        safetensors file (ALONE_ON=gguf: the GGUF), every path cold and warm or the
+#                        "label:cache" list ALONE_PATHS (a pair already in OUT is kept)
 #              MAX_MAP_COUNT  budget: a vm.max_map_count for one more budget run (root; the host's
 #                        kernel setting, restored when that run ends); unset: no such run
 #              MEMORY_MAX  budget: a memory.max (say 4G) for one more budget run in a cgroup v2 child
@@ -484,10 +488,8 @@ models() {
     log "model files (scale ${SIZE:-1})"
     python3 scripts/make-model-files.py "$dir" --scale "${SIZE:-1}" --force | tee "$out/files.txt" || return 1
   fi
-  local probe=""
-  if [[ -z ${FILELOAD_CU:-} ]]; then
-    echo "-- FILELOAD_CU is unset: the C++ file-load probe is skipped (set it to the path of fileload.cu)"
-  elif have_nvcc "file-load probe" && nvcc -O2 -std=c++17 -o "$out/fileload" "$FILELOAD_CU" >"$out/fileload-build.log" 2>&1; then
+  local probe="" cu=${FILELOAD_CU:-scripts/probes/fileload.cu}
+  if have_nvcc "file-load probe" && nvcc -O2 -std=c++17 -o "$out/fileload" "$cu" >"$out/fileload-build.log" 2>&1; then
     probe=$out/fileload
   else
     echo "-- the file-load probe did not build ($out/fileload-build.log)"
@@ -506,6 +508,10 @@ models() {
     # A round cut short by BUDGET is made again by the next run into OUT.
     ((whole)) && touch "$out/round-$r/done"
   done
+  if [[ -n $probe && ${ALONE:-0} -gt 0 ]]; then
+    [[ ${ALONE_ON:-safetensors} == gguf ]] && f=${files[0]} || f=${files[1]}
+    alone "$out" "$f"
+  fi
   [[ -n $probe ]] && python3 scripts/model-rounds.py "$out" | tee "$out/rounds.txt"
   if [[ -n $probe && ! -f $out/fileload-register.txt ]] && left "file-load probe REGISTER=1"; then
     f=${files[0]}
@@ -551,6 +557,77 @@ for t in json.load(sys.stdin)["table"]["tensors"]: print(t["offset"], t["bytes"]
       grep -E "^mmap" "$out/pieces-$name-$i.txt"
     done
   done
+}
+
+# The paths the probe has a step for, each cold and warm: "label:cache" (model-load's case labels).
+ALONE_PATHS_ALL="mmap:warm mmap:cold read:warm read:cold pread-16m:warm pread-16m:cold pread-64m:warm
+  pread-64m:cold direct-16m:warm direct-16m:cold direct-64m:warm direct-64m:cold direct-16m-8t:warm direct-16m-8t:cold"
+
+alone() {  # OUT FILE: each path alone, ALONE pairs: pinscope running only that case in that cache state, then the probe only the same step (the probe first in even pairs)
+  local out=$1/alone/$(basename "$2") f=$2 i x label cache d
+  # The tensor table probe_pieces wrote: the probe copies out of the mapping per tensor, as pinscope.
+  local tensors=$1/tensors-$(basename "$2").txt
+  for ((i = 1; i <= ALONE; i++)); do
+    for x in ${ALONE_PATHS:-$ALONE_PATHS_ALL}; do
+      label=${x%:*} cache=${x#*:} d=$out/$label-$cache
+      [[ -f $d/pair-$i.done ]] && continue
+      left "$label $cache alone, pair $i" || return 0
+      mkdir -p "$d"
+      [[ -f $d/scenario.toml ]] || alone_scenario "$label" "$cache" >"$d/scenario.toml" || return 1
+      log "$(basename "$f"): $label $cache alone, pair $i"
+      if ((i % 2)); then alone_pinscope "$d" "$f" "$i" && alone_probe "$d" "$f" "$i" "$label" "$cache"
+      else alone_probe "$d" "$f" "$i" "$label" "$cache" && alone_pinscope "$d" "$f" "$i"; fi && touch "$d/pair-$i.done"
+    done
+  done
+}
+
+alone_scenario() {  # LABEL CACHE: model-load with only the case LABEL, only in CACHE, one load (stdout)
+  python3 - "$1" "$2" <<'PY'
+import sys, tomllib
+label, cache = sys.argv[1:]
+with open("scenarios/model-load.toml", "rb") as f:
+    s = tomllib.load(f)
+case = next((c for c in s["case"] if c["label"] == label), None)
+if case is None:
+    sys.exit(f"scenarios/model-load.toml has no case {label!r}")
+def value(v):
+    return f'"{v}"' if isinstance(v, str) else str(v)
+d = s["defaults"]
+print(f'name = "model-load-{label}-{cache}"')
+print(f'description = "the model-load case {label} alone, {cache} cache, one load"')
+print("[defaults]")
+for k in ("host", "direction"):
+    print(f"{k} = {value(d[k])}")
+print('measure = { warmup = 0, min_samples = 1, max_samples = 1, time_limit = "15s" }')
+print('probes = { hold_after_free = "0s" }')
+print("[sweep]")
+print(f'cache = ["{cache}"]')
+print("[[case]]")
+for k, v in case.items():
+    print(f"{k} = {value(v)}")
+PY
+}
+
+alone_pinscope() {  # DIR FILE PAIR: pinscope's run of DIR/scenario.toml on FILE into DIR/pinscope-PAIR/
+  timeout 180 $P run "$1/scenario.toml" --model "$2" --no-report -q --out-dir "$1/pinscope-$3" >"$1/pinscope-$3.log" 2>&1
+  local rc=$?; echo "pinscope exit $rc"; return 0
+}
+
+alone_probe() {  # DIR FILE PAIR LABEL CACHE: the probe's step for LABEL alone into DIR/probe-PAIR.txt
+  local -a step
+  case $4 in
+    mmap) step=(ONLY=mmap PIECES="$tensors") ;;
+    read) step=(ONLY=read) ;;
+    pread-16m) step=(ONLY=pread CH=16) ;;
+    pread-64m) step=(ONLY=pread CH=64) ;;
+    direct-16m) step=(ONLY=direct CH=16) ;;
+    direct-64m) step=(ONLY=direct CH=64) ;;
+    direct-16m-8t) step=(ONLY=direct8) ;;
+    *) echo "-- the probe has no step for $4"; return 0 ;;
+  esac
+  if [[ $5 == warm ]]; then cat "$2" >/dev/null; else step+=(DROP=fadvise); fi
+  env "${step[@]}" timeout 180 "$probe" "$2" "$5" >"$1/probe-$3.txt" 2>&1
+  grep -E " (cold|warm) +[0-9.]+ s" "$1/probe-$3.txt" || true
 }
 
 torch_loads() {  # PyTorch's safetensors loaders on FILE, warm: load_file to the GPU vs pin + async copy
@@ -604,5 +681,5 @@ case ${1:-} in
   check | reference | runs | rerun | pages | index | models | budget) cmd=$1; shift; "$cmd" "$@" ;;
   observe) shift; observe_cost "$@" ;;
   multi-gpu) shift; multi_gpu "$@" ;;
-  *) sed -n '2,52p' "$0"; exit 2 ;;
+  *) sed -n '2,59p' "$0"; exit 2 ;;
 esac
