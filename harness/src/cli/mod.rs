@@ -137,14 +137,22 @@ pub struct ScenarioArgs {
     /// shows them).
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
+    /// Measure every case N times (its measure.min_samples and max_samples become N; latency
+    /// cases keep measure.samples): a file load is then N loads, and the answer gives each way's
+    /// median and range.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: Option<u32>,
 }
 
 impl ScenarioArgs {
-    /// Loads the scenario at `path` and applies `--model` to it.
+    /// Loads the scenario at `path` and applies `--model` and `--repeat` to it.
     pub fn load(&self, path: &std::path::Path) -> Result<crate::scenario::Scenario, crate::Error> {
         let mut s = crate::scenario::load(path)?;
         if let Some(m) = &self.model {
             s.use_model(m)?;
+        }
+        if let Some(n) = self.repeat {
+            s.measure_each(n);
         }
         Ok(s)
     }

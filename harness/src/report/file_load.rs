@@ -150,7 +150,7 @@ fn one_load_each(rows: &[&Row]) -> Option<String> {
         .map(|r| r.samples);
     let first = loads.next()?;
     (first <= 1 && loads.all(|n| n <= 1)).then(|| {
-        "each way was loaded once: single loads of one way can differ by more than 5% from one run to the next, so one run does not rank ways that close: set measure = { min_samples = 3, max_samples = 3 } in the scenario to give each way a median and a range."
+        "each way was loaded once: single loads of one way can differ by more than 5% from one run to the next, so one run does not rank ways that close: run it with --repeat 3 to load each way three times and give each a median and a range."
             .to_string()
     })
 }
@@ -463,7 +463,7 @@ mod tests {
         assert!(!s[0].contains("Within"), "15% apart: {s:?}");
         assert!(
             s.last().is_some_and(
-                |x| x.starts_with("each way was loaded once") && x.contains("min_samples = 3")
+                |x| x.starts_with("each way was loaded once") && x.contains("--repeat 3")
             ),
             "{s:?}"
         );

@@ -380,3 +380,26 @@ fn defaults_and_measure_tables_merge_key_by_key() {
     );
     assert_eq!((d.scenario.as_str(), d.index), ("t", 0));
 }
+
+#[test]
+fn repeat_sets_every_cases_samples_and_nothing_else() {
+    let mut s = ok(
+        "[defaults]\nmeasure = { min_samples = 2, max_samples = 40, time_limit = \"1s\" }\n[[case]]\nlabel = \"a\"\n[[case]]\nlabel = \"b\"\nmeasure = { min_samples = 7, max_samples = 9 }\n",
+    );
+    let before: Vec<Measure> = s.cases.iter().map(|c| c.measure.clone()).collect();
+    s.measure_each(3);
+    for (c, was) in s.cases.iter().zip(before) {
+        assert_eq!(
+            (c.measure.min_samples, c.measure.max_samples),
+            (3, 3),
+            "{}",
+            c.label
+        );
+        let rest = Measure {
+            min_samples: was.min_samples,
+            max_samples: was.max_samples,
+            ..c.measure.clone()
+        };
+        assert_eq!(rest, was, "{}: only the sample counts change", c.label);
+    }
+}

@@ -85,6 +85,15 @@ impl Scenario {
         Ok(())
     }
 
+    /// Every case sampled exactly `n` times (`--repeat`): `measure.min_samples` and `max_samples`
+    /// become `n`, so neither the spread target nor the time limit ends a case sooner.
+    pub fn measure_each(&mut self, n: u32) {
+        for c in self.cases.iter_mut() {
+            c.measure.min_samples = n;
+            c.measure.max_samples = n;
+        }
+    }
+
     /// Reads the model at `path` and gives each case with `layers = N` the bytes of N of its
     /// layers as its size (rounded up to the 16 bytes every size is a multiple of).
     pub fn use_model(&mut self, path: &Path) -> Result<(), Error> {

@@ -173,3 +173,40 @@ fn the_model_file_script_writes_files_pinscope_reads_back() {
         .expect("python3 runs");
     assert_eq!(again.status.code(), Some(1));
 }
+
+/// `--repeat N` loads every way N times: the plan's estimate grows with it, and no count below 1
+/// is taken.
+#[test]
+fn repeat_loads_each_way_several_times_and_refuses_zero() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // 1 GiB, sparse: the plan reads only its size.
+    let data = std::fs::File::create(dir.path().join("data.bin")).expect("create");
+    data.set_len(1 << 30).expect("set_len");
+    let scenario = dir.path().join("load.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"load\"\ndescription = \"d\"\nfile = \"data.bin\"\n[[case]]\nlabel = \"r\"\nmode = \"load-read\"\ncache = \"warm\"\nmeasure = { min_samples = 1, max_samples = 1 }\n",
+    )
+    .expect("write");
+    let estimate = |extra: &[&str]| -> f64 {
+        let out = pinscope()
+            .arg("plan")
+            .arg(&scenario)
+            .args(extra)
+            .stdout_ok();
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("1 case, estimated "))
+            .unwrap_or_else(|| panic!("no estimate in:\n{out}"));
+        line.trim_start_matches("1 case, estimated ")
+            .trim_end_matches(" s in total")
+            .parse()
+            .expect("seconds")
+    };
+    let (once, thrice) = (estimate(&[]), estimate(&["--repeat", "3"]));
+    assert!(thrice > once, "--repeat 3: {thrice} s, once: {once} s");
+    pinscope()
+        .args(["plan", "--repeat", "0"])
+        .arg(&scenario)
+        .fails(2, "0 is not in 1..=1000");
+}
