@@ -573,7 +573,9 @@ alone() {  # OUT FILE: each path alone, ALONE pairs: pinscope running only that 
       [[ -f $d/pair-$i.done ]] && continue
       left "$label $cache alone, pair $i" || return 0
       mkdir -p "$d"
-      [[ -f $d/scenario.toml ]] || alone_scenario "$label" "$cache" >"$d/scenario.toml" || return 1
+      if [[ ! -f $d/scenario.toml ]]; then
+        alone_scenario "$label" "$cache" >"$d/scenario.part" && mv "$d/scenario.part" "$d/scenario.toml" || return 1
+      fi
       log "$(basename "$f"): $label $cache alone, pair $i"
       if ((i % 2)); then alone_pinscope "$d" "$f" "$i" && alone_probe "$d" "$f" "$i" "$label" "$cache"
       else alone_probe "$d" "$f" "$i" "$label" "$cache" && alone_pinscope "$d" "$f" "$i"; fi && touch "$d/pair-$i.done"
@@ -581,27 +583,30 @@ alone() {  # OUT FILE: each path alone, ALONE pairs: pinscope running only that 
   done
 }
 
-alone_scenario() {  # LABEL CACHE: model-load with only the case LABEL, only in CACHE, one load (stdout)
+alone_scenario() {  # LABEL CACHE: model-load's defaults and its case LABEL alone, only in CACHE (stdout)
   python3 - "$1" "$2" <<'PY'
-import sys, tomllib
+import json, sys, tomllib
 label, cache = sys.argv[1:]
 with open("scenarios/model-load.toml", "rb") as f:
     s = tomllib.load(f)
 case = next((c for c in s["case"] if c["label"] == label), None)
 if case is None:
     sys.exit(f"scenarios/model-load.toml has no case {label!r}")
-def value(v):
-    return f'"{v}"' if isinstance(v, str) else str(v)
-d = s["defaults"]
+def value(v):  # a TOML value: strings, whole numbers, booleans, lists and inline tables
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, list):
+        return "[" + ", ".join(value(x) for x in v) + "]"
+    return json.dumps(v) if isinstance(v, str) else str(v)
 print(f'name = "model-load-{label}-{cache}"')
-print(f'description = "the model-load case {label} alone, {cache} cache, one load"')
+print(f'description = "the model-load case {label} alone, {cache} cache"')
 print("[defaults]")
-for k in ("host", "direction"):
-    print(f"{k} = {value(d[k])}")
-print('measure = { warmup = 0, min_samples = 1, max_samples = 1, time_limit = "15s" }')
-print('probes = { hold_after_free = "0s" }')
+for k, v in s["defaults"].items():
+    print(f"{k} = {value(v)}")
 print("[sweep]")
-print(f'cache = ["{cache}"]')
+print(f"cache = {value([cache])}")
 print("[[case]]")
 for k, v in case.items():
     print(f"{k} = {value(v)}")

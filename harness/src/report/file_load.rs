@@ -141,7 +141,7 @@ fn fastest(rows: &[&Row], near: f64) -> Vec<String> {
 }
 
 /// Where every way was loaded once: a sentence saying so, since single loads of one way can
-/// differ by more than 5% from one run to the next (by up to 30% on a VM's virtual disk,
+/// differ by more than 5% from one run to the next (by up to a third on a VM's virtual disk,
 /// docs/models.md), so one run does not rank ways that close.
 fn one_load_each(rows: &[&Row]) -> Option<String> {
     let mut loads = rows
@@ -168,7 +168,7 @@ fn overlap(fastest: &Row, other: &Row) -> bool {
     }
 }
 
-/// " (n loads, 2.10–2.45 s)" for a way loaded more than once; nothing for one load.
+/// " (median of 3 loads, 2.10–2.45 s)" for a way loaded more than once; nothing for one load.
 fn range(r: &Row) -> String {
     match (r.samples > 1, r.time_min_ms, r.time_max_ms) {
         (true, Some(min), Some(max)) => format!(
